@@ -1,0 +1,85 @@
+"""Validators (ETag, Last-Modified) and the RFC 9110 "is it a 304?" decision."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from datetime import datetime
+
+from werkzeug.http import http_date, quote_etag
+from werkzeug.sansio.http import is_resource_modified
+
+from ._types import Encoding
+
+__all__ = [
+    "NOT_MODIFIED_HEADERS",
+    "is_not_modified",
+    "make_etag",
+    "not_modified_filter",
+    "representation_etag",
+    "validator_headers",
+]
+
+#: RFC 9110 §15.4.5: a 304 carries these (and no content headers).
+NOT_MODIFIED_HEADERS = frozenset(
+    ("cache-control", "content-location", "date", "etag", "expires", "vary")
+)
+
+
+def make_etag(*parts: str) -> str:
+    """A deterministic opaque tag from strings (no process or machine state in it)."""
+    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:32]
+
+
+def representation_etag(tag: str, encoding: Encoding, gzip_file: bool = False) -> str:
+    """A distinct strong tag per representation: gzip and identity bytes differ."""
+    if gzip_file:
+        return f"{tag}-gzfile"
+    return tag if encoding == "identity" else f"{tag}-gzip"
+
+
+def validator_headers(etag: str | None, last_modified: datetime | None) -> list[tuple[str, str]]:
+    headers = []
+    if etag is not None:
+        headers.append(("ETag", quote_etag(etag)))
+    if last_modified is not None:
+        headers.append(("Last-Modified", http_date(last_modified)))
+    return headers
+
+
+def is_not_modified(
+    method: str,
+    *,
+    if_none_match: str | None,
+    if_modified_since: str | None,
+    etag: str | None,
+    last_modified: datetime | None,
+) -> bool:
+    """True when a GET/HEAD may be answered 304 (RFC 9110 §13.1.2, §13.1.3, §13.2.2).
+
+    werkzeug's tested function does weak comparison, lists and ``*``, lets
+    If-None-Match override If-Modified-Since, and treats malformed dates as absent.
+    Only GET and HEAD may get a 304; other methods never reach here as ours.
+    """
+    if method not in ("GET", "HEAD"):
+        return False
+    if if_none_match is None and if_modified_since is None:
+        return False
+    if etag is None and last_modified is None:
+        return False
+    if if_none_match is not None and etag is None:
+        # No tag to compare: "*" matches any current representation, anything else
+        # cannot match, and RFC 9110 §13.2.2 says to ignore If-Modified-Since then.
+        return if_none_match.strip() == "*"
+    return not is_resource_modified(
+        http_if_none_match=if_none_match,
+        http_if_modified_since=if_modified_since,
+        etag=etag,
+        last_modified=last_modified,
+    )
+
+
+def not_modified_filter(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The headers of a full response that a 304 may carry."""
+    return [(k, v) for k, v in headers if k.lower() in NOT_MODIFIED_HEADERS]

@@ -1,0 +1,63 @@
+"""Exceptions raised by sitemap_middleware.
+
+Hierarchy::
+
+    SitemapError
+    ├── ConfigurationError      (also ValueError) bad settings, raised at setup
+    ├── InvalidEntryError       (also ValueError) an entry field failed validation
+    ├── ProviderError           a provider raised; wraps the original as __cause__
+    │   └── ProviderTimeoutError  a provider call took longer than provider_timeout
+    └── SitemapLimitError       a page would break the 50,000-URL / 50 MiB protocol limits
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigurationError",
+    "InvalidEntryError",
+    "ProviderError",
+    "ProviderTimeoutError",
+    "SitemapError",
+    "SitemapLimitError",
+]
+
+
+class SitemapError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class ConfigurationError(SitemapError, ValueError):
+    """A setting passed to the package is invalid; the message names it and its value."""
+
+
+class InvalidEntryError(SitemapError, ValueError):
+    """An entry field is invalid.
+
+    ``field`` names the offending field (``"loc"``, ``"priority"``, ``"video.duration"``...)
+    and ``value`` holds what was given.
+    """
+
+    def __init__(self, field: str, value: object, reason: str) -> None:
+        self.field = field
+        self.value = value
+        self.reason = reason
+        shown = repr(value)
+        if len(shown) > 120:
+            shown = shown[:117] + "..."
+        super().__init__(f"invalid {field} {shown}: {reason}")
+
+
+class ProviderError(SitemapError):
+    """A provider failed while the middleware asked it for entries or metadata."""
+
+    def __init__(self, section: str, message: str) -> None:
+        self.section = section
+        super().__init__(f"section {section!r}: {message}")
+
+
+class ProviderTimeoutError(ProviderError):
+    """A provider call did not finish within ``SitemapConfig.provider_timeout`` seconds."""
+
+
+class SitemapLimitError(SitemapError):
+    """Writing a page would exceed the protocol's per-file limits."""

@@ -1,0 +1,139 @@
+"""Planning: what each section holds (pages, page lastmods, version) before rendering."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+from ._config import SitemapConfig, _ResolvedSection
+from ._exceptions import InvalidEntryError, ProviderError
+from ._models import coerce_entry
+from ._providers import (
+    ProviderVersion,
+    SupportsCount,
+    SupportsPageLastModified,
+    SupportsVersion,
+)
+from ._stream import EntryStream, call_provider, logger
+from ._urls import BaseURL
+from ._values import to_datetime
+
+__all__ = ["SectionPlan", "plan_section", "section_version"]
+
+LOG_SECTION_FAILED = "sitemap section %r left out of the index: %s"
+
+
+@dataclass(frozen=True, slots=True)
+class SectionPlan:
+    """A section's size and freshness, from capabilities or from one pass over it."""
+
+    name: str
+    count: int
+    page_size: int
+    page_lastmods: tuple[datetime | None, ...]
+    version: ProviderVersion | None
+
+    @property
+    def pages(self) -> int:
+        return math.ceil(self.count / self.page_size)
+
+    @property
+    def validator_parts(self) -> tuple[str, ...] | None:
+        """Strings for an ETag, or None if the provider cannot vouch for its freshness."""
+        if self.version is None or (
+            self.version.token is None and self.version.last_modified is None
+        ):
+            return None
+        lm = self.version.last_modified.isoformat() if self.version.last_modified else ""
+        return (self.name, str(self.count), self.version.token or "", lm)
+
+
+async def section_version(
+    config: SitemapConfig, section: _ResolvedSection
+) -> ProviderVersion | None:
+    provider = section.provider
+    if not isinstance(provider, SupportsVersion):
+        return None
+    version = await call_provider(section.name, config.provider_timeout, provider.version())
+    if not isinstance(version, ProviderVersion):
+        raise ProviderError(section.name, f"version() returned {version!r}, not ProviderVersion")
+    return version
+
+
+async def section_count(config: SitemapConfig, section: _ResolvedSection) -> int | None:
+    provider = section.provider
+    if not isinstance(provider, SupportsCount):
+        return None
+    count = await call_provider(section.name, config.provider_timeout, provider.count())
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        raise ProviderError(section.name, f"count() returned {count!r}, not an int >= 0")
+    return count
+
+
+async def plan_section(
+    config: SitemapConfig, section: _ResolvedSection, base: BaseURL
+) -> SectionPlan:
+    """Plan one section, iterating it only when it cannot count itself."""
+    version = await section_version(config, section)
+    count = await section_count(config, section)
+    size = section.max_urls
+    if count is not None:
+        pages = math.ceil(count / size)
+        lastmods: tuple[datetime | None, ...] = (None,) * pages
+        provider = section.provider
+        if isinstance(provider, SupportsPageLastModified) and pages:
+            found = await call_provider(
+                section.name, config.provider_timeout, provider.page_last_modified(size)
+            )
+            lastmods = tuple(list(found)[:pages]) + (None,) * max(0, pages - len(found))
+        return SectionPlan(section.name, count, size, lastmods, version)
+    return await _plan_by_iteration(config, section, base, version)
+
+
+async def _plan_by_iteration(
+    config: SitemapConfig, section: _ResolvedSection, base: BaseURL, version: ProviderVersion | None
+) -> SectionPlan:
+    """Count by reading every entry once; newest lastmod per page comes for free."""
+    stream = EntryStream(
+        section.name, section.provider, base, timeout=config.provider_timeout, strict=False
+    )
+    lastmods: list[datetime | None] = []
+    size = section.max_urls
+    try:
+        while raw := await stream.next_raw():
+            start = stream.pulled - len(raw)
+            for offset, item in enumerate(raw):
+                try:
+                    entry = coerce_entry(item)
+                except InvalidEntryError:
+                    continue  # logged when its page is served, not here as well
+                if entry.lastmod is None:
+                    continue
+                # Pages follow raw positions (what count() would say): an invalid entry
+                # shifts nothing, it is only absent from its page.
+                page = (start + offset) // size
+                lastmods += [None] * (page + 1 - len(lastmods))
+                value = to_datetime(entry.lastmod)
+                current = lastmods[page]
+                if current is None or value > current:
+                    lastmods[page] = value
+    finally:
+        await stream.aclose()
+    count = stream.pulled
+    pages = math.ceil(count / size)
+    lastmods += [None] * (pages - len(lastmods))
+    return SectionPlan(section.name, count, size, tuple(lastmods[:pages]), version)
+
+
+async def plan_all(config: SitemapConfig, base: BaseURL) -> tuple[list[SectionPlan], list[str]]:
+    """Plans of every section that answers; failing sections are logged and named."""
+    plans: list[SectionPlan] = []
+    failed: list[str] = []
+    for section in config.resolved_sections:
+        try:
+            plans.append(await plan_section(config, section, base))
+        except ProviderError as exc:
+            logger.error(LOG_SECTION_FAILED, section.name, exc)
+            failed.append(section.name)
+    return plans, failed

@@ -1,0 +1,219 @@
+"""The provider protocol, its optional capabilities, and adapters for plain Python data.
+
+A provider is anything with ``entries()`` returning an async iterable of entries (or URL
+strings, or mappings of entry fields). The optional capabilities below let the core do
+less work; without them it iterates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import islice
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+import anyio.to_thread
+
+from ._models import SitemapEntry, coerce_entry
+from ._values import to_datetime
+
+__all__ = [
+    "CallableProvider",
+    "EntryLike",
+    "ProviderLike",
+    "ProviderVersion",
+    "StaticProvider",
+    "SupportsCount",
+    "SupportsPageLastModified",
+    "SupportsPages",
+    "SupportsVersion",
+    "UrlProvider",
+    "as_provider",
+]
+
+EntryLike: TypeAlias = "SitemapEntry | str | Mapping[str, Any]"
+
+#: Items pulled from a sync iterable per worker-thread hop: large enough to amortise
+#: the hop, small enough to keep the first bytes quick.
+SYNC_BATCH = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderVersion:
+    """What a provider knows about its own freshness, without listing entries.
+
+    ``token`` changes whenever any entry changes (a revision number, a hash, ``max(id)``
+    with a row count); ``last_modified`` is the newest ``lastmod`` of its entries. Either
+    one lets the middleware answer conditional requests without iterating.
+    """
+
+    token: str | None = None
+    last_modified: datetime | None = None
+
+
+@runtime_checkable
+class UrlProvider(Protocol):
+    """The entries of one section: the only method every provider must have."""
+
+    def entries(self) -> AsyncIterable[EntryLike]:
+        """Yield every entry of the section, in a stable order."""
+        ...
+
+
+@runtime_checkable
+class SupportsCount(Protocol):
+    """Capability: how many entries there are, cheaply (plans the index)."""
+
+    async def count(self) -> int: ...
+
+
+@runtime_checkable
+class SupportsPages(Protocol):
+    """Capability: entries ``offset`` to ``offset + limit`` without reading the ones before."""
+
+    def page(self, offset: int, limit: int) -> AsyncIterable[EntryLike]: ...
+
+
+@runtime_checkable
+class SupportsVersion(Protocol):
+    """Capability: a version token and/or last-modified time (validators without iterating)."""
+
+    async def version(self) -> ProviderVersion: ...
+
+
+@runtime_checkable
+class SupportsPageLastModified(Protocol):
+    """Capability: the newest lastmod of each page of ``page_size`` entries (index lastmod)."""
+
+    async def page_last_modified(self, page_size: int) -> Sequence[datetime | None]: ...
+
+
+ProviderLike: TypeAlias = (
+    "UrlProvider | Sequence[EntryLike] | Iterable[EntryLike] | AsyncIterable[EntryLike]"
+    " | Callable[[], Any]"
+)
+
+
+class StaticProvider:
+    """A fixed list of entries or URL strings, validated once, up front.
+
+    Supports every capability: count, pages, version (a hash of the entries) and
+    per-page last-modified times.
+    """
+
+    def __init__(self, items: Iterable[EntryLike]) -> None:
+        self._entries: tuple[SitemapEntry, ...] = tuple(coerce_entry(i) for i in items)
+        digest = hashlib.sha256()
+        for entry in self._entries:
+            digest.update(repr(entry).encode("utf-8", "surrogatepass"))
+        dates = [to_datetime(e.lastmod) for e in self._entries if e.lastmod is not None]
+        self._version = ProviderVersion(digest.hexdigest()[:32], max(dates) if dates else None)
+
+    async def entries(self) -> AsyncIterator[SitemapEntry]:
+        for entry in self._entries:
+            yield entry
+
+    async def page(self, offset: int, limit: int) -> AsyncIterator[SitemapEntry]:
+        for entry in self._entries[offset : offset + limit]:
+            yield entry
+
+    async def count(self) -> int:
+        return len(self._entries)
+
+    async def version(self) -> ProviderVersion:
+        return self._version
+
+    async def page_last_modified(self, page_size: int) -> list[datetime | None]:
+        pages = []
+        for start in range(0, len(self._entries), page_size):
+            dates = [
+                to_datetime(e.lastmod)
+                for e in self._entries[start : start + page_size]
+                if e.lastmod is not None
+            ]
+            pages.append(max(dates) if dates else None)
+        return pages
+
+
+class CallableProvider:
+    """Entries from calling ``factory()`` on every request.
+
+    ``factory`` may be a sync or async function, or a sync or async generator function;
+    it may return a list, any iterable or an async iterable. Sync code runs in a worker
+    thread, ``SYNC_BATCH`` items per hop, so a blocking ORM query never stalls the event
+    loop.
+    """
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        if not callable(factory):
+            raise TypeError(f"factory must be callable, got {factory!r}")
+        self._factory = factory
+        self._is_async = inspect.iscoroutinefunction(factory) or inspect.isasyncgenfunction(factory)
+
+    async def entries(self) -> AsyncIterator[EntryLike]:
+        if self._is_async:
+            result = self._factory()
+        else:
+            result = await anyio.to_thread.run_sync(self._factory)
+        if inspect.isawaitable(result):
+            result = await result
+        if isinstance(result, AsyncIterable):
+            iterator = aiter(result)
+            try:
+                async for item in iterator:
+                    yield item
+            finally:
+                aclose = getattr(iterator, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+        elif isinstance(result, list | tuple):
+            for item in result:
+                yield item
+        elif isinstance(result, Iterable):
+            sync_iter = iter(result)
+            try:
+                while batch := await anyio.to_thread.run_sync(_take, sync_iter):
+                    for item in batch:
+                        yield item
+            finally:
+                close = getattr(sync_iter, "close", None)
+                if close is not None:
+                    close()
+        else:
+            raise TypeError(f"provider factory returned {type(result).__name__}, not an iterable")
+
+
+def _take(iterator: Iterable[EntryLike]) -> list[EntryLike]:
+    return list(islice(iterator, SYNC_BATCH))
+
+
+def as_provider(value: ProviderLike) -> UrlProvider:
+    """Adapt a provider-like value: a provider, a list, a re-iterable or a callable.
+
+    One-shot iterators (generator objects) are refused: they would serve one request and
+    then an empty sitemap. Pass the generator *function* instead.
+    """
+    if isinstance(value, UrlProvider):
+        return value
+    if isinstance(value, list | tuple):
+        return StaticProvider(value)
+    if callable(value):
+        return CallableProvider(value)
+    if isinstance(value, AsyncIterable):
+        if isinstance(value, AsyncIterator):
+            raise TypeError(
+                "an async iterator can be iterated once only; pass the async generator "
+                "function (or a callable returning the iterable) instead"
+            )
+        return CallableProvider(lambda: value)
+    if isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping):
+        if iter(value) is value:
+            raise TypeError(
+                "an iterator can be iterated once only; pass the generator function "
+                "(or a callable returning the iterable) instead"
+            )
+        return CallableProvider(lambda: value)
+    raise TypeError(f"cannot use {type(value).__name__} as a URL provider")

@@ -1,0 +1,370 @@
+"""Pure serializers: entries to XML / text / robots.txt, in byte chunks.
+
+Nothing here does I/O. Writers return strings per element and enforce the per-file
+limits as they go; :class:`Chunker` turns the strings into UTF-8 byte chunks of
+``CHUNK_SIZE``, so memory stays flat however many URLs stream through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from datetime import date, datetime
+
+from ._config import RobotsGroup
+from ._exceptions import SitemapLimitError
+from ._models import NewsArticle, SitemapEntry, Video
+from ._values import format_w3c
+
+__all__ = [
+    "CHUNK_SIZE",
+    "Chunker",
+    "IndexWriter",
+    "TextWriter",
+    "UrlsetWriter",
+    "escape",
+    "render_robots",
+]
+
+#: Bytes per emitted chunk: big enough that per-chunk costs (a send, a zlib flush, a
+#: chunked-encoding frame) vanish, small enough for a quick first byte.
+CHUNK_SIZE = 64 * 1024
+#: Google News: at most 1,000 news URLs in one file.
+MAX_NEWS_PER_FILE = 1000
+
+XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
+SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+EXTENSION_NS = {
+    "image": "http://www.google.com/schemas/sitemap-image/1.1",
+    "video": "http://www.google.com/schemas/sitemap-video/1.1",
+    "news": "http://www.google.com/schemas/sitemap-news/0.9",
+    "xhtml": "http://www.w3.org/1999/xhtml",
+}
+
+
+def escape(text: str) -> str:
+    """Entity-escape the five XML specials (sitemaps.org requires all five)."""
+    if "&" in text:
+        text = text.replace("&", "&amp;")
+    if "<" in text:
+        text = text.replace("<", "&lt;")
+    if ">" in text:
+        text = text.replace(">", "&gt;")
+    if "'" in text:
+        text = text.replace("'", "&apos;")
+    if '"' in text:
+        text = text.replace('"', "&quot;")
+    return text
+
+
+def _escape_loc(url: str) -> str:
+    # Normalised URLs percent-encode < > " and spaces; only & and ' can remain.
+    if "&" in url:
+        url = url.replace("&", "&amp;")
+    if "'" in url:
+        url = url.replace("'", "&apos;")
+    return url
+
+
+def _prolog(stylesheet_href: str | None) -> str:
+    if stylesheet_href is None:
+        return XML_DECLARATION
+    return f'{XML_DECLARATION}<?xml-stylesheet type="text/xsl" href="{escape(stylesheet_href)}"?>\n'
+
+
+def _priority(value: float) -> str:
+    return f"{value:.4g}"
+
+
+def _yes_no(value: bool) -> str:
+    return "yes" if value else "no"
+
+
+class Chunker:
+    """Collects strings and emits UTF-8 byte chunks of at least ``size`` bytes."""
+
+    __slots__ = ("_parts", "_pending", "_size")
+
+    def __init__(self, size: int = CHUNK_SIZE) -> None:
+        self._parts: list[str] = []
+        self._pending = 0
+        self._size = size
+
+    def add(self, text: str) -> bytes | None:
+        self._parts.append(text)
+        self._pending += len(text)
+        if self._pending >= self._size:
+            return self.flush()
+        return None
+
+    def flush(self) -> bytes:
+        data = "".join(self._parts).encode("utf-8")
+        self._parts.clear()
+        self._pending = 0
+        return data
+
+
+class _LimitedWriter:
+    """Counts items and UTF-8 bytes, refusing any item that would break a limit."""
+
+    def __init__(self, *, label: str, max_items: int, max_bytes: int, closing: str) -> None:
+        self.label = label
+        self.max_items = max_items
+        self.max_bytes = max_bytes
+        self.count = 0
+        self.size = 0
+        self._closing = len(closing)
+
+    def _account(self, text: str) -> str:
+        size = len(text) if text.isascii() else len(text.encode("utf-8"))
+        if self.count >= self.max_items:
+            raise SitemapLimitError(
+                f"{self.label}: more than {self.max_items:,} URLs in one file; "
+                "the page plan and the provider disagree on the number of entries"
+            )
+        if self.size + size + self._closing > self.max_bytes:
+            raise SitemapLimitError(
+                f"{self.label}: entry {self.count + 1:,} would take the file past "
+                f"{self.max_bytes:,} bytes; lower max_urls_per_page for this section"
+            )
+        self.count += 1
+        self.size += size
+        return text
+
+    def _start(self, text: str) -> str:
+        self.size += len(text.encode("utf-8"))
+        return text
+
+
+class UrlsetWriter(_LimitedWriter):
+    """Writes one ``<urlset>``; extension namespaces are declared only where used.
+
+    The root declares the namespaces that the first entries use; an entry further down
+    that needs another declares it on its own element, which keeps streaming possible
+    and the document valid.
+    """
+
+    CLOSING = "</urlset>\n"
+
+    def __init__(
+        self,
+        *,
+        label: str,
+        resolve: Callable[[str], str],
+        max_urls: int,
+        max_bytes: int,
+        stylesheet_href: str | None = None,
+    ) -> None:
+        super().__init__(label=label, max_items=max_urls, max_bytes=max_bytes, closing=self.CLOSING)
+        self._resolve = resolve
+        self._stylesheet_href = stylesheet_href
+        self._declared: frozenset[str] = frozenset()
+        self._news = 0
+
+    def open(self, first: Sequence[SitemapEntry] = ()) -> str:
+        used: set[str] = set()
+        for entry in first:
+            used.update(_namespaces(entry))
+        self._declared = frozenset(used)
+        attrs = "".join(f' xmlns:{p}="{EXTENSION_NS[p]}"' for p in sorted(used))
+        return self._start(
+            f'{_prolog(self._stylesheet_href)}<urlset xmlns="{SITEMAP_NS}"{attrs}>\n'
+        )
+
+    def url(self, entry: SitemapEntry, loc: str) -> str:
+        """The ``<url>`` element of ``entry``, listed at the absolute ``loc``."""
+        parts = ["<url><loc>", _escape_loc(loc), "</loc>"]
+        if entry.lastmod is not None:
+            parts += ("<lastmod>", format_w3c(entry.lastmod), "</lastmod>")
+        if entry.changefreq is not None:
+            parts += ("<changefreq>", entry.changefreq, "</changefreq>")
+        if entry.priority is not None:
+            parts += ("<priority>", _priority(entry.priority), "</priority>")
+        if entry.images or entry.videos or entry.news is not None or entry.alternates:
+            self._extensions(entry, parts)
+        parts.append("</url>\n")
+        return self._account("".join(parts))
+
+    def close(self) -> str:
+        return self.CLOSING
+
+    def _xmlns(self, prefix: str) -> str:
+        if prefix in self._declared:
+            return ""
+        return f' xmlns:{prefix}="{EXTENSION_NS[prefix]}"'
+
+    def _extensions(self, entry: SitemapEntry, parts: list[str]) -> None:
+        for image in entry.images:
+            parts += (
+                f"<image:image{self._xmlns('image')}><image:loc>",
+                _escape_loc(self._resolve(image.loc)),
+                "</image:loc></image:image>",
+            )
+        for video in entry.videos:
+            parts.append(self._video(video))
+        if entry.news is not None:
+            self._news += 1
+            if self._news > MAX_NEWS_PER_FILE:
+                raise SitemapLimitError(
+                    f"{self.label}: more than {MAX_NEWS_PER_FILE} news URLs in one file; "
+                    "give the news section Section(provider, max_urls=1000)"
+                )
+            parts.append(self._news_xml(entry.news))
+        for alt in entry.alternates:
+            parts += (
+                f'<xhtml:link{self._xmlns("xhtml")} rel="alternate" hreflang="',
+                escape(alt.hreflang),
+                '" href="',
+                _escape_loc(self._resolve(alt.href)),
+                '"/>',
+            )
+
+    def _news_xml(self, news: NewsArticle) -> str:
+        return (
+            f"<news:news{self._xmlns('news')}><news:publication>"
+            f"<news:name>{escape(news.publication_name)}</news:name>"
+            f"<news:language>{news.language}</news:language></news:publication>"
+            f"<news:publication_date>{format_w3c(news.publication_date)}</news:publication_date>"
+            f"<news:title>{escape(news.title)}</news:title></news:news>"
+        )
+
+    def _video(self, v: Video) -> str:
+        # Element order follows the sequence in Google's sitemap-video/1.1 XSD.
+        out = [
+            f"<video:video{self._xmlns('video')}>",
+            f"<video:thumbnail_loc>{_escape_loc(self._resolve(v.thumbnail_loc))}</video:thumbnail_loc>",
+            f"<video:title>{escape(v.title)}</video:title>",
+            f"<video:description>{escape(v.description)}</video:description>",
+        ]
+        if v.content_loc is not None:
+            out.append(
+                f"<video:content_loc>{_escape_loc(self._resolve(v.content_loc))}</video:content_loc>"
+            )
+        if v.player_loc is not None:
+            out.append(
+                f"<video:player_loc>{_escape_loc(self._resolve(v.player_loc))}</video:player_loc>"
+            )
+        if v.duration is not None:
+            out.append(f"<video:duration>{v.duration}</video:duration>")
+        if isinstance(v.expiration_date, date | datetime):
+            out.append(
+                f"<video:expiration_date>{format_w3c(v.expiration_date)}</video:expiration_date>"
+            )
+        if v.rating is not None:
+            out.append(f"<video:rating>{v.rating:.1f}</video:rating>")
+        if v.view_count is not None:
+            out.append(f"<video:view_count>{v.view_count}</video:view_count>")
+        if isinstance(v.publication_date, date | datetime):
+            out.append(
+                f"<video:publication_date>{format_w3c(v.publication_date)}</video:publication_date>"
+            )
+        out += (f"<video:tag>{escape(tag)}</video:tag>" for tag in v.tags)
+        if v.family_friendly is not None:
+            out.append(
+                f"<video:family_friendly>{_yes_no(v.family_friendly)}</video:family_friendly>"
+            )
+        if v.restriction is not None:
+            rel, countries = v.restriction
+            out.append(
+                f'<video:restriction relationship="{rel}">{" ".join(countries)}</video:restriction>'
+            )
+        if v.requires_subscription is not None:
+            out.append(
+                f"<video:requires_subscription>{_yes_no(v.requires_subscription)}</video:requires_subscription>"
+            )
+        if v.uploader is not None:
+            info = (
+                f' info="{_escape_loc(self._resolve(v.uploader_info))}"' if v.uploader_info else ""
+            )
+            out.append(f"<video:uploader{info}>{escape(v.uploader)}</video:uploader>")
+        if v.platform is not None:
+            rel, platforms = v.platform
+            out.append(
+                f'<video:platform relationship="{rel}">{" ".join(platforms)}</video:platform>'
+            )
+        if v.live is not None:
+            out.append(f"<video:live>{_yes_no(v.live)}</video:live>")
+        out.append("</video:video>")
+        return "".join(out)
+
+
+def _namespaces(entry: SitemapEntry) -> Iterable[str]:
+    if entry.images:
+        yield "image"
+    if entry.videos:
+        yield "video"
+    if entry.news is not None:
+        yield "news"
+    if entry.alternates:
+        yield "xhtml"
+
+
+class IndexWriter(_LimitedWriter):
+    """Writes one ``<sitemapindex>`` (up to 50,000 children)."""
+
+    CLOSING = "</sitemapindex>\n"
+
+    def __init__(self, *, stylesheet_href: str | None = None, max_bytes: int) -> None:
+        super().__init__(
+            label="sitemap index", max_items=50_000, max_bytes=max_bytes, closing=self.CLOSING
+        )
+        self._stylesheet_href = stylesheet_href
+
+    def open(self) -> str:
+        return self._start(f'{_prolog(self._stylesheet_href)}<sitemapindex xmlns="{SITEMAP_NS}">\n')
+
+    def sitemap(self, loc: str, lastmod: datetime | None) -> str:
+        text = f"<sitemap><loc>{_escape_loc(loc)}</loc>"
+        if lastmod is not None:
+            text += f"<lastmod>{format_w3c(lastmod)}</lastmod>"
+        return self._account(text + "</sitemap>\n")
+
+    def close(self) -> str:
+        return self.CLOSING
+
+
+class TextWriter(_LimitedWriter):
+    """Writes a text sitemap: one URL a line, UTF-8, same limits as XML."""
+
+    def __init__(self, *, label: str, max_urls: int, max_bytes: int) -> None:
+        super().__init__(label=label, max_items=max_urls, max_bytes=max_bytes, closing="")
+
+    def open(self, first: Sequence[SitemapEntry] = ()) -> str:
+        return ""
+
+    def url(self, entry: SitemapEntry, loc: str) -> str:
+        return self._account(loc + "\n")
+
+    def close(self) -> str:
+        return ""
+
+
+def render_robots(groups: Sequence[RobotsGroup], sitemap_urls: Sequence[str]) -> str:
+    """robots.txt per RFC 9309, with one ``Sitemap:`` line per entry point.
+
+    ``Sitemap:`` lines stand outside the groups (they apply to every crawler); no
+    non-standard directive (``Host:``, ``Crawl-delay:``) is written.
+    """
+    lines: list[str] = []
+    for group in groups:
+        lines += (f"User-agent: {agent}" for agent in group.user_agents)
+        lines += (f"Allow: {path}" for path in group.allow)
+        lines += (f"Disallow: {path}" for path in group.disallow)
+        if not group.allow and not group.disallow:
+            lines.append("Disallow:")  # an empty Disallow allows everything (RFC 9309 §2.2.2)
+        lines.append("")
+    lines += (f"Sitemap: {url}" for url in sitemap_urls)
+    return "\n".join(lines) + "\n"
+
+
+def append_sitemap_lines(robots: str, sitemap_urls: Sequence[str]) -> str:
+    """The app's own robots.txt with our ``Sitemap:`` lines added once at the end."""
+    present = {
+        line.split(":", 1)[1].strip()
+        for line in robots.splitlines()
+        if line.lower().startswith("sitemap:")
+    }
+    extra = [f"Sitemap: {url}" for url in sitemap_urls if url not in present]
+    if not extra:
+        return robots
+    body = robots if robots.endswith("\n") or not robots else robots + "\n"
+    return body + ("\n" if body else "") + "\n".join(extra) + "\n"

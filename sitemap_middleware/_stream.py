@@ -1,0 +1,160 @@
+"""Pulling entries from a provider: batches, timeouts, validation and the location rule."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+
+from ._exceptions import InvalidEntryError, ProviderError, ProviderTimeoutError
+from ._models import SitemapEntry, coerce_entry
+from ._providers import SupportsPages, UrlProvider
+from ._urls import BaseURL
+
+__all__ = ["BATCH_SIZE", "EntryStream", "call_provider", "logger"]
+
+logger = logging.getLogger("sitemap_middleware")
+
+#: Entries pulled per timed provider call: amortises the timeout scope and keeps the
+#: first batch (fetched before the status line is sent) small.
+BATCH_SIZE = 500
+#: Invalid entries logged one by one per response; the rest are counted in a summary.
+MAX_LOGGED_INVALID = 20
+
+LOG_INVALID_ENTRY = "sitemap section %r: skipping invalid entry: %s"
+LOG_INVALID_SUMMARY = "sitemap section %r: skipped %d more invalid entries"
+
+
+async def call_provider(section: str, timeout: float, awaitable: Any) -> Any:
+    """Await a provider call under ``timeout``, wrapping failures in ProviderError."""
+    try:
+        with anyio.fail_after(timeout):
+            return await awaitable
+    except TimeoutError:
+        raise ProviderTimeoutError(section, f"no answer within {timeout:g} s") from None
+    except ProviderError:
+        raise
+    except Exception as exc:
+        raise ProviderError(section, f"{type(exc).__name__}: {exc}") from exc
+
+
+class EntryStream:
+    """The admitted entries of one section, ``limit`` of them from ``offset``.
+
+    Uses the provider's ``page()`` when it has one, else iterates ``entries()`` and skips.
+    Each batch is one timed call; entries that fail validation or the location rule are
+    left out and logged (or raise, in strict mode).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        provider: UrlProvider,
+        base: BaseURL,
+        *,
+        offset: int = 0,
+        limit: int | None = None,
+        timeout: float,
+        strict: bool,
+    ) -> None:
+        self.name = name
+        self._base = base
+        self._prefix = base.prefix
+        self._timeout = timeout
+        self._strict = strict
+        self._remaining = limit
+        self._skip = offset
+        self._iterator: AsyncIterator[Any] | None = None
+        self._provider = provider
+        self._invalid = 0
+        self.exhausted = False
+        #: Raw items pulled so far (valid or not): what page plans count.
+        self.pulled = 0
+
+    def _open(self) -> AsyncIterator[Any]:
+        if self._iterator is None:
+            if isinstance(self._provider, SupportsPages) and self._remaining is not None:
+                source = self._provider.page(self._skip, self._remaining)
+                self._skip = 0
+            else:
+                source = self._provider.entries()
+            self._iterator = aiter(source)
+        return self._iterator
+
+    async def _pull(self) -> list[Any]:
+        iterator = self._open()
+        while self._skip:
+            try:
+                await anext(iterator)
+            except StopAsyncIteration:  # ended before the page starts: an empty page
+                self.exhausted = True
+                return []
+            self._skip -= 1
+        size = BATCH_SIZE if self._remaining is None else min(BATCH_SIZE, self._remaining)
+        items = []
+        for _ in range(size):
+            try:
+                items.append(await anext(iterator))
+            except StopAsyncIteration:
+                self.exhausted = True
+                break
+        return items
+
+    async def next_raw(self) -> list[Any]:
+        """The next batch of raw provider items; empty when done."""
+        if self.exhausted or self._remaining == 0:
+            return []
+        raw: list[Any] = await call_provider(self.name, self._timeout, self._pull())
+        if self._remaining is not None:
+            self._remaining -= len(raw)
+        self.pulled += len(raw)
+        return raw
+
+    async def next_batch(self) -> list[tuple[SitemapEntry, str]]:
+        """The next batch of valid entries with their absolute URLs; empty when done."""
+        while True:
+            raw = await self.next_raw()
+            if not raw:
+                return []
+            batch = self.admit(raw)
+            if batch:
+                return batch
+
+    def admit(self, raw: list[Any]) -> list[tuple[SitemapEntry, str]]:
+        admitted = []
+        prefix = self._prefix
+        for item in raw:
+            try:
+                entry = coerce_entry(item)
+                loc = entry.loc if entry.is_absolute else self._base.join(entry.loc)
+                if not loc.startswith(prefix):
+                    raise InvalidEntryError(
+                        "loc",
+                        loc,
+                        f"is outside {prefix} (a sitemap lists only URLs under its own directory)",
+                    )
+            except InvalidEntryError as exc:
+                if self._strict:
+                    raise
+                self._invalid += 1
+                if self._invalid <= MAX_LOGGED_INVALID:
+                    logger.warning(LOG_INVALID_ENTRY, self.name, exc)
+                continue
+            admitted.append((entry, loc))
+        return admitted
+
+    async def aclose(self) -> None:
+        """Close the provider's iterator (its ``finally`` blocks run now)."""
+        if self._invalid > MAX_LOGGED_INVALID:
+            logger.warning(LOG_INVALID_SUMMARY, self.name, self._invalid - MAX_LOGGED_INVALID)
+            self._invalid = 0
+        iterator, self._iterator = self._iterator, None
+        aclose = getattr(iterator, "aclose", None)
+        if aclose is not None:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await aclose()
+                except Exception:  # a provider failing in its cleanup must not mask ours
+                    logger.exception("sitemap section %r: provider failed while closing", self.name)

@@ -1,0 +1,108 @@
+"""Validation of single field values shared by entries and their extensions."""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import date, datetime, timezone
+from decimal import Decimal
+
+from ._exceptions import InvalidEntryError
+
+__all__ = [
+    "check_text",
+    "format_w3c",
+    "parse_w3c",
+    "to_datetime",
+]
+
+# W3C Datetime profile (https://www.w3.org/TR/NOTE-datetime) as sitemaps use it: a date,
+# or a date-time with hours and minutes, optional seconds and fraction, and a zone.
+_W3C = re.compile(
+    r"\d{4}-\d{2}-\d{2}"
+    r"(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:\d{2}))?"
+)
+# XML 1.0 §2.2 Char production, negated: what may never appear in a document.
+_XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def parse_w3c(field: str, value: str) -> date | datetime:
+    """Parse a W3C datetime string; a time must carry a zone (the protocol requires one)."""
+    if not _W3C.fullmatch(value):
+        raise InvalidEntryError(
+            field, value, "must be a W3C datetime: YYYY-MM-DD or YYYY-MM-DDThh:mm[:ss]+hh:mm"
+        )
+    try:
+        if len(value) == 10:
+            return date.fromisoformat(value)
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise InvalidEntryError(field, value, str(exc)) from None
+
+
+def to_date_value(field: str, value: object) -> date | datetime:
+    """Normalise a date-like value; naive datetimes are taken to be UTC."""
+    if isinstance(value, datetime):
+        # A naive datetime means UTC: databases without zone support (SQLite) and
+        # ``datetime.utcnow()`` produce them, and guessing the server's zone would make
+        # the output differ between machines.
+        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str):
+        return parse_w3c(field, value.strip())
+    raise InvalidEntryError(field, value, "must be a date, a datetime or a W3C datetime string")
+
+
+def format_w3c(value: date | datetime | str) -> str:
+    """Format as W3C datetime, whole seconds, ``+00:00`` style zone."""
+    if isinstance(value, str):  # only unvalidated input is still a string
+        value = to_date_value("lastmod", value)
+    if isinstance(value, datetime):
+        return value.isoformat(timespec="seconds")
+    return value.isoformat()
+
+
+def to_datetime(value: date | datetime | str) -> datetime:
+    """An aware datetime for comparisons; a plain date is midnight UTC."""
+    if isinstance(value, str):  # only unvalidated input is still a string
+        value = to_date_value("lastmod", value)
+    if isinstance(value, datetime):
+        return value
+    return datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
+
+
+def check_text(field: str, value: object, *, max_length: int | None = None) -> str:
+    """A non-empty string without characters XML forbids, at most ``max_length`` long."""
+    if not isinstance(value, str):
+        raise InvalidEntryError(field, value, "must be a string")
+    if not value.strip():
+        raise InvalidEntryError(field, value, "must not be empty")
+    if _XML_FORBIDDEN.search(value):
+        raise InvalidEntryError(field, value, "contains characters XML 1.0 does not allow")
+    if max_length is not None and len(value) > max_length:
+        raise InvalidEntryError(field, value, f"is longer than {max_length} characters")
+    return value
+
+
+def check_number(
+    field: str, value: object, low: float, high: float, *, integer: bool = False
+) -> float:
+    """A finite number (or numeric string) within [low, high]."""
+    if isinstance(value, bool):
+        raise InvalidEntryError(field, value, "must be a number, not a bool")
+    number: float
+    if isinstance(value, int | float | Decimal):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            raise InvalidEntryError(field, value, "must be a number") from None
+    else:
+        raise InvalidEntryError(field, value, "must be a number")
+    if not math.isfinite(number) or not low <= number <= high:
+        raise InvalidEntryError(field, value, f"must be between {low:g} and {high:g}")
+    if integer and not number.is_integer():
+        raise InvalidEntryError(field, value, "must be a whole number")
+    return number

@@ -1,0 +1,162 @@
+"""WSGI middleware: drives the async core through a per-process blocking portal."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Iterator
+from http import HTTPStatus
+from typing import TYPE_CHECKING
+
+from anyio.from_thread import BlockingPortal
+
+from ._config import SitemapConfig
+from ._core import RequestInfo, SitemapCore
+from ._portal import get_portal
+from ._routing import Kind
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+__all__ = ["WSGISitemapMiddleware"]
+
+_ENVIRON_HEADERS = {
+    "accept-encoding": "HTTP_ACCEPT_ENCODING",
+    "if-none-match": "HTTP_IF_NONE_MATCH",
+    "if-modified-since": "HTTP_IF_MODIFIED_SINCE",
+    "host": "HTTP_HOST",
+    "x-forwarded-host": "HTTP_X_FORWARDED_HOST",
+    "x-forwarded-proto": "HTTP_X_FORWARDED_PROTO",
+}
+#: Bytes gathered per portal hop: one thread hand-off per ~256 KiB, not per chunk.
+PULL_BYTES = 256 * 1024
+MAX_APP_ROBOTS = 512 * 1024
+
+
+class WSGISitemapMiddleware:
+    """Serve ``/robots.txt``, ``/sitemap.xml``, the index and its pages; pass the rest on.
+
+    Flask::
+
+        app.wsgi_app = WSGISitemapMiddleware(app.wsgi_app, config=SitemapConfig(
+            base_url="https://example.com", sections={"pages": ["/", "/about"]},
+        ))
+
+    Providers are async; they run on one event loop per process (an anyio blocking
+    portal started on first use), not on the loop of Flask's async views. Bodies stream
+    in batches through the portal; when the server calls ``close()`` (client gone) the
+    provider's iterator is closed.
+
+    :param app: the WSGI application to wrap.
+    :param config: the :class:`SitemapConfig`.
+    :param portal: an anyio ``BlockingPortal`` to use instead of the per-process one.
+    """
+
+    def __init__(
+        self,
+        app: WSGIApplication,
+        *,
+        config: SitemapConfig,
+        portal: BlockingPortal | None = None,
+    ) -> None:
+        if not isinstance(config, SitemapConfig):
+            raise TypeError(f"config must be a SitemapConfig, got {type(config).__name__}")
+        self.app = app
+        self.core = SitemapCore(config)
+        self._portal = portal
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        path = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")
+        headers = {k: environ[v] for k, v in _ENVIRON_HEADERS.items() if v in environ}
+        request = RequestInfo(environ.get("REQUEST_METHOD", "GET").upper(), path, headers)
+        target = self.core.route(request)
+        if target is None:
+            return self.app(environ, start_response)
+        portal = self._portal or get_portal()
+        if target.kind is Kind.ROBOTS:
+            app_robots = None
+            if self.core.config.robots_mode == "append" and request.method in ("GET", "HEAD"):
+                app_robots = self._app_robots(environ)
+            reply = portal.call(self.core.respond_robots, request, app_robots)
+        else:
+            reply = portal.call(self.core.respond, target, request)
+        start_response(_status_line(reply.status), reply.headers)
+        if reply.body is None:
+            return []
+        return PortalBody(portal, reply.body)
+
+    def _app_robots(self, environ: WSGIEnvironment) -> str | None:
+        """The wrapped app's own robots.txt, if it serves one (GET, 200, small)."""
+        captured: list[str] = []
+
+        def start_response(
+            status: str, headers: list[tuple[str, str]], exc_info: object = None
+        ) -> object:
+            captured.append(status)
+            return lambda data: None
+
+        inner = dict(environ, REQUEST_METHOD="GET")
+        inner.pop("HTTP_ACCEPT_ENCODING", None)  # we append to it: it must not be gzipped
+        result = self.app(inner, start_response)  # type: ignore[arg-type]
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            for chunk in result:
+                size += len(chunk)
+                if size > MAX_APP_ROBOTS:
+                    return None
+                chunks.append(chunk)
+        finally:
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()
+        if not captured or not captured[0].startswith("200"):
+            return None
+        return b"".join(chunks).decode("utf-8", "replace")
+
+
+def _status_line(status: int) -> str:
+    return f"{status} {HTTPStatus(status).phrase}"
+
+
+class PortalBody:
+    """A WSGI body pulling chunks from an async iterator through a portal.
+
+    ``close()`` (called by every WSGI server, also when the client hung up) closes the
+    async iterator, so the provider's ``finally`` runs.
+    """
+
+    def __init__(self, portal: BlockingPortal, body: AsyncIterator[bytes]) -> None:
+        self._portal = portal
+        self._body = body
+        self._done = False
+        self._started = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        while not self._done:
+            data = self._portal.call(self._pull)
+            if data:
+                yield data
+
+    async def _pull(self) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        # The first hop returns one chunk so the first byte goes out at once.
+        limit = PULL_BYTES if self._started else 1
+        self._started = True
+        while size < limit:
+            try:
+                chunk = await anext(self._body)
+            except StopAsyncIteration:
+                self._done = True
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        self._done = True
+        self._portal.call(self._aclose)
+
+    async def _aclose(self) -> None:
+        aclose = getattr(self._body, "aclose", None)
+        if aclose is not None:
+            await aclose()
