@@ -23,6 +23,7 @@ from ._conditional import (
 )
 from ._config import SitemapConfig
 from ._exceptions import InvalidEntryError, ProviderError, SitemapError
+from ._models import SitemapEntry
 from ._plan import SectionPlan, plan_all, section_count, section_version
 from ._render import (
     Chunker,

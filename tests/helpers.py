@@ -1,0 +1,175 @@
+"""Shared test helpers: document checks, counting providers, reply collection."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from datetime import datetime, timezone
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from usp.objects.sitemap import AbstractSitemap
+from usp.tree import sitemap_from_str
+
+from sitemap_middleware import ProviderVersion, SitemapEntry
+from sitemap_middleware._core import Reply, RequestInfo, SitemapCore
+
+__all__ = ["RequestInfo", "SitemapCore"]
+
+SCHEMAS_ENV = "SITEMAP_SCHEMAS_DIR"
+SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+
+
+@cache
+def _schemas() -> tuple[Any, Any] | None:
+    directory = os.environ.get(SCHEMAS_ENV)
+    if not directory:
+        return None
+    import xmlschema
+
+    root = Path(directory)
+    urlset = xmlschema.XMLSchema(
+        [
+            str(root / name)
+            for name in (
+                "sitemap.xsd",
+                "sitemap-image.xsd",
+                "sitemap-video.xsd",
+                "sitemap-news.xsd",
+                "xhtml1-strict.xsd",
+            )
+        ]
+    )
+    index = xmlschema.XMLSchema(str(root / "siteindex.xsd"))
+    return urlset, index
+
+
+def require_schemas() -> None:
+    """Skip the calling test when the official XSDs are not available."""
+    if _schemas() is None:
+        pytest.skip(
+            f"{SCHEMAS_ENV} is not set: official sitemap XSDs unavailable (.ci/run sets it)"
+        )
+
+
+def check_document(body: bytes) -> AbstractSitemap:
+    """Parse ``body`` as a crawler would (ultimate-sitemap-parser) and validate it.
+
+    XSD validation runs whenever SITEMAP_SCHEMAS_DIR is set (always under .ci/run).
+    Returns usp's parsed sitemap.
+    """
+    text = body.decode("utf-8")
+    schemas = _schemas()
+    if schemas is not None:
+        urlset, index = schemas
+        schema = index if "<sitemapindex" in text[:400] else urlset
+        schema.validate(text)
+    parsed = sitemap_from_str(text)
+    assert type(parsed).__name__ in ("PagesXMLSitemap", "IndexXMLSitemap"), parsed
+    return parsed
+
+
+def page_urls(parsed: AbstractSitemap) -> list[str]:
+    return [page.url for page in parsed.all_pages()]
+
+
+def child_urls(parsed: AbstractSitemap) -> list[str]:
+    return [child.url for child in getattr(parsed, "sub_sitemaps", [])]
+
+
+class CountingProvider:
+    """A provider with every capability that records how it is used."""
+
+    def __init__(
+        self,
+        count: int,
+        *,
+        host: str = "https://example.com",
+        versioned: bool = True,
+        countable: bool = True,
+        fail_after: int | None = None,
+        hang_after: int | None = None,
+    ) -> None:
+        self.n = count
+        self.host = host
+        self.versioned = versioned
+        self.countable = countable
+        self.fail_after = fail_after
+        self.hang_after = hang_after
+        self.iterations = 0
+        self.entries_yielded = 0
+        self.closed = 0
+
+    def _entry(self, i: int) -> SitemapEntry:
+        return SitemapEntry(
+            f"{self.host}/products/{i}?ref=a&b={i}",
+            lastmod=datetime(2024, 1, 1 + i % 28, tzinfo=timezone.utc),
+            changefreq="daily",
+            priority=0.5,
+        )
+
+    async def _gen(self, start: int, stop: int) -> AsyncIterator[SitemapEntry]:
+        import anyio
+
+        self.iterations += 1
+        try:
+            for i in range(start, stop):
+                if self.fail_after is not None and i >= self.fail_after:
+                    raise RuntimeError(f"database went away at row {i}")
+                if self.hang_after is not None and i >= self.hang_after:
+                    await anyio.sleep_forever()
+                self.entries_yielded += 1
+                yield self._entry(i)
+                if i % 256 == 0:
+                    await anyio.sleep(0)  # let disconnects and cancellation in
+        finally:
+            self.closed += 1
+
+    def entries(self) -> AsyncIterator[SitemapEntry]:
+        return self._gen(0, self.n)
+
+    def page(self, offset: int, limit: int) -> AsyncIterator[SitemapEntry]:
+        return self._gen(offset, min(self.n, offset + limit))
+
+    async def count(self) -> int:
+        if not self.countable:
+            raise AssertionError("count() used on a provider that disabled it")
+        return self.n
+
+    async def version(self) -> ProviderVersion:
+        if not self.versioned:
+            return ProviderVersion()
+        return ProviderVersion(
+            token=f"v{self.n}", last_modified=datetime(2024, 1, 28, tzinfo=timezone.utc)
+        )
+
+
+async def collect(reply: Reply) -> bytes:
+    if reply.body is None:
+        return b""
+    return b"".join([chunk async for chunk in reply.body])
+
+
+async def fetch(
+    core: SitemapCore, path: str, method: str = "GET", **headers: str
+) -> tuple[Reply, bytes]:
+    """Route and answer one request through the core; returns the reply and its body."""
+    request = RequestInfo(
+        method, path, {k.replace("_", "-").lower(): v for k, v in headers.items()}
+    )
+    target = core.route(request)
+    assert target is not None, f"{path} is not ours"
+    if target.kind.value == "robots":
+        reply = await core.respond_robots(request, None)
+    else:
+        reply = await core.respond(target, request)
+    return reply, await collect(reply)
+
+
+def header(reply: Reply, name: str) -> str | None:
+    for key, value in reply.headers:
+        if key.lower() == name.lower():
+            return value
+    return None

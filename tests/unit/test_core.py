@@ -1,0 +1,342 @@
+"""The core end to end, in process: routing, planning, validators, errors."""
+
+from __future__ import annotations
+
+import gzip
+import logging
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+
+from sitemap_middleware import Section, SitemapConfig, SitemapEntry
+from sitemap_middleware._core import SitemapCore
+from tests.helpers import CountingProvider, check_document, child_urls, fetch, header, page_urls
+
+pytestmark = pytest.mark.anyio
+
+
+def _core(sections: dict[str, Any], **kwargs: Any) -> SitemapCore:
+    return SitemapCore(SitemapConfig(base_url="https://example.com", sections=sections, **kwargs))
+
+
+async def test_root_is_urlset_when_everything_fits() -> None:
+    """sitemap.xml is a urlset of every section when all entries fit in one file."""
+    core = _core({"a": ["/1", "/2"], "b": ["/3"]})
+    reply, body = await fetch(core, "/sitemap.xml")
+    assert reply.status == 200
+    assert page_urls(check_document(body)) == [f"https://example.com/{i}" for i in (1, 2, 3)]
+
+
+async def test_root_is_index_when_entries_overflow_one_file() -> None:
+    """Past max_urls_per_page, sitemap.xml serves the index; no URL is dropped."""
+    provider = CountingProvider(25)
+    core = _core({"products": provider, "pages": ["/"]}, max_urls_per_page=10)
+    reply, body = await fetch(core, "/sitemap.xml")
+    children = child_urls(check_document(body))
+    assert children == [f"https://example.com/sitemap-products-{i}.xml" for i in (1, 2, 3)] + [
+        "https://example.com/sitemap-pages-1.xml"
+    ]
+    assert provider.entries_yielded == 0  # planned from count(), not by iterating
+    seen = []
+    for number in (1, 2, 3):
+        _, page = await fetch(core, f"/sitemap-products-{number}.xml")
+        seen += page_urls(check_document(page))
+    assert seen == [f"https://example.com/products/{i}?ref=a&b={i}" for i in range(25)]
+    reply, _ = await fetch(core, "/sitemap-products-4.xml")
+    assert reply.status == 404
+
+
+async def test_index_lists_page_lastmod_from_iteration_when_provider_cannot_count() -> None:
+    """Without count() the index is planned by iterating; each child carries its lastmod."""
+
+    def generate() -> Iterator[dict[str, str]]:
+        for day in range(1, 6):
+            yield {"loc": f"/d/{day}", "lastmod": f"2024-01-0{day}"}
+
+    core = _core({"days": generate}, max_urls_per_page=2)
+    _, body = await fetch(core, "/sitemap_index.xml")
+    assert b"<lastmod>2024-01-02T00:00:00+00:00</lastmod>" in body
+    assert b"<lastmod>2024-01-05T00:00:00+00:00</lastmod>" in body
+    assert len(child_urls(check_document(body))) == 3
+    _, page = await fetch(core, "/sitemap-days-3.xml")
+    assert page_urls(check_document(page)) == ["https://example.com/d/5"]
+
+
+async def test_conditional_request_is_answered_without_iterating() -> None:
+    """A matching If-None-Match gets a 304 and the provider's entries are never touched."""
+    provider = CountingProvider(100)
+    core = _core({"p": provider})
+    first, _ = await fetch(core, "/sitemap-p-1.xml", accept_encoding="gzip")
+    etag = header(first, "ETag")
+    assert etag is not None and etag.endswith('-gzip"')
+    before = provider.iterations
+    again, body = await fetch(core, "/sitemap-p-1.xml", accept_encoding="gzip", if_none_match=etag)
+    assert again.status == 304 and body == b""
+    assert provider.iterations == before
+    assert header(again, "Content-Type") is None and header(again, "ETag") == etag
+    modified = header(first, "Last-Modified")
+    assert modified is not None
+    again, _ = await fetch(
+        core, "/sitemap-p-1.xml", accept_encoding="gzip", if_modified_since=modified
+    )
+    assert again.status == 304
+    # The identity representation has a different tag, so the gzip tag does not match it.
+    plain, _ = await fetch(core, "/sitemap-p-1.xml", if_none_match=etag)
+    assert plain.status == 200
+    assert provider.iterations == before + 1
+
+
+async def test_head_answers_headers_without_rendering() -> None:
+    """HEAD sends GET's headers, no body, and never iterates entries."""
+    provider = CountingProvider(10)
+    core = _core({"p": provider})
+    get, _ = await fetch(core, "/sitemap-p-1.xml")
+    head, body = await fetch(core, "/sitemap-p-1.xml", method="HEAD")
+    assert head.status == 200 and body == b""
+    assert head.headers == get.headers
+    assert provider.iterations == 1
+
+
+async def test_gzip_body_decompresses_to_identity_body() -> None:
+    """gzip is negotiated; its body decompresses to exactly the identity body."""
+    core = _core({"p": CountingProvider(3000)})
+    plain, identity = await fetch(core, "/sitemap-p-1.xml")
+    zipped, compressed = await fetch(
+        core, "/sitemap-p-1.xml", accept_encoding="gzip;q=1, identity;q=0.5"
+    )
+    assert (
+        header(zipped, "Content-Encoding") == "gzip" and header(plain, "Content-Encoding") is None
+    )
+    assert header(zipped, "Vary") == header(plain, "Vary") == "Accept-Encoding"
+    assert gzip.decompress(compressed) == identity
+    check_document(identity)
+    gz_file, data = await fetch(core, "/sitemap-p-1.xml.gz")
+    assert header(gz_file, "Content-Type") == "application/gzip"
+    assert header(gz_file, "Content-Encoding") is None and header(gz_file, "Vary") is None
+    assert gzip.decompress(data) == identity
+
+
+async def test_method_not_allowed_and_not_acceptable() -> None:
+    """Other methods get 405 with Allow; refusing every coding gets 406."""
+    core = _core({"p": ["/"]})
+    reply, _ = await fetch(core, "/sitemap.xml", method="POST")
+    assert reply.status == 405 and header(reply, "Allow") == "GET, HEAD"
+    reply, _ = await fetch(core, "/robots.txt", method="DELETE")
+    assert reply.status == 405
+    reply, _ = await fetch(core, "/sitemap.xml", accept_encoding="identity;q=0, gzip;q=0")
+    assert reply.status == 406
+
+
+async def test_empty_section_is_not_listed_and_its_page_is_404() -> None:
+    """An empty section has no pages: the index omits it and its page 1 is 404."""
+    core = _core({"news": [], "pages": ["/", "/a"]}, max_urls_per_page=1)
+    _, body = await fetch(core, "/sitemap_index.xml")
+    assert child_urls(check_document(body)) == [
+        "https://example.com/sitemap-pages-1.xml",
+        "https://example.com/sitemap-pages-2.xml",
+    ]
+    reply, _ = await fetch(core, "/sitemap-news-1.xml")
+    assert reply.status == 404
+    empty = _core({"news": []})
+    reply, _ = await fetch(empty, "/sitemap.xml")
+    assert reply.status == 404
+
+
+async def test_invalid_entries_are_skipped_and_logged(caplog: pytest.LogCaptureFixture) -> None:
+    """Bad entries from a provider are left out with a warning naming them; the file stays valid."""
+
+    async def entries() -> AsyncIterator[Any]:
+        yield "/ok"
+        yield {"loc": "/bad-priority", "priority": 7}
+        yield "https://other.example/elsewhere"
+        yield {"loc": "/bad-date", "lastmod": "yesterday"}
+        yield "/ok2"
+
+    core = _core({"p": entries})
+    with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
+        _, body = await fetch(core, "/sitemap-p-1.xml")
+    assert page_urls(check_document(body)) == ["https://example.com/ok", "https://example.com/ok2"]
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("invalid priority 7" in m for m in messages)
+    assert any("https://other.example/elsewhere" in m and "outside" in m for m in messages)
+    assert any("invalid lastmod 'yesterday'" in m for m in messages)
+
+
+async def test_strict_mode_raises_instead(caplog: pytest.LogCaptureFixture) -> None:
+    """In strict mode an invalid first entry gives a 500; a later one aborts the stream."""
+    core = _core({"p": [{"loc": "/a", "priority": 0.1}]}, strict=True)
+    assert (await fetch(core, "/sitemap-p-1.xml"))[0].status == 200
+
+    async def late_bad() -> AsyncIterator[Any]:
+        for i in range(600):
+            yield f"/ok/{i}"
+        yield {"loc": "/x", "priority": 7}
+
+    strict = _core({"p": late_bad, "q": lambda: [{"loc": "/x", "priority": 9}]}, strict=True)
+    reply, _ = await fetch(strict, "/sitemap-q-1.xml")
+    assert reply.status == 500
+    from sitemap_middleware import InvalidEntryError
+
+    with pytest.raises(InvalidEntryError):
+        await fetch(strict, "/sitemap-p-1.xml")
+
+
+async def test_failing_section_gets_503_while_others_serve(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A provider failing before its first entry gives 503 + Retry-After; others keep serving."""
+
+    async def broken() -> AsyncIterator[str]:
+        raise ConnectionError("db down")
+        yield "/never"  # pragma: no cover
+
+    core = _core({"bad": broken, "good": ["/a"]}, retry_after=30)
+    with caplog.at_level(logging.ERROR, logger="sitemap_middleware"):
+        reply, body = await fetch(core, "/sitemap-bad-1.xml")
+    assert reply.status == 503 and header(reply, "Retry-After") == "30"
+    assert b"<urlset" not in body
+    assert any("db down" in r.getMessage() for r in caplog.records)
+    reply, body = await fetch(core, "/sitemap-good-1.xml")
+    assert reply.status == 200 and page_urls(check_document(body)) == ["https://example.com/a"]
+    reply, body = await fetch(core, "/sitemap_index.xml")
+    assert child_urls(check_document(body)) == ["https://example.com/sitemap-good-1.xml"]
+    assert header(reply, "Cache-Control") == "no-store" and header(reply, "ETag") is None
+    reply, body = await fetch(core, "/sitemap.xml")  # not everything is known: the index
+    assert child_urls(check_document(body)) == ["https://example.com/sitemap-good-1.xml"]
+    assert (await fetch(core, "/robots.txt"))[0].status == 200
+
+
+async def test_mid_stream_failure_aborts_without_closing_tag(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """After headers, a provider failure raises out of the body: no closing tag after a gap."""
+    provider = CountingProvider(5000, fail_after=2000)
+    core = _core({"p": provider})
+    from tests.helpers import RequestInfo
+
+    request = RequestInfo("GET", "/sitemap-p-1.xml", {})
+    target = core.route(request)
+    assert target is not None
+    reply = await core.respond(target, request)
+    assert reply.status == 200 and reply.body is not None
+    received = b""
+    from sitemap_middleware import ProviderError
+
+    with (
+        caplog.at_level(logging.ERROR, logger="sitemap_middleware"),
+        pytest.raises(ProviderError, match="database went away"),
+    ):
+        async for chunk in reply.body:
+            received += chunk
+    assert b"</urlset>" not in received
+    assert provider.closed == 1
+    assert any("aborting" in r.getMessage() for r in caplog.records)
+
+
+async def test_hanging_provider_is_cut_off_by_timeout() -> None:
+    """A provider that hangs before its first entry gets a 503 after provider_timeout."""
+    core = _core({"p": CountingProvider(10, hang_after=0)}, provider_timeout=0.2)
+    reply, _ = await fetch(core, "/sitemap-p-1.xml")
+    assert reply.status == 503
+
+
+async def test_forged_host_never_reaches_urls() -> None:
+    """Host and X-Forwarded-* headers never change URLs unless opted in."""
+    core = _core({"p": ["/a"]})
+    _, body = await fetch(
+        core,
+        "/sitemap.xml",
+        host="evil.example",
+        x_forwarded_host="evil.example",
+        x_forwarded_proto="http",
+    )
+    assert b"evil" not in body
+    _, robots = await fetch(core, "/robots.txt", host="evil.example")
+    assert b"evil" not in robots and b"https://example.com/sitemap.xml" in robots
+
+
+async def test_trusted_hosts_allow_list() -> None:
+    """With an allow-list, a listed Host is used and an unlisted one gets 400, never echoed."""
+    core = _core(
+        {"p": ["/a"]}, trusted_hosts=["example.com", "www.example.com"], trust_forwarded=True
+    )
+    _, body = await fetch(core, "/sitemap.xml", host="www.example.com")
+    assert page_urls(check_document(body)) == ["https://www.example.com/a"]
+    _, body = await fetch(
+        core, "/sitemap.xml", host="x", x_forwarded_host="www.example.com", x_forwarded_proto="http"
+    )
+    assert page_urls(check_document(body)) == ["http://www.example.com/a"]
+    reply, body = await fetch(core, "/sitemap.xml", host="evil.example")
+    assert reply.status == 400 and b"evil" not in body
+    reply, body = await fetch(core, "/robots.txt", host="evil.example")
+    assert reply.status == 400 and b"evil" not in body
+
+
+async def test_news_section_pages_hold_at_most_1000() -> None:
+    """Section(max_urls=1000) caps a news section's pages below the global limit."""
+    entries = [SitemapEntry(f"/n/{i}") for i in range(1500)]
+    core = _core({"news": Section(entries, max_urls=1000)})
+    _, body = await fetch(core, "/sitemap.xml")
+    assert len(child_urls(check_document(body))) == 2
+
+
+async def test_render_fallback_validators_give_etag_for_unversioned_providers() -> None:
+    """fallback_validators='render' gives an ETag (and 304s) to providers that report nothing."""
+    calls = []
+
+    def entries() -> list[str]:
+        calls.append(1)
+        return ["/a", "/b"]
+
+    core = _core({"p": entries}, fallback_validators="render")
+    first, body = await fetch(core, "/sitemap-p-1.xml")
+    etag = header(first, "ETag")
+    assert etag is not None
+    again, _ = await fetch(core, "/sitemap-p-1.xml", if_none_match=etag)
+    assert again.status == 304
+    assert len(calls) == 1  # the second request came from the bounded cache
+    plain = _core({"p": entries})
+    reply, _ = await fetch(plain, "/sitemap-p-1.xml")
+    assert header(reply, "ETag") is None
+
+
+async def test_render_fallback_streams_without_validators_past_its_bound() -> None:
+    """A page larger than render_cache_max_bytes streams whole, without an ETag."""
+    core = _core(
+        {"p": lambda: [f"/x/{i}" for i in range(3000)]},
+        fallback_validators="render",
+        render_cache_max_bytes=70_000,
+    )
+    reply, body = await fetch(core, "/sitemap-p-1.xml")
+    assert header(reply, "ETag") is None
+    assert len(page_urls(check_document(body))) == 3000
+
+
+async def test_stylesheet_and_text_sitemaps() -> None:
+    """The XSL view is served and referenced; text sitemaps list one URL a line."""
+    core = _core({"p": ["/a", "/b"]}, stylesheet=True, text_sitemaps=True)
+    _, body = await fetch(core, "/sitemap.xml")
+    assert b'<?xml-stylesheet type="text/xsl" href="/sitemap.xsl"?>' in body
+    check_document(body)
+    reply, xsl = await fetch(core, "/sitemap.xsl")
+    assert header(reply, "Content-Type") == "text/xsl; charset=utf-8" and b"xsl:stylesheet" in xsl
+    reply, text = await fetch(core, "/sitemap.txt")
+    assert text == b"https://example.com/a\nhttps://example.com/b\n"
+    assert header(reply, "Content-Type") == "text/plain; charset=utf-8"
+    _, text = await fetch(core, "/sitemap-p-1.txt")
+    assert text.splitlines() == [b"https://example.com/a", b"https://example.com/b"]
+
+
+async def test_etag_depends_on_configuration_and_data() -> None:
+    """Same data and configuration give the same ETag; changing either changes it."""
+    tag = header((await fetch(_core({"p": CountingProvider(5)}), "/sitemap.xml"))[0], "ETag")
+    assert tag == header(
+        (await fetch(_core({"p": CountingProvider(5)}), "/sitemap.xml"))[0], "ETag"
+    )
+    assert tag != header(
+        (await fetch(_core({"p": CountingProvider(6)}), "/sitemap.xml"))[0], "ETag"
+    )
+    assert tag != header(
+        (await fetch(_core({"p": CountingProvider(5)}, stylesheet=True), "/sitemap.xml"))[0], "ETag"
+    )

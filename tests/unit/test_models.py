@@ -1,0 +1,268 @@
+"""Entries and extensions: validation and normalisation on creation."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from sitemap_middleware import (
+    Alternate,
+    Image,
+    InvalidEntryError,
+    NewsArticle,
+    SitemapEntry,
+    Video,
+    news_cutoff,
+)
+from sitemap_middleware._models import coerce_entry
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("https://example.com/a", "https://example.com/a"),
+        ("HTTPS://Example.COM/a", "https://example.com/a"),
+        ("https://example.com", "https://example.com/"),
+        ("https://example.com:443/a", "https://example.com/a"),
+        ("http://example.com:8080/a", "http://example.com:8080/a"),
+        ("https://example.com/café?q=naïve", "https://example.com/caf%C3%A9?q=na%C3%AFve"),
+        ("https://bücher.example/x", "https://xn--bcher-kva.example/x"),
+        ("https://example.com/a b", None),
+        ("https://example.com/100%", "https://example.com/100%25"),
+        ("https://example.com/ok%20", "https://example.com/ok%20"),
+        ("/about", "/about"),
+        ("/über", "/%C3%BCber"),
+        ("  https://example.com/trim", None),
+    ],
+    ids=lambda v: repr(v)[:30],
+)
+def test_entry_loc_is_normalised(given: str, expected: str | None) -> None:
+    """IRIs become URIs: IDNA hosts, UTF-8 percent-encoding, no default port."""
+    if expected is None:
+        with pytest.raises(InvalidEntryError) as info:
+            SitemapEntry(given)
+        assert info.value.field == "loc"
+    else:
+        assert SitemapEntry(given).loc == expected
+
+
+@pytest.mark.parametrize(
+    "loc",
+    [
+        "ftp://example.com/a",
+        "example.com/a",
+        "//example.com/a",
+        "https://user:pw@example.com/a",
+        "https://exa mple.com/",
+        "https://example.com/" + "a" * 2048,
+        "https://example.com/\ud800",
+        "https://example.com/\x00",
+        "",
+        "https://-bad-.example/",
+    ],
+    ids=lambda v: repr(v)[:30],
+)
+def test_entry_rejects_bad_loc_naming_field_and_value(loc: str) -> None:
+    """A bad loc raises InvalidEntryError whose message names the field and the value."""
+    with pytest.raises(InvalidEntryError) as info:
+        SitemapEntry(loc)
+    assert info.value.field == "loc"
+    assert info.value.value == loc
+    assert str(info.value).startswith("invalid loc ")
+
+
+def test_entry_rejects_non_string_loc() -> None:
+    """A loc that is not a string is refused."""
+    with pytest.raises(InvalidEntryError, match="must be a string"):
+        SitemapEntry(42)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        (date(2024, 5, 1), date(2024, 5, 1)),
+        ("2024-05-01", date(2024, 5, 1)),
+        ("2024-05-01T10:30:00+02:00", datetime(2024, 5, 1, 8, 30, tzinfo=timezone.utc)),
+        ("2024-05-01T10:30Z", datetime(2024, 5, 1, 10, 30, tzinfo=timezone.utc)),
+        (datetime(2024, 5, 1, 10, 30), datetime(2024, 5, 1, 10, 30, tzinfo=timezone.utc)),
+    ],
+    ids=str,
+)
+def test_entry_lastmod_accepts_dates_and_w3c_strings(given: Any, expected: date) -> None:
+    """lastmod takes a date, an aware or naive (= UTC) datetime, or a W3C string."""
+    assert SitemapEntry("/", lastmod=given).lastmod == expected
+
+
+@pytest.mark.parametrize(
+    "bad", ["yesterday", "2024-13-01", "2024-05-01T10:30", "2024/05/01", "20240501", 1714550400]
+)
+def test_entry_rejects_bad_lastmod(bad: Any) -> None:
+    """Strings that are not W3C datetimes (or times without a zone) are refused."""
+    with pytest.raises(InvalidEntryError) as info:
+        SitemapEntry("/", lastmod=bad)
+    assert info.value.field == "lastmod"
+
+
+@pytest.mark.parametrize(
+    ("priority", "ok"),
+    [
+        (0.0, True),
+        (1, True),
+        ("0.8", True),
+        (0.25, True),
+        (7, False),
+        (-0.1, False),
+        (float("nan"), False),
+        (True, False),
+        ("high", False),
+    ],
+    ids=repr,
+)
+def test_entry_priority_range(priority: Any, ok: bool) -> None:
+    """priority must be a number from 0.0 to 1.0; a priority of 7 names itself in the error."""
+    if ok:
+        assert 0.0 <= SitemapEntry("/", priority=priority).priority <= 1.0  # type: ignore[operator]
+    else:
+        with pytest.raises(InvalidEntryError) as info:
+            SitemapEntry("/", priority=priority)
+        assert info.value.field == "priority"
+        assert repr(priority)[:10] in str(info.value)
+
+
+def test_entry_changefreq_is_one_of_seven_words() -> None:
+    """changefreq is normalised to lower case and restricted to the protocol's words."""
+    assert SitemapEntry("/", changefreq="Daily").changefreq == "daily"  # type: ignore[arg-type]
+    with pytest.raises(InvalidEntryError, match="changefreq 'sometimes'"):
+        SitemapEntry("/", changefreq="sometimes")  # type: ignore[arg-type]
+
+
+def test_entry_is_immutable() -> None:
+    """Entries are frozen value objects."""
+    entry = SitemapEntry("/a")
+    with pytest.raises(AttributeError):
+        entry.loc = "/b"  # type: ignore[misc]
+    assert entry == SitemapEntry("/a")
+
+
+def test_coerce_entry_accepts_strings_and_mappings() -> None:
+    """Providers may yield entries, URL strings or mappings of fields."""
+    assert coerce_entry("/a") == SitemapEntry("/a")
+    assert coerce_entry({"loc": "/a", "priority": 1}) == SitemapEntry("/a", priority=1.0)
+    with pytest.raises(InvalidEntryError, match="entry"):
+        coerce_entry({"loc": "/a", "colour": "red"})
+    with pytest.raises(InvalidEntryError):
+        coerce_entry(3.14)
+
+
+VIDEO = dict(
+    thumbnail_loc="https://cdn.example.com/t.jpg",
+    title="Grilling steaks",
+    description="How to grill",
+    content_loc="https://cdn.example.com/v.mp4",
+)
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"thumbnail_loc": None}, "video.thumbnail_loc"),
+        ({"content_loc": None}, "video.content_loc"),
+        ({"duration": 0}, "video.duration"),
+        ({"duration": 28801}, "video.duration"),
+        ({"duration": 1.5}, "video.duration"),
+        ({"rating": 5.1}, "video.rating"),
+        ({"title": "x" * 101}, "video.title"),
+        ({"tags": ["t"] * 33}, "video.tags"),
+        ({"restriction": ("maybe", ["DE"])}, "video.restriction"),
+        ({"restriction": ("allow", ["de"])}, "video.restriction"),
+        ({"platform": ("allow", ["phone"])}, "video.platform"),
+        ({"family_friendly": "yes"}, "video.family_friendly"),
+        ({"description": "bad \x0b char"}, "video.description"),
+    ],
+    ids=lambda v: str(v)[:40],
+)
+def test_video_validation_names_the_field(changes: dict[str, Any], field: str) -> None:
+    """Each video rule failure raises InvalidEntryError naming the field."""
+    with pytest.raises(InvalidEntryError) as info:
+        Video(**{**VIDEO, **changes})
+    assert info.value.field == field
+
+
+def test_video_accepts_all_common_fields() -> None:
+    """A fully specified video validates and normalises."""
+    video = Video(
+        **VIDEO,
+        duration=600,
+        expiration_date="2030-01-01",
+        rating=4.2,
+        view_count=12345,
+        publication_date=datetime(2024, 1, 1, 12, 0, tzinfo=timezone.utc),
+        tags=["steak", "grill"],
+        family_friendly=True,
+        restriction=("allow", ["DE", "FR"]),
+        requires_subscription=False,
+        uploader="Chef",
+        uploader_info="https://example.com/chef",
+        platform=("deny", "tv"),
+        live=False,
+    )
+    assert video.restriction == ("allow", ("DE", "FR"))
+    assert video.platform == ("deny", ("tv",))
+    assert video.expiration_date == date(2030, 1, 1)
+
+
+@pytest.mark.parametrize("code", ["de", "en-GB", "zh-Hant", "x-default", "es-419"])
+def test_alternate_accepts_hreflang_codes(code: str) -> None:
+    """hreflang accepts language, language-region, scripts and x-default."""
+    assert Alternate(code, "/de").hreflang == code
+
+
+@pytest.mark.parametrize("code", ["english", "de_DE", "", "x-defaults", "d"])
+def test_alternate_rejects_invalid_hreflang(code: str) -> None:
+    """An invalid hreflang code is refused with the field named."""
+    with pytest.raises(InvalidEntryError) as info:
+        Alternate(code, "/de")
+    assert info.value.field == "alternate.hreflang"
+
+
+def test_news_validation() -> None:
+    """News needs a publication name, an ISO 639 language, a date and a title."""
+    news = NewsArticle(
+        publication_name="The Times", language="en", publication_date="2024-05-01", title="Hi"
+    )
+    assert news.publication_date == date(2024, 5, 1)
+    with pytest.raises(InvalidEntryError) as info:
+        NewsArticle(
+            publication_name="T", language="English", publication_date="2024-05-01", title="x"
+        )
+    assert info.value.field == "news.language"
+
+
+def test_news_cutoff_is_two_days_back() -> None:
+    """The helper returns the oldest publication time Google News accepts."""
+    now = datetime(2024, 5, 3, tzinfo=timezone.utc)
+    assert news_cutoff(now) == now - timedelta(days=2)
+
+
+def test_entry_extensions_from_mappings_and_limits() -> None:
+    """Extensions accept objects or mappings; more than 1,000 images is refused."""
+    entry = SitemapEntry(
+        "/a",
+        images=[Image("/i.png"), {"loc": "https://cdn.example.com/j.png"}],  # type: ignore[list-item]
+        alternates=[{"hreflang": "de", "href": "/de/a"}],  # type: ignore[list-item]
+        videos=[VIDEO],  # type: ignore[list-item]
+        news={
+            "publication_name": "N",
+            "language": "en",
+            "publication_date": "2024-01-01",
+            "title": "T",
+        },  # type: ignore[arg-type]
+    )
+    assert isinstance(entry.images[1], Image)
+    assert isinstance(entry.alternates[0], Alternate)
+    assert isinstance(entry.videos[0], Video)
+    assert isinstance(entry.news, NewsArticle)
+    with pytest.raises(InvalidEntryError, match="at most 1000 images"):
+        SitemapEntry("/a", images=[Image("/i.png")] * 1001)

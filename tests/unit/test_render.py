@@ -1,0 +1,224 @@
+"""Pure serializers: escaping, chunking, limits, namespaces, robots.txt."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from sitemap_middleware import (
+    Alternate,
+    Image,
+    NewsArticle,
+    RobotsGroup,
+    SitemapEntry,
+    SitemapLimitError,
+    Video,
+)
+from sitemap_middleware._render import (
+    CHUNK_SIZE,
+    Chunker,
+    IndexWriter,
+    TextWriter,
+    UrlsetWriter,
+    append_sitemap_lines,
+    escape,
+    render_robots,
+)
+from tests.helpers import check_document, page_urls
+
+
+def _writer(**kwargs: object) -> UrlsetWriter:
+    options: dict[str, object] = {
+        "label": "test",
+        "resolve": lambda u: "https://example.com" + u if u.startswith("/") else u,
+        "max_urls": 50_000,
+        "max_bytes": 52_428_800,
+    }
+    options.update(kwargs)
+    return UrlsetWriter(**options)  # type: ignore[arg-type]
+
+
+def _document(entries: list[SitemapEntry], **kwargs: object) -> bytes:
+    writer = _writer(**kwargs)
+    parts = [writer.open(entries[:1])]
+    parts += [
+        writer.url(e, "https://example.com" + e.loc if e.loc.startswith("/") else e.loc)
+        for e in entries
+    ]
+    parts.append(writer.close())
+    return "".join(parts).encode()
+
+
+@pytest.mark.parametrize(
+    ("raw", "escaped"),
+    [
+        ("a&b", "a&amp;b"),
+        ("<t>", "&lt;t&gt;"),
+        ("it's", "it&apos;s"),
+        ('"q"', "&quot;q&quot;"),
+        ("plain", "plain"),
+    ],
+)
+def test_escape_handles_all_five_entities(raw: str, escaped: str) -> None:
+    """All five XML specials are entity-escaped, as sitemaps.org requires."""
+    assert escape(raw) == escaped
+
+
+def test_render_escapes_ampersand_and_apostrophe_in_loc() -> None:
+    """A query string's & and a path's ' are escaped in <loc>; the crawler reads them back."""
+    entry = SitemapEntry("https://example.com/it's?a=1&b=2")
+    body = _document([entry])
+    assert b"<loc>https://example.com/it&apos;s?a=1&amp;b=2</loc>" in body
+    assert page_urls(check_document(body)) == ["https://example.com/it's?a=1&b=2"]
+
+
+def test_render_writes_optional_fields_only_when_given() -> None:
+    """lastmod is never invented: an entry without one is written without one."""
+    body = _document(
+        [
+            SitemapEntry("/a"),
+            SitemapEntry("/b", lastmod=date(2024, 5, 1), changefreq="weekly", priority=1),
+        ]
+    )
+    text = body.decode()
+    assert "<url><loc>https://example.com/a</loc></url>" in text
+    assert (
+        "<lastmod>2024-05-01</lastmod><changefreq>weekly</changefreq><priority>1</priority>" in text
+    )
+    check_document(body)
+
+
+def test_render_declares_namespaces_only_when_used() -> None:
+    """Extension namespaces appear on the root only if the first entries use them."""
+    plain = _document([SitemapEntry("/a")]).decode()
+    assert "xmlns:image" not in plain and "xmlns:video" not in plain
+    with_image = _document([SitemapEntry("/a", images=[Image("/i.png")])]).decode()
+    assert (
+        'xmlns:image="http://www.google.com/schemas/sitemap-image/1.1"'
+        in with_image.splitlines()[1]
+    )
+    check_document(with_image.encode())
+
+
+def test_render_declares_late_namespace_on_the_element() -> None:
+    """An extension first used after the root is written declares its namespace locally."""
+    entries = [
+        SitemapEntry("/a"),
+        SitemapEntry("/b", alternates=[Alternate("de", "/de/b"), Alternate("x-default", "/b")]),
+        SitemapEntry(
+            "/c",
+            news=NewsArticle(
+                publication_name="N & Co",
+                language="en",
+                publication_date="2024-05-01",
+                title="T <1>",
+            ),
+            videos=[Video(thumbnail_loc="/t.jpg", title="V", description="D", player_loc="/p")],
+        ),
+    ]
+    body = _document(entries)
+    text = body.decode()
+    assert (
+        '<xhtml:link xmlns:xhtml="http://www.w3.org/1999/xhtml" rel="alternate" hreflang="de"'
+        in text
+    )
+    assert "<news:name>N &amp; Co</news:name>" in text
+    assert "<news:title>T &lt;1&gt;</news:title>" in text
+    parsed = check_document(body)
+    assert [p.news_story.title if p.news_story else None for p in parsed.all_pages()] == [
+        None,
+        None,
+        "T <1>",
+    ]
+
+
+def test_render_enforces_url_limit() -> None:
+    """Writing more URLs than the limit raises instead of producing an oversized file."""
+    writer = _writer(max_urls=2)
+    writer.open()
+    writer.url(SitemapEntry("/a"), "https://example.com/a")
+    writer.url(SitemapEntry("/b"), "https://example.com/b")
+    with pytest.raises(SitemapLimitError, match="more than 2 URLs"):
+        writer.url(SitemapEntry("/c"), "https://example.com/c")
+
+
+def test_render_enforces_byte_limit_counting_utf8_bytes() -> None:
+    """Bytes are counted as UTF-8 as they are written; the entry that would overflow raises."""
+    writer = _writer(max_bytes=400)
+    size = len(writer.open().encode())
+    entry = SitemapEntry(
+        "/a",
+        news=NewsArticle(
+            publication_name="ü" * 50, language="en", publication_date="2024-01-01", title="t"
+        ),
+    )
+    with pytest.raises(SitemapLimitError, match="past 400 bytes"):
+        for _ in range(10):
+            size += len(writer.url(entry, "https://example.com/a").encode())
+    assert size + len(writer.close()) <= 400
+
+
+def test_render_limits_news_per_file() -> None:
+    """More than 1,000 news URLs in one file is refused."""
+    writer = _writer()
+    news = NewsArticle(
+        publication_name="N", language="en", publication_date="2024-01-01", title="t"
+    )
+    entry = SitemapEntry("/a", news=news)
+    for _ in range(1000):
+        writer.url(entry, "https://example.com/a")
+    with pytest.raises(SitemapLimitError, match="news"):
+        writer.url(entry, "https://example.com/a")
+
+
+def test_chunker_emits_large_chunks() -> None:
+    """Chunks are at least CHUNK_SIZE bytes, except the final flush."""
+    chunker = Chunker()
+    out = [c for c in (chunker.add("x" * 1000) for _ in range(200)) if c]
+    out.append(chunker.flush())
+    assert all(len(c) >= CHUNK_SIZE for c in out[:-1])
+    assert sum(map(len, out)) == 200_000
+
+
+def test_index_writer_and_text_writer() -> None:
+    """The index lists children with optional lastmod; text sitemaps are one URL a line."""
+    index = IndexWriter(max_bytes=52_428_800)
+    body = (
+        index.open() + index.sitemap("https://example.com/s-1.xml", None) + index.close()
+    ).encode()
+    check_document(body)
+    text = TextWriter(label="t", max_urls=1, max_bytes=1000)
+    assert text.url(SitemapEntry("/a"), "https://example.com/a") == "https://example.com/a\n"
+    with pytest.raises(SitemapLimitError):
+        text.url(SitemapEntry("/a"), "https://example.com/a")
+
+
+def test_render_robots_groups_and_sitemaps() -> None:
+    """robots.txt has groups, then Sitemap lines; no non-standard directives."""
+    text = render_robots(
+        [RobotsGroup(("Googlebot",), allow=("/",), disallow=("/admin",)), RobotsGroup()],
+        ["https://example.com/sitemap.xml"],
+    )
+    assert text == (
+        "User-agent: Googlebot\nAllow: /\nDisallow: /admin\n\n"
+        "User-agent: *\nDisallow:\n\nSitemap: https://example.com/sitemap.xml\n"
+    )
+    assert "Host:" not in text and "Crawl-delay" not in text
+
+
+def test_append_sitemap_lines_keeps_app_rules_once() -> None:
+    """Appending to the app's robots.txt keeps its rules and adds each Sitemap line once."""
+    url = "https://example.com/sitemap.xml"
+    result = append_sitemap_lines("User-agent: *\nDisallow: /x", [url])
+    assert result == f"User-agent: *\nDisallow: /x\n\nSitemap: {url}\n"
+    assert append_sitemap_lines(result, [url]) == result
+
+
+@pytest.mark.parametrize(
+    "bad", [{"disallow": ("admin",)}, {"allow": ("/a\nHost: evil",)}, {"user_agents": ()}]
+)
+def test_robots_group_rejects_bad_rules(bad: dict[str, object]) -> None:
+    """Rules must be one-line paths; a group needs a user agent."""
+    with pytest.raises(ValueError):
+        RobotsGroup(**bad)  # type: ignore[arg-type]
