@@ -1,0 +1,102 @@
+"""Real servers on 127.0.0.1 for integration tests: uvicorn (ASGI) and werkzeug (WSGI).
+
+Run as a script (``python -m tests.integration.servers asgi|wsgi``) it serves the demo
+test app in its own process and prints its port: used to compare ETags across processes.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import uvicorn
+from flask import Flask
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+from werkzeug.serving import BaseWSGIServer, make_server
+
+from sitemap_middleware import ASGISitemapMiddleware, SitemapConfig, WSGISitemapMiddleware
+
+
+def bound_socket() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+def make_config(base_url: str, sections: dict[str, Any], **kwargs: Any) -> SitemapConfig:
+    return SitemapConfig(base_url=base_url, sections=sections, **kwargs)
+
+
+def asgi_app(config: SitemapConfig) -> Starlette:
+    async def home(request: Any) -> PlainTextResponse:
+        return PlainTextResponse("home page")
+
+    app = Starlette(routes=[Route("/", home)])
+    app.add_middleware(ASGISitemapMiddleware, config=config)
+    return app
+
+
+def wsgi_app(config: SitemapConfig) -> Flask:
+    app = Flask("integration")
+
+    @app.get("/")
+    def home() -> str:
+        return "home page"
+
+    app.wsgi_app = WSGISitemapMiddleware(app.wsgi_app, config=config)  # type: ignore[method-assign]
+    return app
+
+
+@contextmanager
+def serve_uvicorn(app: Any, sock: socket.socket) -> Iterator[str]:
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        if not thread.is_alive():
+            raise RuntimeError("uvicorn failed to start")
+        threading.Event().wait(0.01)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+@contextmanager
+def serve_werkzeug(app: Any, sock: socket.socket) -> Iterator[str]:
+    port = sock.getsockname()[1]
+    sock.close()  # werkzeug binds its own; the port was only reserved to build the URL
+    server: BaseWSGIServer = make_server("127.0.0.1", port, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.shutdown()
+        thread.join(10)
+
+
+def _standalone_sections() -> dict[str, Any]:
+    from tests.helpers import CountingProvider
+
+    return {"products": CountingProvider(1500), "pages": ["/", "/about"]}
+
+
+if __name__ == "__main__":  # pragma: no cover - run in a subprocess by the tests
+    kind = sys.argv[1]
+    sock = bound_socket()
+    config = make_config("https://example.com", _standalone_sections(), max_urls_per_page=1000)
+    app = asgi_app(config) if kind == "asgi" else wsgi_app(config)
+    serve = serve_uvicorn if kind == "asgi" else serve_werkzeug
+    with serve(app, sock) as url:
+        print(url, flush=True)
+        sys.stdin.read()  # serve until the test closes our stdin
