@@ -4,6 +4,8 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from typing import TYPE_CHECKING
+
 from ._asgi import ASGISitemapMiddleware
 from ._config import RobotsGroup, Section, SitemapConfig
 from ._exceptions import (
@@ -14,6 +16,7 @@ from ._exceptions import (
     SitemapError,
     SitemapLimitError,
 )
+from ._files import DirectoryProvider, TextFileProvider
 from ._models import Alternate, Image, NewsArticle, SitemapEntry, Video, news_cutoff
 from ._providers import (
     CallableProvider,
@@ -26,13 +29,29 @@ from ._providers import (
     UrlProvider,
     as_provider,
 )
+from ._routes import FlaskRoutesProvider, StarletteRoutesProvider
 from ._wsgi import WSGISitemapMiddleware
+
+if TYPE_CHECKING:
+    from ._sql import SQLAlchemyProvider
+
+
+def __getattr__(name: str) -> object:
+    # SQLAlchemy is an optional extra ("sql"): import it only when asked for.
+    if name == "SQLAlchemyProvider":
+        from ._sql import SQLAlchemyProvider
+
+        return SQLAlchemyProvider
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ASGISitemapMiddleware",
     "Alternate",
     "CallableProvider",
     "ConfigurationError",
+    "DirectoryProvider",
+    "FlaskRoutesProvider",
     "Image",
     "InvalidEntryError",
     "NewsArticle",
@@ -40,16 +59,19 @@ __all__ = [
     "ProviderTimeoutError",
     "ProviderVersion",
     "RobotsGroup",
+    "SQLAlchemyProvider",
     "Section",
     "SitemapConfig",
     "SitemapEntry",
     "SitemapError",
     "SitemapLimitError",
+    "StarletteRoutesProvider",
     "StaticProvider",
     "SupportsCount",
     "SupportsPageLastModified",
     "SupportsPages",
     "SupportsVersion",
+    "TextFileProvider",
     "UrlProvider",
     "Video",
     "WSGISitemapMiddleware",

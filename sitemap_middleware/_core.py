@@ -202,7 +202,8 @@ class SitemapCore:
         if target.text:
             raise _HTTPError(
                 404,
-                f"Not Found: the site does not fit one text sitemap; see {TEXT_SITEMAP_NAME} pages",
+                "Not Found: the site does not fit one text sitemap; "
+                f"use the per-section pages ({self.config.page_prefix}<section>-<n>.txt)",
             )
         return self._index_document(base, plans, failed)
 

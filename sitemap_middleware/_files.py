@@ -1,0 +1,131 @@
+"""File providers (aiofiles): a text file of URLs, and a directory tree of documents."""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+from collections.abc import AsyncIterator, Sequence
+from datetime import datetime, timezone
+from pathlib import Path, PurePosixPath
+
+import aiofiles
+import aiofiles.os
+import anyio.to_thread
+
+from ._models import SitemapEntry
+from ._providers import ProviderVersion
+
+__all__ = ["DirectoryProvider", "TextFileProvider"]
+
+
+class TextFileProvider:
+    """URLs from a UTF-8 text file, one a line; blank lines and ``#`` comments skipped.
+
+    The version token is the file's size and modification time, so a conditional
+    request costs one ``stat``. Entries carry no lastmod: the file's time says when the
+    list changed, not when each page did.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    async def entries(self) -> AsyncIterator[str]:
+        async with aiofiles.open(self.path, encoding="utf-8", errors="replace") as handle:
+            async for line in handle:
+                url = line.strip()
+                if url and not url.startswith("#"):
+                    yield url
+
+    async def version(self) -> ProviderVersion:
+        stat = await aiofiles.os.stat(self.path)
+        modified = datetime.fromtimestamp(stat.st_mtime, tz=timezone.utc).replace(microsecond=0)
+        return ProviderVersion(token=f"{stat.st_size}:{stat.st_mtime_ns}", last_modified=modified)
+
+
+class DirectoryProvider:
+    """Documents under ``root`` as URLs under ``url_prefix``, lastmod from file mtimes.
+
+    ``docs/guide/index.html`` becomes ``/guide/`` and ``docs/faq.html`` ``/faq.html``
+    (or ``/faq`` with ``strip_suffixes=(".html",)``). Files are listed in path order.
+
+    :param root: directory to walk.
+    :param url_prefix: URL path the directory is served under (``"/docs/"``).
+    :param include: glob patterns of files to list (matched against relative paths).
+    :param exclude: glob patterns to leave out (matched against relative paths).
+    :param index_files: file names that stand for their directory.
+    :param strip_suffixes: suffixes removed from URLs.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        url_prefix: str = "/",
+        include: Sequence[str] = ("*.html", "*.htm"),
+        exclude: Sequence[str] = (),
+        index_files: Sequence[str] = ("index.html", "index.htm"),
+        strip_suffixes: Sequence[str] = (),
+    ) -> None:
+        self.root = Path(root)
+        if not url_prefix.startswith("/"):
+            raise ValueError(f"url_prefix must start with '/', got {url_prefix!r}")
+        self.url_prefix = url_prefix if url_prefix.endswith("/") else url_prefix + "/"
+        self.include = tuple(include)
+        self.exclude = tuple(exclude)
+        self.index_files = tuple(index_files)
+        self.strip_suffixes = tuple(strip_suffixes)
+
+    def _walk(self) -> list[tuple[str, float]]:
+        found = []
+        for directory, dirs, files in os.walk(self.root):
+            dirs.sort()
+            for name in sorted(files):
+                path = Path(directory, name)
+                relative = path.relative_to(self.root).as_posix()
+                if not any(
+                    fnmatch.fnmatch(relative, p) or fnmatch.fnmatch(name, p) for p in self.include
+                ):
+                    continue
+                if any(fnmatch.fnmatch(relative, p) for p in self.exclude):
+                    continue
+                found.append((relative, path.stat().st_mtime))
+        found.sort()
+        return found
+
+    async def _files(self) -> list[tuple[str, float]]:
+        # os.walk has no async form; one worker-thread hop for the whole listing.
+        if not await aiofiles.os.path.isdir(self.root):
+            raise FileNotFoundError(f"{self.root} is not a directory")
+        return await anyio.to_thread.run_sync(self._walk)
+
+    def _url(self, relative: str) -> str:
+        path = PurePosixPath(relative)
+        if path.name in self.index_files:
+            parent = path.parent.as_posix()
+            return self.url_prefix + ("" if parent == "." else parent + "/")
+        text = path.as_posix()
+        for suffix in self.strip_suffixes:
+            if text.endswith(suffix):
+                text = text[: -len(suffix)]
+                break
+        return self.url_prefix + text
+
+    async def entries(self) -> AsyncIterator[SitemapEntry]:
+        for relative, mtime in await self._files():
+            modified = datetime.fromtimestamp(mtime, tz=timezone.utc).replace(microsecond=0)
+            yield SitemapEntry(self._url(relative), lastmod=modified)
+
+    async def count(self) -> int:
+        return len(await self._files())
+
+    async def version(self) -> ProviderVersion:
+        files = await self._files()
+        digest = hashlib.sha256(repr(files).encode()).hexdigest()[:32]
+        newest = max((mtime for _, mtime in files), default=None)
+        modified = (
+            datetime.fromtimestamp(newest, tz=timezone.utc).replace(microsecond=0)
+            if newest is not None
+            else None
+        )
+        return ProviderVersion(token=digest, last_modified=modified)
