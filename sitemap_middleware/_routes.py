@@ -63,7 +63,8 @@ def _starlette_paths(routes: Sequence[Any], prefix: str) -> Iterator[str]:
 
     for route in routes:
         if isinstance(route, Mount):
-            if not route.param_convertors:
+            # A Mount's own convertors include its catch-all "path"; look at its pattern.
+            if "{" not in route.path:
                 yield from _starlette_paths(route.routes or [], prefix + route.path)
         elif isinstance(route, Route):
             methods = route.methods or set()

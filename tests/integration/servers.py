@@ -57,7 +57,6 @@ def wsgi_app(config: SitemapConfig) -> Flask:
 @contextmanager
 def serve_uvicorn(app: Any, sock: socket.socket) -> Iterator[str]:
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     while not server.started:

@@ -108,7 +108,7 @@ def test_head_has_headers_and_no_body(site: Site) -> None:
 
 
 def test_crawler_discovers_everything_from_robots(site: Site) -> None:
-    """ultimate-sitemap-parser, starting at the homepage, finds robots.txt, the index and all pages."""
+    """usp, starting at the homepage, finds robots.txt, the index and every page."""
     tree = sitemap_tree_for_homepage(site.url + "/", use_known_paths=False)
     urls = {page.url for page in tree.all_pages()}
     assert len(urls) == 51_200

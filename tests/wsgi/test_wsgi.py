@@ -86,7 +86,7 @@ def test_close_stops_the_provider() -> None:
     config = SitemapConfig(base_url="https://example.com", sections={"p": provider})
     middleware = WSGISitemapMiddleware(_app, config=config)
     environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/sitemap-p-1.xml", "SCRIPT_NAME": ""}
-    body = middleware(environ, lambda status, headers, exc_info=None: lambda data: None)  # type: ignore[arg-type, return-value]
+    body = middleware(environ, lambda status, headers, exc_info=None: lambda data: None)
     iterator = iter(body)
     next(iterator)
     body.close()  # type: ignore[attr-defined]

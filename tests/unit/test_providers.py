@@ -1,0 +1,264 @@
+"""Built-in providers and the adapters for plain Python data."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.routing import Mount, Route, Router
+
+from sitemap_middleware import (
+    CallableProvider,
+    ConfigurationError,
+    DirectoryProvider,
+    FlaskRoutesProvider,
+    SitemapConfig,
+    SitemapEntry,
+    StarletteRoutesProvider,
+    StaticProvider,
+    SupportsCount,
+    SupportsPages,
+    SupportsVersion,
+    TextFileProvider,
+    as_provider,
+)
+from sitemap_middleware._core import SitemapCore
+from tests.helpers import check_document, fetch, page_urls
+
+pytestmark = pytest.mark.anyio
+
+#: aiofiles is bound to asyncio, so the file providers are asyncio-only.
+asyncio_only = pytest.mark.parametrize("anyio_backend", ["asyncio"])
+
+
+async def _collect(provider: Any) -> list[Any]:
+    return [item async for item in provider.entries()]
+
+
+async def test_static_provider_has_every_capability() -> None:
+    """A list becomes a StaticProvider with count, pages, version and page lastmods."""
+    provider = as_provider(
+        ["/a", SitemapEntry("/b", lastmod="2024-01-02"), {"loc": "/c", "lastmod": "2024-01-03"}]
+    )
+    assert isinstance(provider, StaticProvider)
+    assert isinstance(provider, SupportsCount) and isinstance(provider, SupportsPages)
+    assert isinstance(provider, SupportsVersion)
+    assert await provider.count() == 3
+    assert [e.loc async for e in provider.page(1, 5)] == ["/b", "/c"]
+    version = await provider.version()
+    assert version.last_modified == datetime(2024, 1, 3, tzinfo=timezone.utc)
+    assert (
+        version
+        == await StaticProvider(
+            ["/a", SitemapEntry("/b", lastmod="2024-01-02"), {"loc": "/c", "lastmod": "2024-01-03"}]
+        ).version()
+    )
+    assert await provider.page_last_modified(2) == [
+        datetime(2024, 1, 2, tzinfo=timezone.utc),
+        datetime(2024, 1, 3, tzinfo=timezone.utc),
+    ]
+
+
+def _sync_gen() -> Iterator[str]:
+    yield from (f"/s/{i}" for i in range(2500))
+
+
+async def _async_gen() -> AsyncIterator[str]:
+    for i in range(3):
+        yield f"/a/{i}"
+
+
+async def _async_list() -> list[str]:
+    return ["/l/1"]
+
+
+class _Reiterable:
+    def __iter__(self) -> Iterator[str]:
+        return iter(["/r/1", "/r/2"])
+
+
+class _AsyncReiterable:
+    def __aiter__(self) -> AsyncIterator[str]:
+        return _async_gen()
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (_sync_gen, 2500),
+        (_async_gen, 3),
+        (_async_list, 1),
+        (lambda: ("/t/1", "/t/2"), 2),
+        (lambda: (f"/g/{i}" for i in range(5)), 5),
+        (_Reiterable(), 2),
+        (_AsyncReiterable(), 3),
+    ],
+    ids=[
+        "sync-generator-function",
+        "async-generator-function",
+        "async-function",
+        "function-tuple",
+        "function-generator",
+        "reiterable",
+        "async-reiterable",
+    ],
+)
+async def test_adapters_accept_any_iterable_shape(value: Any, expected: int) -> None:
+    """Generator functions, async ones, callables and re-iterables all become providers."""
+    provider = as_provider(value)
+    assert len(await _collect(provider)) == expected
+    assert len(await _collect(provider)) == expected  # and again: nothing was used up
+
+
+def test_one_shot_iterators_are_refused_with_a_hint() -> None:
+    """A generator object would serve once; the error says to pass the function."""
+    with pytest.raises(TypeError, match="generator function"):
+        as_provider(iter(["/a"]))
+    with pytest.raises(TypeError, match="async generator"):
+        as_provider(_async_gen())
+    with pytest.raises(ConfigurationError, match="section 'p'"):
+        SitemapConfig(base_url="https://example.com", sections={"p": iter(["/a"])})
+    with pytest.raises(TypeError):
+        as_provider(42)  # type: ignore[arg-type]
+
+
+async def test_callable_provider_rejects_non_iterables() -> None:
+    """A factory returning something that is not iterable fails clearly."""
+    with pytest.raises(TypeError, match="not an iterable"):
+        await _collect(CallableProvider(lambda: 42))
+    with pytest.raises(TypeError):
+        CallableProvider(42)  # type: ignore[arg-type]
+
+
+@asyncio_only
+async def test_text_file_provider(tmp_path: Path) -> None:
+    """One URL a line; blanks and comments skipped; version from stat."""
+    path = tmp_path / "urls.txt"
+    path.write_text("# comment\n/a\n\n https://example.com/b \n")
+    provider = TextFileProvider(path)
+    assert await _collect(provider) == ["/a", "https://example.com/b"]
+    first = await provider.version()
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    second = await provider.version()
+    assert first.token != second.token
+    assert second.last_modified == datetime.fromtimestamp(1_700_000_000, tz=timezone.utc)
+
+
+@asyncio_only
+async def test_directory_provider_maps_files_to_urls(tmp_path: Path) -> None:
+    """index.html stands for its directory, lastmod comes from mtimes, filters apply."""
+    for name in (
+        "index.html",
+        "guide/index.html",
+        "guide/intro.html",
+        "private/x.html",
+        "style.css",
+        "faq.html",
+    ):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    os.utime(tmp_path / "faq.html", (1_700_000_000, 1_700_000_000))
+    provider = DirectoryProvider(
+        tmp_path, url_prefix="/docs", exclude=("private/*",), strip_suffixes=(".html",)
+    )
+    entries = await _collect(provider)
+    assert [e.loc for e in entries] == ["/docs/faq", "/docs/guide/", "/docs/guide/intro", "/docs/"]
+    assert entries[0].lastmod == datetime.fromtimestamp(1_700_000_000, tz=timezone.utc)
+    assert await provider.count() == 4
+    version = await provider.version()
+    assert version.token and version.last_modified is not None
+    with pytest.raises(ValueError, match="url_prefix"):
+        DirectoryProvider(tmp_path, url_prefix="docs")
+    missing = DirectoryProvider(tmp_path / "nope")
+    with pytest.raises(FileNotFoundError):
+        await _collect(missing)
+
+
+@asyncio_only
+async def test_directory_provider_through_the_core(tmp_path: Path) -> None:
+    """A docs tree serves as a valid sitemap section."""
+    (tmp_path / "a.html").write_text("x")
+    core = SitemapCore(
+        SitemapConfig(
+            base_url="https://example.com", sections={"docs": DirectoryProvider(tmp_path)}
+        )
+    )
+    _, body = await fetch(core, "/sitemap-docs-1.xml")
+    assert page_urls(check_document(body)) == ["https://example.com/a.html"]
+
+
+def _ok(request: Any) -> PlainTextResponse:
+    return PlainTextResponse("ok")
+
+
+async def test_starlette_routes_provider_lists_parameterless_get_routes() -> None:
+    """GET routes without parameters, mounts included; include/exclude filter them."""
+    app = Starlette(
+        routes=[
+            Route("/", _ok),
+            Route("/about", _ok),
+            Route("/items/{id}", _ok),
+            Route("/submit", _ok, methods=["POST"]),
+            Route("/hidden", _ok, include_in_schema=False),
+            Route("/admin/panel", _ok),
+            Mount("/blog", routes=[Route("/", _ok), Route("/{slug}", _ok)]),
+            Mount("/{lang}", routes=[Route("/x", _ok)]),
+        ]
+    )
+    provider = StarletteRoutesProvider(app, exclude=("/admin*",))
+    assert await _collect(provider) == ["/", "/about", "/blog/"]
+    assert await provider.count() == 3
+    assert (await provider.version()).token == (
+        await StarletteRoutesProvider(app, exclude=("/admin*",)).version()
+    ).token
+    only = StarletteRoutesProvider(
+        Router(routes=[Route("/a", _ok), Route("/b", _ok)]), include=("/a",)
+    )
+    assert await _collect(only) == ["/a"]
+
+
+async def test_fastapi_routes_skip_docs() -> None:
+    """FastAPI's own /docs and /openapi.json (not in schema) are left out."""
+    from fastapi import FastAPI
+
+    api = FastAPI()
+
+    @api.get("/items")
+    def items() -> list[int]:
+        return []
+
+    @api.get("/items/{item_id}")
+    def item(item_id: int) -> int:
+        return item_id
+
+    assert await _collect(StarletteRoutesProvider(api)) == ["/items"]
+
+
+async def test_flask_routes_provider() -> None:
+    """Argument-free GET rules of a Flask app, without the static endpoint."""
+    app = Flask(__name__)
+
+    @app.get("/")
+    def home() -> str:
+        return ""
+
+    @app.get("/user/<name>")
+    def user(name: str) -> str:
+        return name
+
+    @app.post("/form")
+    def form() -> str:
+        return ""
+
+    @app.get("/admin")
+    def admin() -> str:
+        return ""
+
+    assert await _collect(FlaskRoutesProvider(app, exclude=("/admin",))) == ["/"]
