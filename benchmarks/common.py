@@ -1,0 +1,123 @@
+"""The shared benchmark workload and the apps that serve it."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from sitemap_middleware import (
+    ASGISitemapMiddleware,
+    ProviderVersion,
+    SitemapConfig,
+    SitemapEntry,
+    WSGISitemapMiddleware,
+)
+
+BASE_URL = "https://example.com"
+START = datetime(2024, 1, 1, tzinfo=timezone.utc)
+
+
+def url(i: int) -> str:
+    return f"{BASE_URL}/products/{i}?ref=a&b={i}"
+
+
+def lastmod(i: int) -> datetime:
+    return START + timedelta(minutes=i)
+
+
+def raw_items(n: int) -> list[dict[str, Any]]:
+    """The workload as plain dicts and strings (what an ORM query hands over)."""
+    return [
+        {"loc": url(i), "lastmod": lastmod(i).isoformat(), "changefreq": "daily", "priority": 0.5}
+        for i in range(n)
+    ]
+
+
+def built_entries(n: int) -> list[SitemapEntry]:
+    return [
+        SitemapEntry(url(i), lastmod=lastmod(i), changefreq="daily", priority=0.5) for i in range(n)
+    ]
+
+
+class GeneratedProvider:
+    """n entries made on demand, with count, pages and a version: a well-behaved provider."""
+
+    def __init__(self, n: int, *, prebuilt: bool = True) -> None:
+        self.n = n
+        self._entries = built_entries(n) if prebuilt else None
+        self._raw = None if prebuilt else raw_items(n)
+
+    async def _slice(self, start: int, stop: int) -> AsyncIterator[Any]:
+        source: list[Any] = self._entries if self._entries is not None else self._raw  # type: ignore[assignment]
+        for item in source[start:stop]:
+            yield item
+
+    def entries(self) -> AsyncIterator[Any]:
+        return self._slice(0, self.n)
+
+    def page(self, offset: int, limit: int) -> AsyncIterator[Any]:
+        return self._slice(offset, min(self.n, offset + limit))
+
+    async def count(self) -> int:
+        return self.n
+
+    async def version(self) -> ProviderVersion:
+        return ProviderVersion(token=f"n={self.n}", last_modified=lastmod(self.n - 1))
+
+
+def config(n: int, *, page: int = 50_000, prebuilt: bool = True, **kwargs: Any) -> SitemapConfig:
+    return SitemapConfig(
+        base_url=BASE_URL,
+        sections={"products": GeneratedProvider(n, prebuilt=prebuilt)},
+        max_urls_per_page=page,
+        **kwargs,
+    )
+
+
+async def _home_asgi(scope: Any, receive: Any, send: Any) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"text/plain")],
+        }
+    )
+    await send({"type": "http.response.body", "body": b"home page"})
+
+
+def asgi_app(n: int, page: int = 50_000, **kwargs: Any) -> ASGISitemapMiddleware:
+    return ASGISitemapMiddleware(_home_asgi, config=config(n, page=page, **kwargs))
+
+
+def _home_wsgi(environ: Any, start_response: Any) -> list[bytes]:
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return [b"home page"]
+
+
+def wsgi_app(n: int, page: int = 50_000, **kwargs: Any) -> WSGISitemapMiddleware:
+    return WSGISitemapMiddleware(_home_wsgi, config=config(n, page=page, **kwargs))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def rss_kib(pid: int) -> int:
+    """Resident set size of a process, from /proc (Linux)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+def peak_rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise RuntimeError("no VmHWM")

@@ -1,0 +1,119 @@
+"""Bounded load test against a real server: pages, 304s and pass-through, concurrently.
+
+``python -m benchmarks.load [asgi|wsgi] [requests] [concurrency]`` prints the figures.
+The slow-marked test in tests/integration runs it and asserts zero errors, correct
+bodies and RSS back near its baseline.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from dataclasses import asdict, dataclass
+
+import anyio
+import httpx
+
+from benchmarks.common import rss_kib
+from benchmarks.server import running
+
+SECTION_SIZE = 20_000
+PAGE_SIZE = 1_000
+
+
+@dataclass
+class LoadResult:
+    kind: str
+    requests: int
+    concurrency: int
+    errors: int
+    wrong_bodies: int
+    statuses: dict[int, int]
+    seconds: float
+    requests_per_second: float
+    rss_baseline_kib: int
+    rss_after_kib: int
+    rss_growth_kib: int
+
+
+async def _run(
+    url: str, requests: int, concurrency: int, seed: int
+) -> tuple[int, int, dict[int, int]]:
+    rng = random.Random(seed)
+    errors = wrong = 0
+    statuses: dict[int, int] = {}
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60) as client:
+        etags = {}
+        for page in range(1, SECTION_SIZE // PAGE_SIZE + 1):
+            etags[page] = (await client.get(f"/sitemap-products-{page}.xml")).headers["etag"]
+        jobs = [rng.choice(("page", "conditional", "app")) for _ in range(requests)]
+        send, receive = anyio.create_memory_object_stream[str](requests)
+        for job in jobs:
+            send.send_nowait(job)
+        send.close()
+
+        async def worker() -> None:
+            nonlocal errors, wrong
+            async for job in receive:
+                page = rng.randint(1, SECTION_SIZE // PAGE_SIZE)
+                try:
+                    if job == "page":
+                        response = await client.get(f"/sitemap-products-{page}.xml")
+                        ok = (
+                            response.status_code == 200
+                            and response.content.count(b"<url>") == PAGE_SIZE
+                        )
+                        ok = ok and response.content.endswith(b"</urlset>\n")
+                    elif job == "conditional":
+                        response = await client.get(
+                            f"/sitemap-products-{page}.xml", headers={"If-None-Match": etags[page]}
+                        )
+                        ok = response.status_code == 304 and response.content == b""
+                    else:
+                        response = await client.get("/")
+                        ok = response.status_code == 200 and response.content == b"home page"
+                    statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
+                    wrong += not ok
+                except httpx.HTTPError:
+                    errors += 1
+
+        async with anyio.create_task_group() as group:
+            for _ in range(concurrency):
+                group.start_soon(worker)
+    return errors, wrong, statuses
+
+
+def run_load(
+    kind: str = "asgi", requests: int = 10_000, concurrency: int = 200, warmup: int = 1_000
+) -> LoadResult:
+    with running(kind, SECTION_SIZE, PAGE_SIZE) as server:
+        anyio.run(_run, server.url, warmup, concurrency, 1)
+        baseline = rss_kib(server.pid)
+        started = time.perf_counter()
+        errors, wrong, statuses = anyio.run(_run, server.url, requests, concurrency, 2)
+        seconds = time.perf_counter() - started
+        time.sleep(0.5)
+        after = rss_kib(server.pid)
+    return LoadResult(
+        kind,
+        requests,
+        concurrency,
+        errors,
+        wrong,
+        statuses,
+        round(seconds, 2),
+        round(requests / seconds, 1),
+        baseline,
+        after,
+        after - baseline,
+    )
+
+
+if __name__ == "__main__":
+    kind = sys.argv[1] if len(sys.argv) > 1 else "asgi"
+    total = int(sys.argv[2]) if len(sys.argv) > 2 else 10_000
+    concurrency = int(sys.argv[3]) if len(sys.argv) > 3 else 200
+    print(json.dumps(asdict(run_load(kind, total, concurrency)), indent=2))

@@ -1,0 +1,48 @@
+"""Start a benchmark server in a subprocess and wait until it answers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from benchmarks.common import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Server:
+    url: str
+    pid: int
+
+
+@contextmanager
+def running(kind: str, n: int = 50_000, page: int = 50_000) -> Iterator[Server]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.serve", kind, str(port), str(n), str(page)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(url + "/robots.txt", timeout=1)
+                break
+            except httpx.TransportError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"benchmark server {kind} did not start") from None
+                time.sleep(0.05)
+        yield Server(url, process.pid)
+    finally:
+        process.terminate()
+        process.wait(20)

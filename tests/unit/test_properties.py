@@ -1,0 +1,221 @@
+"""Property-based tests: hostile entries and hostile requests never break a response."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sitemap_middleware import InvalidEntryError, SitemapConfig, SitemapError
+from sitemap_middleware._core import RequestInfo, SitemapCore
+from tests.helpers import check_document, collect
+
+SETTINGS = settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+)
+nasty_text = st.one_of(
+    st.text(),
+    st.text(alphabet=st.characters(codec=None, categories=None), max_size=40),
+    st.sampled_from(
+        [
+            "]]>",
+            "\x00",
+            "\ud800",
+            "a&b<c>'\"",
+            "\x0b",
+            "\ufffe",
+            "é" * 3000,
+            "https://example.com/" + "x" * 2100,
+        ]
+    ),
+)
+locs = st.one_of(
+    nasty_text,
+    nasty_text.map(lambda s: "/" + s),
+    nasty_text.map(lambda s: "https://example.com/" + s),
+    st.sampled_from(["https://example.com/ok", "https://other.example/x", "/über?q=ß&x=1"]),
+)
+lastmods = st.one_of(st.none(), nasty_text, st.datetimes(), st.dates(), st.integers())
+priorities = st.one_of(st.none(), st.floats(allow_nan=True), st.integers(-5, 10), nasty_text)
+items = st.one_of(
+    locs,
+    st.fixed_dictionaries(
+        {"loc": locs},
+        optional={
+            "lastmod": lastmods,
+            "priority": priorities,
+            "changefreq": st.one_of(nasty_text, st.sampled_from(["daily", "never"])),
+            "images": st.lists(st.fixed_dictionaries({"loc": locs}), max_size=2),
+            "news": st.fixed_dictionaries(
+                {
+                    "publication_name": nasty_text,
+                    "language": st.sampled_from(["en", "xx", "EN"]),
+                    "publication_date": lastmods,
+                    "title": nasty_text,
+                }
+            ),
+            "alternates": st.lists(
+                st.fixed_dictionaries({"hreflang": nasty_text, "href": locs}), max_size=2
+            ),
+        },
+    ),
+    st.integers(),
+)
+
+
+def _serve(values: list[Any], strict: bool) -> tuple[int, bytes]:
+    core = SitemapCore(
+        SitemapConfig(base_url="https://example.com", sections={"p": lambda: values}, strict=strict)
+    )
+
+    async def run() -> tuple[int, bytes]:
+        request = RequestInfo("GET", "/sitemap-p-1.xml", {})
+        target = core.route(request)
+        assert target is not None
+        reply = await core.respond(target, request)
+        return reply.status, await collect(reply)
+
+    return anyio.run(run)
+
+
+@SETTINGS
+@given(st.lists(items, max_size=12))
+def test_hostile_entries_give_a_valid_document_or_a_clear_error(values: list[Any]) -> None:
+    """Lenient mode: a valid document without the bad entries (or 404 when none is left)."""
+    logging.getLogger("sitemap_middleware").setLevel(logging.CRITICAL)
+    status, body = _serve(values, strict=False)
+    assert status in (200, 404)
+    if status == 200:
+        check_document(body)
+
+
+@SETTINGS
+@given(st.lists(items, max_size=12))
+def test_hostile_entries_in_strict_mode_raise_package_errors(values: list[Any]) -> None:
+    """Strict mode: a valid document, a 500 before headers, or an InvalidEntryError mid-stream."""
+    logging.getLogger("sitemap_middleware").setLevel(logging.CRITICAL)
+    try:
+        status, body = _serve(values, strict=True)
+    except SitemapError as exc:
+        assert isinstance(exc, InvalidEntryError)
+        return
+    assert status in (200, 404, 500)
+    if status == 200:
+        check_document(body)
+
+
+methods = st.one_of(
+    st.sampled_from(["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE"]),
+    st.text(max_size=10),
+)
+header_values = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=255), max_size=60)
+paths = st.one_of(
+    st.sampled_from(
+        [
+            "/robots.txt",
+            "/sitemap.xml",
+            "/sitemap_index.xml",
+            "/sitemap.xml.gz",
+            "/sitemap.txt",
+            "/sitemap.xsl",
+        ]
+    ),
+    st.tuples(
+        st.sampled_from(["p", "q", "", "p-", "../p"]),
+        st.one_of(st.integers(-(10**30), 10**30).map(str), st.text(max_size=8)),
+        st.sampled_from([".xml", ".xml.gz", ".txt", ".gz", ""]),
+    ).map(lambda t: f"/sitemap-{t[0]}-{t[1]}{t[2]}"),
+    st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=255), max_size=50).map(
+        lambda s: "/" + s
+    ),
+)
+
+
+@SETTINGS
+@given(
+    path=paths,
+    method=methods,
+    headers=st.dictionaries(
+        st.sampled_from(
+            [
+                "accept-encoding",
+                "if-none-match",
+                "if-modified-since",
+                "host",
+                "x-forwarded-host",
+                "x-forwarded-proto",
+            ]
+        ),
+        header_values,
+    ),
+    trusted=st.booleans(),
+)
+def test_hostile_requests_never_fail(
+    path: str, method: str, headers: dict[str, str], trusted: bool
+) -> None:
+    """Arbitrary paths, methods and header values get a deliberate status, never an exception."""
+    config = SitemapConfig(
+        base_url="https://example.com",
+        sections={"p": ["/a", "/b"], "q": [f"/q/{i}" for i in range(30)]},
+        max_urls_per_page=10,
+        text_sitemaps=True,
+        stylesheet=True,
+        trusted_hosts=["example.com"] if trusted else (),
+        trust_forwarded=trusted,
+    )
+    core = SitemapCore(config)
+
+    async def run() -> None:
+        request = RequestInfo(method.upper(), path, headers)
+        target = core.route(request)
+        if target is None:
+            return
+        if target.kind.value == "robots":
+            reply = await core.respond_robots(request, None)
+        else:
+            reply = await core.respond(target, request)
+        assert reply.status in (200, 304, 400, 404, 405, 406)
+        body = await collect(reply)
+        assert b"Traceback" not in body
+        if reply.status == 200 and body.startswith(b"<?xml") and b"xsl:stylesheet" not in body:
+            check_document(body)
+
+    anyio.run(run)
+
+
+@pytest.mark.parametrize(
+    "raw_path", [b"/sitemap-p-1.xml\xff", b"/sitemap-\xc3\x28-1.xml", b"/%ff%fe"]
+)
+def test_non_utf8_paths_through_asgi(raw_path: bytes) -> None:
+    """Paths that are not UTF-8 (as servers decode them, latin-1) are passed on or 404, never 500."""
+    from sitemap_middleware import ASGISitemapMiddleware
+
+    sent: list[dict[str, Any]] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 404, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b""}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    middleware = ASGISitemapMiddleware(
+        app, config=SitemapConfig(base_url="https://example.com", sections={"p": ["/a"]})
+    )
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": raw_path.decode("latin-1"),
+        "raw_path": raw_path,
+        "headers": [],
+        "query_string": b"page=-1&page=\xff",
+    }
+    anyio.run(middleware, scope, receive, send)
+    assert sent[0]["status"] in (200, 404)
