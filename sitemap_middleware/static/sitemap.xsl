@@ -30,21 +30,32 @@
         <xsl:apply-templates select="sm:urlset|sm:sitemapindex"/>
         <script>
           // Click a column header to sort by it; click again to reverse.
-          document.querySelectorAll("table.sortable th").forEach(function (th, col) {
-            th.addEventListener("click", function () {
-              var body = th.closest("table").tBodies[0];
-              var asc = !th.classList.contains("asc");
-              th.parentNode.querySelectorAll("th").forEach(function (h) { h.className = ""; });
-              th.className = asc ? "asc" : "desc";
-              var rows = Array.prototype.slice.call(body.rows);
-              rows.sort(function (a, b) {
-                var x = a.cells[col].textContent, y = b.cells[col].textContent;
-                var nx = parseFloat(x), ny = parseFloat(y);
-                var cmp = (!isNaN(nx) &amp;&amp; !isNaN(ny)) ? nx - ny : x.localeCompare(y);
-                return asc ? cmp : -cmp;
-              });
-              rows.forEach(function (r) { body.appendChild(r); });
+          // "#sort=2-desc" in the address sorts by the third column on load (shareable views).
+          function sortBy(table, col, asc) {
+            var body = table.tBodies[0];
+            var heads = table.tHead.rows[0].cells;
+            for (var i = 0; i &lt; heads.length; i++) { heads[i].className = ""; }
+            heads[col].className = asc ? "asc" : "desc";
+            var rows = Array.prototype.slice.call(body.rows);
+            rows.sort(function (a, b) {
+              var x = a.cells[col].textContent, y = b.cells[col].textContent;
+              // Number(), not parseFloat(): "2024-01-30" must sort as text, not as 2024.
+              var nx = x.trim() === "" ? NaN : Number(x), ny = y.trim() === "" ? NaN : Number(y);
+              var cmp = (!isNaN(nx) &amp;&amp; !isNaN(ny)) ? nx - ny : x.localeCompare(y);
+              return asc ? cmp : -cmp;
             });
+            rows.forEach(function (r) { body.appendChild(r); });
+          }
+          document.querySelectorAll("table.sortable").forEach(function (table) {
+            Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, col) {
+              th.addEventListener("click", function () {
+                sortBy(table, col, th.className !== "asc");
+              });
+            });
+            var wanted = /sort=(\d+)-(asc|desc)/.exec(location.hash);
+            if (wanted &amp;&amp; table.tHead.rows[0].cells[+wanted[1]]) {
+              sortBy(table, +wanted[1], wanted[2] === "asc");
+            }
           });
         </script>
       </body>

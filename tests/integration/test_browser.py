@@ -1,0 +1,105 @@
+"""The XSL human view, rendered by headless Chromium (Debian's package, installed by .ci/run)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+
+from sitemap_middleware import Image, SitemapEntry
+from tests.integration.servers import asgi_app, bound_socket, make_config, serve_uvicorn
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        CHROMIUM is None, reason="Chromium is not installed (.ci/run installs Debian's chromium)"
+    ),
+]
+ROWS = 37
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[str]:
+    sock = bound_socket()
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    entries = [
+        SitemapEntry(
+            f"/item/{i}",
+            lastmod=date(2024, 1, 1) + timedelta(days=(i * 7) % 30),
+            priority=round((i % 10) / 10, 1),
+            images=[Image(f"/img/{i}-{k}.png") for k in range(i % 3)],
+        )
+        for i in range(ROWS)
+    ]
+    config = make_config(base, {"items": entries, "more": ["/x", "/y"]}, stylesheet=True)
+    with serve_uvicorn(asgi_app(config), sock) as url:
+        yield url
+
+
+def _dump_dom(url: str, tmp_path: Path) -> str:
+    assert CHROMIUM is not None
+    result = subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--virtual-time-budget=3000",
+            "--dump-dom",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return result.stdout
+
+
+def _rows(dom: str) -> list[list[str]]:
+    body = dom.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    return [
+        re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+        for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)
+    ]
+
+
+def test_urlset_renders_as_a_table_with_one_row_per_url(site: str, tmp_path: Path) -> None:
+    """A person opening a sitemap page sees a table: URL, lastmod, ..., extensions count."""
+    dom = _dump_dom(f"{site}/sitemap-items-1.xml", tmp_path)
+    rows = _rows(dom)
+    assert len(rows) == ROWS
+    assert f'<strong id="count">{ROWS}</strong>' in dom
+    first = rows[0]
+    assert f"{site}/item/0" in first[0] and first[1] == "2024-01-01"
+    assert [row[4] for row in rows[:3]] == ["0", "1", "2"]  # images per URL
+
+
+def test_table_sorts_by_a_column(site: str, tmp_path: Path) -> None:
+    """The sort script works in the browser: #sort=1-desc orders rows by lastmod, newest first."""
+    rows = _rows(_dump_dom(f"{site}/sitemap-items-1.xml#sort=1-desc", tmp_path))
+    dates = [row[1] for row in rows]
+    assert dates == sorted(dates, reverse=True) and dates != sorted(dates)
+
+
+def test_index_links_through_to_its_pages(site: str, tmp_path: Path) -> None:
+    """The index view lists each page as a link."""
+    dom = _dump_dom(f"{site}/sitemap_index.xml", tmp_path)
+    rows = _rows(dom)
+    assert len(rows) == 2
+    assert (
+        f'<a href="{site}/sitemap-items-1.xml">' in dom
+        and f'<a href="{site}/sitemap-more-1.xml">' in dom
+    )
