@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from ._exceptions import InvalidEntryError
 from ._types import CHANGEFREQS, ChangeFreq
 from ._urls import normalize_loc
-from ._values import check_number, check_text, to_date_value
+from ._values import check_number, check_text, date_value_and_text, to_date_value
 
 __all__ = [
     "Alternate",
@@ -224,26 +224,39 @@ class SitemapEntry:
     videos: Sequence[Video] = ()
     news: NewsArticle | None = None
     alternates: Sequence[Alternate] = ()
-    #: Derived from ``loc`` once, so the hot path does not re-test it per request.
+    #: Derived once (entries are immutable and often served many times): whether loc
+    #: is absolute, and the pre-rendered lastmod/changefreq/priority children.
     _absolute: bool = field(default=False, init=False, repr=False, compare=False)
+    _tail: str = field(default="", init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        setattr_ = object.__setattr__
         loc = normalize_loc(self.loc)
-        _set(self, "loc", loc)
-        _set(self, "_absolute", not loc.startswith("/"))
+        if loc is not self.loc:
+            setattr_(self, "loc", loc)
+        setattr_(self, "_absolute", loc[0] != "/")
+        tail = ""
         if self.lastmod is not None:
-            _set(self, "lastmod", to_date_value("lastmod", self.lastmod))
-        if self.changefreq is not None:
-            freq = self.changefreq.lower() if isinstance(self.changefreq, str) else None
+            value, text = date_value_and_text("lastmod", self.lastmod)
+            setattr_(self, "lastmod", value)
+            tail = "<lastmod>" + text + "</lastmod>"
+        freq = self.changefreq
+        if freq is not None:
             if freq not in CHANGEFREQS:
-                raise InvalidEntryError(
-                    "changefreq",
-                    self.changefreq,
-                    f"must be one of {', '.join(sorted(CHANGEFREQS))}",
-                )
-            _set(self, "changefreq", freq)
+                freq = freq.lower() if isinstance(freq, str) else None  # type: ignore[assignment]
+                if freq not in CHANGEFREQS:
+                    raise InvalidEntryError(
+                        "changefreq",
+                        self.changefreq,
+                        f"must be one of {', '.join(sorted(CHANGEFREQS))}",
+                    )
+                setattr_(self, "changefreq", freq)
+            tail += "<changefreq>" + freq + "</changefreq>"  # type: ignore[operator]
         if self.priority is not None:
-            _set(self, "priority", check_number("priority", self.priority, 0.0, 1.0))
+            priority = check_number("priority", self.priority, 0.0, 1.0)
+            setattr_(self, "priority", priority)
+            tail += "<priority>" + f"{priority:.4g}" + "</priority>"
+        setattr_(self, "_tail", tail)
         if self.images or self.videos or self.alternates or self.news is not None:
             self._check_extensions()
 
@@ -289,6 +302,14 @@ def _tuple_of(
 
 def coerce_entry(item: object) -> SitemapEntry:
     """Turn what a provider yields (entry, URL string or mapping) into an entry."""
+    kind = type(item)
+    if kind is SitemapEntry:
+        return item  # type: ignore[return-value]
+    if kind is dict:  # plain dicts skip the (slow) Mapping ABC check
+        try:
+            return SitemapEntry(**item)  # type: ignore[arg-type]
+        except TypeError as exc:
+            raise InvalidEntryError("entry", item, str(exc)) from None
     if isinstance(item, SitemapEntry):
         return item
     if isinstance(item, str):

@@ -71,10 +71,6 @@ def _prolog(stylesheet_href: str | None) -> str:
     return f'{XML_DECLARATION}<?xml-stylesheet type="text/xsl" href="{escape(stylesheet_href)}"?>\n'
 
 
-def _priority(value: float) -> str:
-    return f"{value:.4g}"
-
-
 def _yes_no(value: bool) -> str:
     return "yes" if value else "no"
 
@@ -116,19 +112,22 @@ class _LimitedWriter:
 
     def _account(self, text: str) -> str:
         size = len(text) if text.isascii() else len(text.encode("utf-8"))
+        if self.count >= self.max_items or self.size + size + self._closing > self.max_bytes:
+            self._refuse(size)
+        self.count += 1
+        self.size += size
+        return text
+
+    def _refuse(self, size: int) -> None:
         if self.count >= self.max_items:
             raise SitemapLimitError(
                 f"{self.label}: more than {self.max_items:,} URLs in one file; "
                 "the page plan and the provider disagree on the number of entries"
             )
-        if self.size + size + self._closing > self.max_bytes:
-            raise SitemapLimitError(
-                f"{self.label}: entry {self.count + 1:,} would take the file past "
-                f"{self.max_bytes:,} bytes; lower max_urls_per_page for this section"
-            )
-        self.count += 1
-        self.size += size
-        return text
+        raise SitemapLimitError(
+            f"{self.label}: entry {self.count + 1:,} would take the file past "
+            f"{self.max_bytes:,} bytes; lower max_urls_per_page for this section"
+        )
 
     def _start(self, text: str) -> str:
         self.size += len(text.encode("utf-8"))
@@ -172,17 +171,22 @@ class UrlsetWriter(_LimitedWriter):
 
     def url(self, entry: SitemapEntry, loc: str) -> str:
         """The ``<url>`` element of ``entry``, listed at the absolute ``loc``."""
-        parts = ["<url><loc>", _escape_loc(loc), "</loc>"]
-        if entry.lastmod is not None:
-            parts += ("<lastmod>", format_w3c(entry.lastmod), "</lastmod>")
-        if entry.changefreq is not None:
-            parts += ("<changefreq>", entry.changefreq, "</changefreq>")
-        if entry.priority is not None:
-            parts += ("<priority>", _priority(entry.priority), "</priority>")
+        # The hot path of the package: one string build, byte count and limit check.
+        if "&" in loc or "'" in loc:
+            loc = _escape_loc(loc)
         if entry.images or entry.videos or entry.news is not None or entry.alternates:
+            parts: list[str] = []
             self._extensions(entry, parts)
-        parts.append("</url>\n")
-        return self._account("".join(parts))
+            text = "<url><loc>" + loc + "</loc>" + entry._tail + "".join(parts) + "</url>\n"
+            size = len(text) if text.isascii() else len(text.encode("utf-8"))
+        else:
+            text = "<url><loc>" + loc + "</loc>" + entry._tail + "</url>\n"
+            size = len(text)  # loc and the simple fields are always ASCII
+        if self.count >= self.max_items or self.size + size + self._closing > self.max_bytes:
+            self._refuse(size)
+        self.count += 1
+        self.size += size
+        return text
 
     def close(self) -> str:
         return self.CLOSING

@@ -23,8 +23,7 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 # then only characters RFC 3986 allows unescaped and well-formed %-escapes. Most
 # provider URLs take this path, which skips urlsplit/quote entirely.
 _CANONICAL = re.compile(
-    r"https?://[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?/"
-    r"(?:(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*)?"
+    r"https?://[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?/[A-Za-z0-9\-._~!$&'()*+,;=:@/?#%]*"
 )
 _CANONICAL_PATH = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#]|%[0-9A-Fa-f]{2})*")
 _BARE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
@@ -105,7 +104,7 @@ def normalize_loc(value: object, field: str = "loc") -> str:
         if len(value) > MAX_URL_LENGTH:
             raise InvalidEntryError(field, value, f"is longer than {MAX_URL_LENGTH} characters")
         return value
-    if not _CANONICAL.fullmatch(value):
+    if not _CANONICAL.fullmatch(value) or ("%" in value and _BARE_PERCENT.search(value)):
         scheme, host, port, rest = _split_absolute(value, field)
         value = _origin(scheme, host, port) + rest
     if len(value) > MAX_URL_LENGTH:

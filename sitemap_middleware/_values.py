@@ -40,6 +40,26 @@ def parse_w3c(field: str, value: str) -> date | datetime:
         raise InvalidEntryError(field, value, str(exc)) from None
 
 
+# Already the text we would write: keep it instead of re-formatting (saves ~1 µs a URL).
+_CANONICAL_W3C = re.compile(r"\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2}(?:Z|[+-]\d{2}:\d{2}))?")
+
+
+def date_value_and_text(field: str, value: object) -> tuple[date | datetime, str]:
+    """The normalised value and its W3C text, formatting only when needed."""
+    if isinstance(value, str):
+        text = value.strip()
+        if _CANONICAL_W3C.fullmatch(text):
+            try:
+                if len(text) == 10:
+                    return date.fromisoformat(text), text
+                return datetime.fromisoformat(text.replace("Z", "+00:00")), text
+            except ValueError as exc:  # shaped right, but e.g. month 13
+                raise InvalidEntryError(field, value, str(exc)) from None
+        return (parsed := parse_w3c(field, text)), format_w3c(parsed)
+    parsed = to_date_value(field, value)
+    return parsed, format_w3c(parsed)
+
+
 def to_date_value(field: str, value: object) -> date | datetime:
     """Normalise a date-like value; naive datetimes are taken to be UTC."""
     if isinstance(value, datetime):
@@ -89,10 +109,13 @@ def check_number(
     field: str, value: object, low: float, high: float, *, integer: bool = False
 ) -> float:
     """A finite number (or numeric string) within [low, high]."""
-    if isinstance(value, bool):
-        raise InvalidEntryError(field, value, "must be a number, not a bool")
     number: float
-    if isinstance(value, int | float | Decimal):
+    kind = type(value)
+    if kind is float or kind is int:  # the common case, checked without ABCs
+        number = float(value)  # type: ignore[arg-type]
+    elif isinstance(value, bool):
+        raise InvalidEntryError(field, value, "must be a number, not a bool")
+    elif isinstance(value, int | float | Decimal):
         number = float(value)
     elif isinstance(value, str):
         try:
