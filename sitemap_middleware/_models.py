@@ -251,7 +251,7 @@ class SitemapEntry:
                         f"must be one of {', '.join(sorted(CHANGEFREQS))}",
                     )
                 setattr_(self, "changefreq", freq)
-            tail += "<changefreq>" + freq + "</changefreq>"  # type: ignore[operator]
+            tail += "<changefreq>" + freq + "</changefreq>"
         if self.priority is not None:
             priority = check_number("priority", self.priority, 0.0, 1.0)
             setattr_(self, "priority", priority)
