@@ -42,16 +42,29 @@ def built_entries(n: int) -> list[SitemapEntry]:
 
 
 class GeneratedProvider:
-    """n entries made on demand, with count, pages and a version: a well-behaved provider."""
+    """n entries with count, pages and a version: a well-behaved provider.
 
-    def __init__(self, n: int, *, prebuilt: bool = True) -> None:
+    ``mode``: ``"built"`` holds SitemapEntry objects, ``"raw"`` plain dicts (validated
+    per request), ``"lazy"`` makes dicts on the fly (for huge n).
+    """
+
+    def __init__(self, n: int, *, mode: str = "built") -> None:
         self.n = n
-        self._entries = built_entries(n) if prebuilt else None
-        self._raw = None if prebuilt else raw_items(n)
+        self._items: list[Any] | None = (
+            built_entries(n) if mode == "built" else raw_items(n) if mode == "raw" else None
+        )
 
     async def _slice(self, start: int, stop: int) -> AsyncIterator[Any]:
-        source: list[Any] = self._entries if self._entries is not None else self._raw  # type: ignore[assignment]
-        for item in source[start:stop]:
+        if self._items is None:
+            for i in range(start, stop):
+                yield {
+                    "loc": url(i),
+                    "lastmod": lastmod(i).isoformat(),
+                    "changefreq": "daily",
+                    "priority": 0.5,
+                }
+            return
+        for item in self._items[start:stop]:
             yield item
 
     def entries(self) -> AsyncIterator[Any]:
@@ -67,10 +80,10 @@ class GeneratedProvider:
         return ProviderVersion(token=f"n={self.n}", last_modified=lastmod(self.n - 1))
 
 
-def config(n: int, *, page: int = 50_000, prebuilt: bool = True, **kwargs: Any) -> SitemapConfig:
+def config(n: int, *, page: int = 50_000, mode: str = "built", **kwargs: Any) -> SitemapConfig:
     return SitemapConfig(
         base_url=BASE_URL,
-        sections={"products": GeneratedProvider(n, prebuilt=prebuilt)},
+        sections={"products": GeneratedProvider(n, mode=mode)},
         max_urls_per_page=page,
         **kwargs,
     )

@@ -1,0 +1,116 @@
+"""Issue #4's scale check: a big SQLite table behind SQLAlchemyProvider.
+
+Page 20 should cost what page 1 costs (keyset pages, no OFFSET scans), and the memory
+used while serving a 50,000-URL page must not grow with the table.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import tempfile
+import time
+import tracemalloc
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import BASE_URL
+
+
+def build_table(path: Path, rows: int) -> None:
+    if path.exists():
+        return
+    partial = path.with_suffix(".partial")
+    partial.unlink(missing_ok=True)
+    start = datetime(2024, 1, 1)
+    with sqlite3.connect(partial) as conn:
+        conn.execute(
+            "CREATE TABLE products (id INTEGER PRIMARY KEY, updated_at TIMESTAMP NOT NULL)"
+        )
+        conn.executemany(
+            "INSERT INTO products VALUES (?, ?)",
+            ((i, (start + timedelta(seconds=i)).isoformat(" ")) for i in range(1, rows + 1)),
+        )
+    partial.rename(path)
+
+
+def _app(path: Path, page_size: int) -> Any:
+    from sqlalchemy import Column, DateTime, Integer, MetaData, Table
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from sitemap_middleware import (
+        ASGISitemapMiddleware,
+        SitemapConfig,
+        SitemapEntry,
+        SQLAlchemyProvider,
+    )
+
+    table = Table(
+        "products",
+        MetaData(),
+        Column("id", Integer, primary_key=True),
+        Column("updated_at", DateTime),
+    )
+    engine = create_async_engine(f"sqlite+aiosqlite:///{path}")
+    provider = SQLAlchemyProvider(
+        engine,
+        table,
+        key="id",
+        lastmod="updated_at",
+        to_entry=lambda row: SitemapEntry(
+            f"/products/{row.id}?ref=a&b={row.id}",
+            lastmod=row.updated_at,
+            changefreq="daily",
+            priority=0.5,
+        ),
+    )
+    config = SitemapConfig(
+        base_url=BASE_URL, sections={"products": provider}, max_urls_per_page=page_size
+    )
+
+    async def home(scope: Any, receive: Any, send: Any) -> None:  # pragma: no cover
+        raise AssertionError("not ours")
+
+    return ASGISitemapMiddleware(home, config=config)
+
+
+def _timed(call: Any) -> float:
+    started = time.perf_counter()
+    call()
+    return time.perf_counter() - started
+
+
+def run(rows: int, page_size: int = 50_000) -> dict[str, Any]:
+    from benchmarks.run import asgi_get
+
+    directory = Path(tempfile.gettempdir()) / "sitemap_middleware_bench"
+    directory.mkdir(exist_ok=True)
+    results: dict[str, Any] = {"rows": f"{rows:,}", "page size": f"{page_size:,}"}
+    for label, count in (("small table", max(rows // 10, page_size * 2)), ("big table", rows)):
+        path = directory / f"products-{count}.sqlite3"
+        started = time.perf_counter()
+        build_table(path, count)
+        app = _app(path, page_size)
+        last = -(-count // page_size)
+        far = min(20, last)
+        body = asgi_get(app, "/sitemap_index.xml")  # first index: plans page boundaries once
+        results[f"{label} ({count:,} rows): first index (plans pages, one window scan)"] = (
+            f"{_timed(lambda: asgi_get(app, '/sitemap_index.xml')) * 1000:.0f} ms (after build {time.perf_counter() - started:.1f} s)"
+        )
+        assert body.count(b"<sitemap>") == last
+        page1 = min(_timed(lambda: asgi_get(app, "/sitemap-products-1.xml")) for _ in range(3))
+        page_far = min(
+            _timed(lambda: asgi_get(app, f"/sitemap-products-{far}.xml")) for _ in range(3)
+        )
+        results[f"{label}: page 1"] = f"{page1 * 1000:.0f} ms"
+        results[f"{label}: page {far}"] = (
+            f"{page_far * 1000:.0f} ms ({page_far / page1:.2f}x page 1)"
+        )
+        index = min(_timed(lambda: asgi_get(app, "/sitemap_index.xml")) for _ in range(3))
+        results[f"{label}: index (plan cached)"] = f"{index * 1000:.0f} ms"
+        tracemalloc.start()
+        asgi_get(app, f"/sitemap-products-{far}.xml")
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        results[f"{label}: peak traced memory serving page {far}"] = f"{peak / 1024 / 1024:.1f} MiB"
+    return results
