@@ -153,7 +153,7 @@ def flask_sitemap_app(n: int) -> Any:
 
     sitemap = Sitemap(app=app)
 
-    @sitemap.register_generator
+    @sitemap.register_generator  # type: ignore[untyped-decorator]
     def products() -> Any:
         for i in range(n):
             yield "product", {"item": i, "ref": "a", "b": i}, lastmod(i).isoformat(), "daily", 0.5

@@ -252,7 +252,7 @@ def throughput(seconds: int) -> tuple[list[Timing], str]:
 
 
 def index_of_a_million(n: int, repeats: int) -> list[Timing]:
-    from sitemap_middleware import SitemapConfig
+    from sitemap_middleware import ASGISitemapMiddleware, SitemapConfig
 
     countable = common.asgi_app(n, mode="lazy")
 
@@ -260,7 +260,7 @@ def index_of_a_million(n: int, repeats: int) -> list[Timing]:
         for i in range(n):
             yield common.url(i)
 
-    by_iteration = common.ASGISitemapMiddleware(
+    by_iteration = ASGISitemapMiddleware(
         common._home_asgi,
         config=SitemapConfig(base_url=common.BASE_URL, sections={"products": lazy_entries}),
     )

@@ -191,7 +191,7 @@ def test_hostile_requests_never_fail(
     "raw_path", [b"/sitemap-p-1.xml\xff", b"/sitemap-\xc3\x28-1.xml", b"/%ff%fe"]
 )
 def test_non_utf8_paths_through_asgi(raw_path: bytes) -> None:
-    """Paths that are not UTF-8 (as servers decode them, latin-1) are passed on or 404, never 500."""
+    """Non-UTF-8 paths (servers decode them as latin-1) are passed on or 404, never 500."""
     from sitemap_middleware import ASGISitemapMiddleware
 
     sent: list[dict[str, Any]] = []
@@ -200,16 +200,16 @@ def test_non_utf8_paths_through_asgi(raw_path: bytes) -> None:
         await send({"type": "http.response.start", "status": 404, "headers": []})
         await send({"type": "http.response.body", "body": b""})
 
-    async def receive() -> dict[str, Any]:
+    async def receive() -> Any:
         return {"type": "http.request", "body": b""}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: Any) -> None:
         sent.append(message)
 
     middleware = ASGISitemapMiddleware(
         app, config=SitemapConfig(base_url="https://example.com", sections={"p": ["/a"]})
     )
-    scope = {
+    scope: dict[str, Any] = {
         "type": "http",
         "method": "GET",
         "path": raw_path.decode("latin-1"),

@@ -1,0 +1,91 @@
+"""Public API used exactly as the README shows it; checked by mypy --strict, not run."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+from fastapi import FastAPI
+from flask import Flask
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+
+from sitemap_middleware import (
+    Alternate,
+    ASGISitemapMiddleware,
+    DirectoryProvider,
+    FlaskRoutesProvider,
+    Image,
+    InvalidEntryError,
+    NewsArticle,
+    ProviderVersion,
+    RobotsGroup,
+    Section,
+    SitemapConfig,
+    SitemapEntry,
+    SQLAlchemyProvider,
+    StarletteRoutesProvider,
+    StaticProvider,
+    TextFileProvider,
+    UrlProvider,
+    Video,
+    WSGISitemapMiddleware,
+    news_cutoff,
+)
+
+
+def products() -> Iterator[SitemapEntry]:
+    yield SitemapEntry("/products/1", lastmod="2024-05-01", changefreq="daily", priority=0.8)
+
+
+async def articles() -> AsyncIterator[dict[str, str]]:
+    yield {"loc": "/blog/a", "lastmod": "2024-05-01"}
+
+
+class Catalog:
+    async def entries(self) -> AsyncIterator[SitemapEntry]:
+        yield SitemapEntry(
+            "/items/1", images=[Image("/i.png")], alternates=[Alternate("de", "/de/items/1")]
+        )
+
+    async def count(self) -> int:
+        return 1
+
+    async def version(self) -> ProviderVersion:
+        return ProviderVersion(token="v1")
+
+
+catalog: UrlProvider = Catalog()
+config = SitemapConfig(
+    base_url="https://example.com",
+    sections={
+        "pages": ["/", "/about"],
+        "static": StaticProvider(["/x"]),
+        "products": products,
+        "blog": articles,
+        "catalog": catalog,
+        "links": TextFileProvider("urls.txt"),
+        "docs": DirectoryProvider("site", url_prefix="/docs/"),
+        "news": Section(lambda: [], max_urls=1000),
+    },
+    robots_groups=[RobotsGroup(user_agents=("*",), disallow=("/admin/",))],
+    stylesheet=True,
+    text_sitemaps=True,
+)
+
+flask_app = Flask(__name__)
+flask_app.wsgi_app = WSGISitemapMiddleware(flask_app.wsgi_app, config=config)  # type: ignore[method-assign]
+routes = FlaskRoutesProvider(flask_app, exclude=("/admin*",))
+
+starlette_app = Starlette(middleware=[Middleware(ASGISitemapMiddleware, config=config)])
+api = FastAPI()
+api.add_middleware(ASGISitemapMiddleware, config=config)
+pages = StarletteRoutesProvider(api)
+
+video = Video(thumbnail_loc="/t.jpg", title="t", description="d", content_loc="/v.mp4", duration=10)
+news = NewsArticle(publication_name="N", language="en", publication_date=news_cutoff(), title="t")
+sql: type[SQLAlchemyProvider] = SQLAlchemyProvider
+
+try:
+    SitemapEntry("/x", priority=7)
+except InvalidEntryError as error:
+    field: str = error.field
