@@ -80,9 +80,10 @@ async def _run(
                 except httpx.HTTPError:
                     errors += 1
 
-        async with anyio.create_task_group() as group:
-            for _ in range(concurrency):
-                group.start_soon(worker)
+        with receive:
+            async with anyio.create_task_group() as group:
+                for _ in range(concurrency):
+                    group.start_soon(worker)
     return errors, wrong, statuses
 
 

@@ -37,6 +37,7 @@ def build_table(path: Path, rows: int) -> None:
 def _app(path: Path, page_size: int) -> Any:
     from sqlalchemy import Column, DateTime, Integer, MetaData, Table
     from sqlalchemy.ext.asyncio import create_async_engine
+    from sqlalchemy.pool import NullPool
 
     from sitemap_middleware import (
         ASGISitemapMiddleware,
@@ -51,7 +52,9 @@ def _app(path: Path, page_size: int) -> Any:
         Column("id", Integer, primary_key=True),
         Column("updated_at", DateTime),
     )
-    engine = create_async_engine(f"sqlite+aiosqlite:///{path}")
+    # NullPool: every benchmark request runs on a fresh event loop (anyio.run), and pooled
+    # aiosqlite connections must not outlive the loop that opened them.
+    engine = create_async_engine(f"sqlite+aiosqlite:///{path}", poolclass=NullPool)
     provider = SQLAlchemyProvider(
         engine,
         table,

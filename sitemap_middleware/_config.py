@@ -89,7 +89,8 @@ class SitemapConfig:
     :param robots_mode: ``"generate"`` writes robots.txt; ``"append"`` serves the app's own
         robots.txt and appends our ``Sitemap:`` lines to it.
     :param gzip: negotiate gzip with clients that accept it.
-    :param gzip_level: zlib level 1-9 (see the benchmark notes for the default).
+    :param gzip_level: zlib level 1-9. 1 by default: on a 50,000-URL page level 6 makes
+        the body 7% smaller for twice the compression time (benchmarks/results).
     :param gzip_files: also serve ``.xml.gz`` files that are always gzip.
     :param text_sitemaps: also serve ``.txt`` sitemaps (one URL a line).
     :param stylesheet: ``True`` serves a built-in XSL view and references it from every
@@ -119,7 +120,7 @@ class SitemapConfig:
     robots_groups: Sequence[RobotsGroup] = (RobotsGroup(),)
     robots_mode: Literal["generate", "append"] = "generate"
     gzip: bool = True
-    gzip_level: int = 6
+    gzip_level: int = 1
     gzip_files: bool = True
     text_sitemaps: bool = False
     stylesheet: bool | str = False

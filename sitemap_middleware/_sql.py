@@ -7,6 +7,7 @@ worker thread.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -42,6 +43,8 @@ class SQLAlchemyProvider:
     :param lastmod: name of a datetime column: gives ``Last-Modified``, the version
         token and each index page's ``<lastmod>``.
     :param batch_size: rows fetched per query while streaming.
+    :param metadata_ttl: seconds a count/version answer is reused. One request asks for
+        both (and the page plan checks the version again); on a big table each is a scan.
 
     Page boundaries (first key of each page and its newest lastmod) come from one
     window-function scan, cached until the version token (row count, max key, max
@@ -56,7 +59,8 @@ class SQLAlchemyProvider:
         key: str,
         to_entry: Callable[[Any], EntryLike],
         lastmod: str | None = None,
-        batch_size: int = 2000,
+        batch_size: int = 5000,
+        metadata_ttl: float = 1.0,
     ) -> None:
         self._engine = engine
         self._sub = (source if isinstance(source, Select) else select(source)).subquery(
@@ -71,6 +75,8 @@ class SQLAlchemyProvider:
         self._to_entry = to_entry
         self._batch = batch_size
         self._plans: dict[int, tuple[str, list[Any], list[datetime | None]]] = {}
+        self._metadata_ttl = metadata_ttl
+        self._metadata: tuple[float, int, ProviderVersion] | None = None
 
     async def _all(self, statement: Any) -> Sequence[Any]:
         if isinstance(self._engine, AsyncEngine):
@@ -116,16 +122,25 @@ class SQLAlchemyProvider:
             yield entry
 
     async def count(self) -> int:
-        return int((await self._all(select(func.count()).select_from(self._sub)))[0][0])
+        return (await self._summary())[0]
 
     async def version(self) -> ProviderVersion:
+        return (await self._summary())[1]
+
+    async def _summary(self) -> tuple[int, ProviderVersion]:
+        """Row count and version from one aggregate query, reused for ``metadata_ttl``."""
+        now = time.monotonic()
+        if self._metadata is not None and now - self._metadata[0] < self._metadata_ttl:
+            return self._metadata[1], self._metadata[2]
         columns: list[Any] = [func.count(), func.max(self._key)]
         if self._lastmod is not None:
             columns.append(func.max(self._lastmod))
         row = (await self._all(select(*columns).select_from(self._sub)))[0]
         modified = _aware(row[2]) if self._lastmod is not None else None
         token = f"{row[0]}:{row[1]}:{modified.isoformat() if modified else ''}"
-        return ProviderVersion(token=token, last_modified=modified)
+        version = ProviderVersion(token=token, last_modified=modified)
+        self._metadata = (now, int(row[0]), version)
+        return int(row[0]), version
 
     async def page_last_modified(self, page_size: int) -> list[datetime | None]:
         return (await self._boundaries(page_size))[1]

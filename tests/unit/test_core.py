@@ -340,3 +340,46 @@ async def test_etag_depends_on_configuration_and_data() -> None:
     assert tag != header(
         (await fetch(_core({"p": CountingProvider(5)}, stylesheet=True), "/sitemap.xml"))[0], "ETag"
     )
+
+
+async def test_provider_hanging_mid_stream_is_cut_off() -> None:
+    """A provider that stalls after the first batch is cut off by the timeout: the stream aborts."""
+    from sitemap_middleware import ProviderTimeoutError
+
+    provider = CountingProvider(3000, hang_after=1500)
+    core = _core({"p": provider}, provider_timeout=0.2)
+    from tests.helpers import RequestInfo
+
+    request = RequestInfo("GET", "/sitemap-p-1.xml", {})
+    target = core.route(request)
+    assert target is not None
+    reply = await core.respond(target, request)
+    assert reply.status == 200 and reply.body is not None
+    with pytest.raises(ProviderTimeoutError, match="no answer within 0.2 s"):
+        async for _ in reply.body:
+            pass
+    assert provider.closed == 1
+
+
+async def test_crawler_reads_image_and_news_data_back() -> None:
+    """ultimate-sitemap-parser reads the image and news extensions we write."""
+    from sitemap_middleware import Image, NewsArticle
+
+    entry = SitemapEntry(
+        "/a",
+        images=[Image("/i.png"), Image("https://cdn.example.net/j.png")],
+        news=NewsArticle(
+            publication_name="Times",
+            language="en",
+            publication_date="2024-05-01",
+            title="Hello & bye",
+        ),
+    )
+    _, body = await fetch(_core({"p": [entry]}), "/sitemap.xml")
+    (page,) = check_document(body).all_pages()
+    assert page.images is not None and page.news_story is not None
+    assert [image.loc for image in page.images] == [
+        "https://example.com/i.png",
+        "https://cdn.example.net/j.png",
+    ]
+    assert page.news_story.title == "Hello & bye" and page.news_story.publication_name == "Times"

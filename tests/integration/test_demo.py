@@ -1,0 +1,80 @@
+"""The demo (the main job) started as a user starts it, in both flavours, crawled end to end."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from usp.tree import sitemap_tree_for_homepage
+
+from benchmarks.common import free_port
+from tests.helpers import check_document, child_urls
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+# Only the subprocess, httpx and usp run here; usp leaves a file object to the GC.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.parametrize("server", ["uvicorn", "werkzeug"])
+def test_demo_serves_valid_sitemaps(server: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """`python -m sitemap_middleware demo` serves pages, robots.txt and XSD-valid sitemaps."""
+    data = tmp_path_factory.getbasetemp() / "demo-data"  # shared: the 120,000 rows are built once
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sitemap_middleware",
+            "demo",
+            "--server",
+            server,
+            "--port",
+            str(port),
+            "--data-dir",
+            str(data),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                home = httpx.get(url + "/", timeout=2)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, "demo did not start"
+                time.sleep(0.2)
+        assert home.status_code == 200 and "Demo shop" in home.text
+        assert httpx.get(url + "/products/7").status_code == 200
+        robots = httpx.get(url + "/robots.txt").text
+        assert f"Sitemap: {url}/sitemap.xml" in robots and "User-agent: GPTBot" in robots
+        index = check_document(httpx.get(url + "/sitemap.xml").content)
+        children = child_urls(index)
+        assert [c for c in children if "products" in c] == [
+            f"{url}/sitemap-products-{n}.xml" for n in (1, 2, 3)
+        ]
+        for (
+            child
+        ) in children:  # pages validate, extensions included (two 50k pages skipped: slow XSD)
+            if not child.endswith(("products-1.xml", "products-2.xml")):
+                check_document(httpx.get(child).content)
+        tree = sitemap_tree_for_homepage(url + "/", use_known_paths=False)
+        urls = {page.url for page in tree.all_pages()}
+        assert f"{url}/products/120000" in urls and f"{url}/docs/guide/" in urls
+        assert len([u for u in urls if "/products/" in u]) == 120_000
+        text = httpx.get(url + "/sitemap-pages-1.txt").text.splitlines()
+        assert f"{url}/about" in text
+        assert httpx.get(url + "/sitemap.xsl").status_code == 200
+    finally:
+        process.terminate()
+        process.wait(20)
