@@ -119,18 +119,19 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def rss_kib(pid: int) -> int:
-    """Resident set size of a process, from /proc (Linux)."""
+def _status_kib(pid: int, field: str) -> int:
     with open(f"/proc/{pid}/status") as status:
         for line in status:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
-    raise RuntimeError("no VmRSS")
+    raise RuntimeError(f"no {field} in /proc/{pid}/status")
+
+
+def rss_kib(pid: int) -> int:
+    """Resident set size of a process, from /proc (Linux)."""
+    return _status_kib(pid, "VmRSS")
 
 
 def peak_rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    raise RuntimeError("no VmHWM")
+    """Peak resident set size since start (or since clear_refs was written 5)."""
+    return _status_kib(pid, "VmHWM")

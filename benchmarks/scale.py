@@ -84,7 +84,7 @@ def _timed(call: Any) -> float:
 
 
 def _measure(results: dict[str, Any], label: str, path: Path, count: int, page_size: int) -> None:
-    from benchmarks.run import asgi_get
+    from benchmarks.run import asgi_drain, asgi_get
 
     app = _app(path, page_size)
     far = min(20, -(-count // page_size))
@@ -98,7 +98,7 @@ def _measure(results: dict[str, Any], label: str, path: Path, count: int, page_s
     results[f"{label}: page {far}"] = f"{page_far * 1000:.0f} ms ({page_far / page1:.2f}x page 1)"
     results[f"{label}: index (page plan cached)"] = f"{index * 1000:.0f} ms"
     tracemalloc.start()
-    asgi_get(app, far_path)
+    asgi_drain(app, far_path)  # streamed and dropped, as a server does
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     results[f"{label}: peak traced memory serving page {far}"] = f"{peak / 1024 / 1024:.1f} MiB"

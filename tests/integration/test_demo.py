@@ -18,32 +18,18 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
-# Only the subprocess, httpx and usp run here; usp leaves a file object to the GC.
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 @pytest.mark.parametrize("server", ["uvicorn", "werkzeug"])
 def test_demo_serves_valid_sitemaps(server: str, tmp_path_factory: pytest.TempPathFactory) -> None:
     """`python -m sitemap_middleware demo` serves pages, robots.txt and XSD-valid sitemaps."""
     data = tmp_path_factory.getbasetemp() / "demo-data"  # shared: the 120,000 rows are built once
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "sitemap_middleware",
-            "demo",
-            "--server",
-            server,
-            "--port",
-            str(port),
-            "--data-dir",
-            str(data),
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    log = tmp_path_factory.mktemp("demo-log") / "demo.log"
+    command = [sys.executable, "-m", "sitemap_middleware", "demo", "--server", server]
+    command += ["--port", str(port), "--data-dir", str(data)]
+    # Output to a file, not a pipe: a pipe nobody reads fills up and stalls the server.
+    with log.open("w") as output:
+        process = subprocess.Popen(command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 120
         while True:

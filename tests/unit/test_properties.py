@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sitemap_middleware import InvalidEntryError, SitemapConfig, SitemapError
+from sitemap_middleware._asgi import READ_HEADERS
 from sitemap_middleware._core import RequestInfo, SitemapCore
 from tests.helpers import check_document, collect
 
@@ -140,16 +141,7 @@ paths = st.one_of(
     path=paths,
     method=methods,
     headers=st.dictionaries(
-        st.sampled_from(
-            [
-                "accept-encoding",
-                "if-none-match",
-                "if-modified-since",
-                "host",
-                "x-forwarded-host",
-                "x-forwarded-proto",
-            ]
-        ),
+        st.sampled_from(READ_HEADERS),
         header_values,
     ),
     trusted=st.booleans(),
