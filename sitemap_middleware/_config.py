@@ -17,8 +17,6 @@ __all__ = ["RobotsGroup", "Section", "SitemapConfig"]
 #: sitemaps.org per-file limits (uncompressed).
 MAX_URLS = 50_000
 MAX_BYTES = 52_428_800
-#: Google News: at most 1,000 news URLs per sitemap file.
-MAX_NEWS_URLS = 1_000
 _SECTION_NAME = re.compile(r"[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*")
 _FILE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Literal
 
-__all__ = ["ChangeFreq", "Encoding", "ByteStream", "CHANGEFREQS"]
+__all__ = ["CHANGEFREQS", "ChangeFreq", "Encoding"]
 
 ChangeFreq = Literal["always", "hourly", "daily", "weekly", "monthly", "yearly", "never"]
 
@@ -16,6 +15,3 @@ CHANGEFREQS: frozenset[str] = frozenset(
 
 #: Content codings we produce; negotiation picks one per request.
 Encoding = Literal["gzip", "identity"]
-
-#: A response body as the core hands it to an adapter.
-ByteStream = AsyncIterator[bytes]

@@ -13,7 +13,7 @@ from urllib.parse import quote, urlsplit
 
 from ._exceptions import InvalidEntryError
 
-__all__ = ["MAX_URL_LENGTH", "BaseURL", "normalize_loc", "normalize_path"]
+__all__ = ["MAX_URL_LENGTH", "BaseURL", "normalize_loc"]
 
 #: sitemaps.org: "must be less than 2,048 characters".
 MAX_URL_LENGTH = 2048
@@ -110,11 +110,6 @@ def normalize_loc(value: object, field: str = "loc") -> str:
     if len(value) > MAX_URL_LENGTH:
         raise InvalidEntryError(field, value, f"is longer than {MAX_URL_LENGTH} characters")
     return value
-
-
-def normalize_path(value: str) -> str:
-    """Percent-encode a request-independent path (used for configured paths)."""
-    return _quote(value, _PATH_SAFE, "path", value)
 
 
 @dataclass(frozen=True, slots=True)
