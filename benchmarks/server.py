@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -24,12 +25,15 @@ class Server:
 
 
 @contextmanager
-def running(kind: str, n: int = 50_000, page: int = 50_000) -> Iterator[Server]:
+def running(
+    kind: str, n: int = 50_000, page: int = 50_000, env: dict[str, str] | None = None
+) -> Iterator[Server]:
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "benchmarks.serve", kind, str(port), str(n), str(page)],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
     )
     url = f"http://127.0.0.1:{port}"
     try:
