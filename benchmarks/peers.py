@@ -57,7 +57,7 @@ def _django_sitemap_class(n: int, page: int) -> Any:
     _django()
     from django.contrib.sitemaps import Sitemap
 
-    class ProductSitemap(Sitemap):  # type: ignore[misc]
+    class ProductSitemap(Sitemap):
         limit = page
         protocol = "https"
         changefreq = "daily"
