@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from importlib import resources
 
+from ._bodies import bytes_body, chain, opened, urlset_body
 from ._compress import choose_encoding, gzip_chunks
 from ._conditional import (
     is_not_modified,
@@ -22,7 +23,7 @@ from ._conditional import (
     validator_headers,
 )
 from ._config import SitemapConfig
-from ._exceptions import InvalidEntryError, ProviderError, SitemapError
+from ._exceptions import InvalidEntryError, ProviderError
 from ._models import SitemapEntry
 from ._plan import SectionPlan, plan_all, section_count, section_version
 from ._render import (
@@ -44,7 +45,6 @@ XML_TYPE = "application/xml; charset=utf-8"
 TEXT_TYPE = "text/plain; charset=utf-8"
 XSL_TYPE = "text/xsl; charset=utf-8"
 GZIP_FILE_TYPE = "application/gzip"
-LOG_ABORTED = "sitemap %s: aborting the response after headers were sent: %s"
 LOG_FAILED = "sitemap %s: answering %d: %s"
 _STYLESHEET = resources.files(__package__).joinpath("static", "sitemap.xsl").read_bytes()
 
@@ -87,10 +87,6 @@ class _Document:
     last_modified: datetime | None
     open: Callable[[], Awaitable[AsyncIterator[bytes]]]
     cacheable: bool = True
-
-
-async def _bytes_body(data: bytes) -> AsyncIterator[bytes]:
-    yield data
 
 
 class SitemapCore:
@@ -191,7 +187,7 @@ class SitemapCore:
             raise AssertionError("robots.txt is answered by respond_robots")  # pragma: no cover
         if target.kind is Kind.STYLESHEET:
             tag = make_etag("xsl", hashlib.sha256(_STYLESHEET).hexdigest())
-            return _Document(XSL_TYPE, tag, None, lambda: _opened(_bytes_body(_STYLESHEET)))
+            return _Document(XSL_TYPE, tag, None, lambda: opened(bytes_body(_STYLESHEET)))
         if target.kind is Kind.PAGE:
             return await self._page_document(target, base)
         plans, failed = await plan_all(self.config, base)
@@ -323,7 +319,7 @@ class SitemapCore:
                 max_bytes=config.max_bytes_per_page,
                 stylesheet_href=self._stylesheet_href(base),
             )
-        return _urlset_body(name, writer, streams, first)
+        return urlset_body(name, writer, streams, first)
 
     def _index_document(
         self, base: BaseURL, plans: Sequence[SectionPlan], failed: Sequence[str]
@@ -355,7 +351,7 @@ class SitemapCore:
             chunker.add(writer.close())
             yield chunker.flush()
 
-        return _Document(XML_TYPE, etag, modified, lambda: _opened(body()), cacheable=not failed)
+        return _Document(XML_TYPE, etag, modified, lambda: opened(body()), cacheable=not failed)
 
     def _stylesheet_href(self, base: BaseURL) -> str | None:
         stylesheet = self.config.stylesheet
@@ -385,7 +381,7 @@ class SitemapCore:
                     size += len(chunk)
                     if size > self.config.render_cache_max_bytes:
                         return _Document(
-                            document.content_type, None, None, lambda: _opened(_chain(chunks, body))
+                            document.content_type, None, None, lambda: opened(chain(chunks, body))
                         )
             except BaseException:
                 await body.aclose()  # type: ignore[attr-defined]
@@ -394,7 +390,7 @@ class SitemapCore:
             cached = (make_etag(self.config.fingerprint, hashlib.sha256(data).hexdigest()), data)
             await self._cache.set(key, cached)
         tag, data = cached
-        return _Document(document.content_type, tag, None, lambda: _opened(_bytes_body(data)))
+        return _Document(document.content_type, tag, None, lambda: opened(bytes_body(data)))
 
     # -- robots.txt ----------------------------------------------------------------------
 
@@ -426,7 +422,7 @@ class SitemapCore:
         ):
             return Reply(304, not_modified_filter(headers))
         headers.append(("Content-Length", str(len(data))))
-        return Reply(200, headers, None if request.method == "HEAD" else _bytes_body(data))
+        return Reply(200, headers, None if request.method == "HEAD" else bytes_body(data))
 
     # -- errors --------------------------------------------------------------------------
 
@@ -445,52 +441,4 @@ class SitemapCore:
             ("Cache-Control", "no-store"),
             *extra,
         ]
-        return Reply(status, headers, _bytes_body(data))
-
-
-async def _opened(body: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    return body
-
-
-async def _chain(head: list[bytes], rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    try:
-        for chunk in head:
-            yield chunk
-        async for chunk in rest:
-            yield chunk
-    finally:
-        await rest.aclose()  # type: ignore[attr-defined]
-
-
-async def _urlset_body(
-    name: str,
-    writer: UrlsetWriter | TextWriter,
-    streams: list[EntryStream],
-    first: list[tuple[SitemapEntry, str]],
-) -> AsyncIterator[bytes]:
-    """Render a urlset (or text sitemap) from open streams; abort, never truncate quietly.
-
-    A failure after the status line cannot become an error page: we log once and
-    re-raise so the server drops the connection and no client mistakes the partial body
-    for a complete sitemap (no closing tag is ever written after a gap).
-    """
-    chunker = Chunker()
-    try:
-        chunker.add(writer.open([entry for entry, _ in first]))
-        batch = first
-        for stream in streams:
-            while True:
-                for entry, loc in batch:
-                    if out := chunker.add(writer.url(entry, loc)):
-                        yield out
-                batch = await stream.next_batch()
-                if not batch:
-                    break
-        chunker.add(writer.close())
-        yield chunker.flush()
-    except (SitemapError, ValueError) as exc:
-        logger.error(LOG_ABORTED, name, exc)
-        raise
-    finally:
-        for stream in streams:
-            await stream.aclose()
+        return Reply(status, headers, bytes_body(data))

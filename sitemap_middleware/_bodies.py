@@ -1,0 +1,69 @@
+"""Response bodies: async byte streams the core hands to the adapters."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from ._exceptions import SitemapError
+from ._models import SitemapEntry
+from ._render import Chunker, TextWriter, UrlsetWriter
+from ._stream import EntryStream, logger
+
+__all__ = ["bytes_body", "chain", "opened", "urlset_body"]
+
+LOG_ABORTED = "sitemap %s: aborting the response after headers were sent: %s"
+
+
+async def bytes_body(data: bytes) -> AsyncIterator[bytes]:
+    """A body of bytes already in memory (errors, robots.txt, the stylesheet)."""
+    yield data
+
+
+async def opened(body: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """A document opener for bodies that need no setup before the status line."""
+    return body
+
+
+async def chain(head: list[bytes], rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """Chunks already rendered, then the rest of the stream (closed with this body)."""
+    try:
+        for chunk in head:
+            yield chunk
+        async for chunk in rest:
+            yield chunk
+    finally:
+        await rest.aclose()  # type: ignore[attr-defined]
+
+
+async def urlset_body(
+    name: str,
+    writer: UrlsetWriter | TextWriter,
+    streams: list[EntryStream],
+    first: list[tuple[SitemapEntry, str]],
+) -> AsyncIterator[bytes]:
+    """Render a urlset (or text sitemap) from open streams; abort, never truncate quietly.
+
+    A failure after the status line cannot become an error page: we log once and
+    re-raise so the server drops the connection and no client mistakes the partial body
+    for a complete sitemap (no closing tag is ever written after a gap).
+    """
+    chunker = Chunker()
+    try:
+        chunker.add(writer.open([entry for entry, _ in first]))
+        batch = first
+        for stream in streams:
+            while True:
+                for entry, loc in batch:
+                    if out := chunker.add(writer.url(entry, loc)):
+                        yield out
+                batch = await stream.next_batch()
+                if not batch:
+                    break
+        chunker.add(writer.close())
+        yield chunker.flush()
+    except (SitemapError, ValueError) as exc:
+        logger.error(LOG_ABORTED, name, exc)
+        raise
+    finally:
+        for stream in streams:
+            await stream.aclose()
