@@ -53,24 +53,31 @@ def _django() -> None:
 urlpatterns: list[Any] = []
 
 
+class _Products:
+    """The workload as both peers' Sitemap classes want it: items, location, lastmod."""
+
+    size = 0
+
+    def items(self) -> range:
+        return range(self.size)
+
+    def location(self, item: int) -> str:
+        return f"/products/{item}?ref=a&b={item}"
+
+    def lastmod(self, item: int) -> Any:
+        return lastmod(item)
+
+
 def _django_sitemap_class(n: int, page: int) -> Any:
     _django()
     from django.contrib.sitemaps import Sitemap
 
-    class ProductSitemap(Sitemap):
+    class ProductSitemap(_Products, Sitemap):
+        size = n
         limit = page
         protocol = "https"
         changefreq = "daily"
         priority = 0.5
-
-        def items(self) -> range:
-            return range(n)
-
-        def location(self, item: int) -> str:
-            return f"/products/{item}?ref=a&b={item}"
-
-        def lastmod(self, item: int) -> Any:
-            return lastmod(item)
 
     return ProductSitemap
 
@@ -113,17 +120,9 @@ def django_index(n: int) -> Callable[[], bytes]:
 def asgi_sitemaps_app(n: int) -> Any:
     import asgi_sitemaps
 
-    class ProductSitemap(asgi_sitemaps.Sitemap[int]):
+    class ProductSitemap(_Products, asgi_sitemaps.Sitemap[int]):
+        size = n
         protocol = "https"
-
-        def items(self) -> range:
-            return range(n)
-
-        def location(self, item: int) -> str:
-            return f"/products/{item}?ref=a&b={item}"
-
-        def lastmod(self, item: int) -> Any:
-            return lastmod(item)
 
         def changefreq(self, item: int) -> str:
             return "daily"

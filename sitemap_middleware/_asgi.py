@@ -7,7 +7,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ._config import SitemapConfig
-from ._core import Reply, RequestInfo, SitemapCore
+from ._core import MAX_APP_ROBOTS, Reply, RequestInfo, SitemapCore
 from ._routing import Kind
 from ._stream import logger
 
@@ -22,8 +22,6 @@ READ_HEADERS = (
     "x-forwarded-host",
     "x-forwarded-proto",
 )
-#: robots.txt is at most 500 KiB for Google; an app's own larger than this is not used.
-MAX_APP_ROBOTS = 512 * 1024
 
 
 def request_info(method: str, path: str, headers: Headers) -> RequestInfo:

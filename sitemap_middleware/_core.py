@@ -25,7 +25,7 @@ from ._conditional import (
 from ._config import SitemapConfig
 from ._exceptions import InvalidEntryError, ProviderError
 from ._models import SitemapEntry
-from ._plan import SectionPlan, plan_all, section_count, section_version
+from ._plan import SectionPlan, plan_all, section_count, section_version, version_parts
 from ._render import (
     Chunker,
     IndexWriter,
@@ -46,6 +46,9 @@ TEXT_TYPE = "text/plain; charset=utf-8"
 XSL_TYPE = "text/xsl; charset=utf-8"
 GZIP_FILE_TYPE = "application/gzip"
 LOG_FAILED = "sitemap %s: answering %d: %s"
+#: robots.txt is read up to 500 KiB by Google; an app's own larger than this is not used
+#: in robots_mode="append" (both adapters read at most this much of it).
+MAX_APP_ROBOTS = 512 * 1024
 _STYLESHEET = resources.files(__package__).joinpath("static", "sitemap.xsl").read_bytes()
 
 
@@ -258,12 +261,10 @@ class SitemapCore:
             raise self._unavailable() from None
         if count is not None and target.page > -(-count // section.max_urls):
             raise _HTTPError(404, "Not Found: past the last page of this section")
-        etag = None
-        if version is not None and (version.token or version.last_modified):
-            lm = version.last_modified.isoformat() if version.last_modified else ""
-            etag = make_etag(
-                config.fingerprint, base.prefix, name, str(count), version.token or "", lm
-            )
+        parts = version_parts(version)
+        etag = (
+            make_etag(config.fingerprint, base.prefix, name, str(count), *parts) if parts else None
+        )
 
         async def open_page() -> AsyncIterator[bytes]:
             stream = EntryStream(

@@ -19,7 +19,14 @@ from ._stream import EntryStream, call_provider, logger
 from ._urls import BaseURL
 from ._values import to_datetime
 
-__all__ = ["SectionPlan", "plan_section", "section_version"]
+__all__ = [
+    "SectionPlan",
+    "plan_all",
+    "plan_section",
+    "section_count",
+    "section_version",
+    "version_parts",
+]
 
 LOG_SECTION_FAILED = "sitemap section %r left out of the index: %s"
 
@@ -41,12 +48,16 @@ class SectionPlan:
     @property
     def validator_parts(self) -> tuple[str, ...] | None:
         """Strings for an ETag, or None if the provider cannot vouch for its freshness."""
-        if self.version is None or (
-            self.version.token is None and self.version.last_modified is None
-        ):
-            return None
-        lm = self.version.last_modified.isoformat() if self.version.last_modified else ""
-        return (self.name, str(self.count), self.version.token or "", lm)
+        parts = version_parts(self.version)
+        return (self.name, str(self.count), *parts) if parts else None
+
+
+def version_parts(version: ProviderVersion | None) -> tuple[str, str] | None:
+    """A version as ETag input (token, last-modified), or None when it says nothing."""
+    if version is None or not (version.token or version.last_modified):
+        return None
+    modified = version.last_modified.isoformat() if version.last_modified else ""
+    return version.token or "", modified
 
 
 async def section_version(

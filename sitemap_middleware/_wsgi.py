@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from anyio.from_thread import BlockingPortal
 
 from ._config import SitemapConfig
-from ._core import RequestInfo, SitemapCore
+from ._core import MAX_APP_ROBOTS, RequestInfo, SitemapCore
 from ._portal import get_portal
 from ._routing import Kind
 
@@ -28,7 +28,6 @@ _ENVIRON_HEADERS = {
 }
 #: Bytes gathered per portal hop: one thread hand-off per ~256 KiB, not per chunk.
 PULL_BYTES = 256 * 1024
-MAX_APP_ROBOTS = 512 * 1024
 
 
 class WSGISitemapMiddleware:
