@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 import anyio
 import httpx
 
-from benchmarks.common import rss_kib
+from benchmarks.serve import MEMORY_PATH
 from benchmarks.server import running
 
 SECTION_SIZE = 20_000
@@ -36,6 +36,12 @@ class LoadResult:
     rss_baseline_kib: int
     rss_after_kib: int
     rss_growth_kib: int
+    python_blocks_growth: int
+
+
+def _memory(url: str) -> dict[str, int]:
+    figures: dict[str, int] = httpx.get(url + MEMORY_PATH, timeout=30).json()
+    return figures
 
 
 async def _run(
@@ -88,19 +94,24 @@ async def _run(
 
 
 def run_load(
-    kind: str = "asgi", requests: int = 10_000, concurrency: int = 200, warmup: int = 1_000
+    kind: str = "asgi", requests: int = 10_000, concurrency: int = 200, warmup: int = 2_000
 ) -> LoadResult:
-    # Two malloc arenas, as threaded Python servers are usually run: with glibc's default
-    # (8 per core) a thread-per-connection server's RSS steps with arena placement, which
-    # would hide (or fake) a leak.
+    """Warm up, take the server's memory figures, run the load, take them again.
+
+    The figures come from the server itself after ``gc.collect()`` and ``malloc_trim(0)``
+    (see benchmarks/serve.py), so RSS reflects live allocations rather than allocator
+    placement, and Python's allocated-block count shows any per-request object leak.
+    """
+    # Two malloc arenas, as threaded Python servers are usually run: fewer places for
+    # freed memory to sit unreturned between the two measurements.
     with running(kind, SECTION_SIZE, PAGE_SIZE, env={"MALLOC_ARENA_MAX": "2"}) as server:
         anyio.run(_run, server.url, warmup, concurrency, 1)
-        baseline = rss_kib(server.pid)
+        baseline = _memory(server.url)
         started = time.perf_counter()
         errors, wrong, statuses = anyio.run(_run, server.url, requests, concurrency, 2)
         seconds = time.perf_counter() - started
-        time.sleep(0.5)
-        after = rss_kib(server.pid)
+        time.sleep(0.5)  # let finished connection threads exit
+        after = _memory(server.url)
     return LoadResult(
         kind,
         requests,
@@ -110,9 +121,10 @@ def run_load(
         statuses,
         round(seconds, 2),
         round(requests / seconds, 1),
-        baseline,
-        after,
-        after - baseline,
+        baseline["rss_kib"],
+        after["rss_kib"],
+        after["rss_kib"] - baseline["rss_kib"],
+        after["blocks"] - baseline["blocks"],
     )
 
 

@@ -6,8 +6,42 @@ KIND: ``asgi`` (uvicorn), ``wsgi`` (werkzeug, threaded, with a Flask app), ``sta
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import gc
+import json
 import sys
 from typing import Any
+
+#: Path answered by the asgi/wsgi benchmark apps with this process's memory figures.
+MEMORY_PATH = "/__memory"
+
+
+def memory_figures() -> bytes:
+    """Python blocks and RSS after a full collection and a malloc_trim.
+
+    Trimming hands freed heap pages back to the kernel, so RSS measures what is still
+    allocated rather than where glibc happened to place it; allocated blocks count live
+    Python objects, which a per-request leak would grow by at least one each.
+    """
+    gc.collect()
+    libc_name = ctypes.util.find_library("c")
+    if libc_name:
+        ctypes.CDLL(libc_name).malloc_trim(0)
+    with open("/proc/self/status") as status:
+        rss = next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+    return json.dumps({"rss_kib": rss, "blocks": sys.getallocatedblocks()}).encode()
+
+
+def _with_memory_asgi(app: Any) -> Any:
+    async def probed(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["path"] != MEMORY_PATH:
+            await app(scope, receive, send)
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": memory_figures()})
+
+    return probed
 
 
 def _static_asgi(body: bytes) -> Any:
@@ -40,7 +74,7 @@ def build(kind: str, n: int, page: int) -> tuple[str, Any]:
     from benchmarks import common, floor
 
     if kind == "asgi":
-        return "asgi", common.asgi_app(n, page)
+        return "asgi", _with_memory_asgi(common.asgi_app(n, page))
     if kind == "wsgi":
         from flask import Flask
 
@@ -49,6 +83,10 @@ def build(kind: str, n: int, page: int) -> tuple[str, Any]:
         @flask_app.get("/")
         def home() -> str:
             return "home page"
+
+        @flask_app.get(MEMORY_PATH)
+        def memory() -> bytes:
+            return memory_figures()
 
         from sitemap_middleware import WSGISitemapMiddleware
 
