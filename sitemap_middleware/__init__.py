@@ -16,8 +16,9 @@ from ._exceptions import (
     SitemapError,
     SitemapLimitError,
 )
+from ._extensions import Alternate, Image, NewsArticle, Video, news_cutoff
 from ._files import DirectoryProvider, TextFileProvider
-from ._models import Alternate, Image, NewsArticle, SitemapEntry, Video, news_cutoff
+from ._models import SitemapEntry
 from ._providers import (
     CallableProvider,
     ProviderVersion,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from ._exceptions import SitemapError
-from ._models import SitemapEntry
+from ._models import Admitted
 from ._render import Chunker, TextWriter, UrlsetWriter
 from ._stream import EntryStream, logger
 
@@ -39,7 +39,7 @@ async def urlset_body(
     name: str,
     writer: UrlsetWriter | TextWriter,
     streams: list[EntryStream],
-    first: list[tuple[SitemapEntry, str]],
+    first: list[Admitted],
 ) -> AsyncIterator[bytes]:
     """Render a urlset (or text sitemap) from open streams; abort, never truncate quietly.
 
@@ -49,13 +49,12 @@ async def urlset_body(
     """
     chunker = Chunker()
     try:
-        chunker.add(writer.open([entry for entry, _ in first]))
+        chunker.add(writer.open([entry for _, _, entry in first if entry is not None]))
         batch = first
         for stream in streams:
             while True:
-                for entry, loc in batch:
-                    if out := chunker.add(writer.url(entry, loc)):
-                        yield out
+                if out := chunker.add(writer.urls(batch)):
+                    yield out
                 batch = await stream.next_batch()
                 if not batch:
                     break

@@ -24,7 +24,7 @@ from ._conditional import (
 )
 from ._config import SitemapConfig
 from ._exceptions import InvalidEntryError, ProviderError
-from ._models import SitemapEntry
+from ._models import Admitted
 from ._plan import SectionPlan, plan_all, section_count, section_version, version_parts
 from ._render import (
     Chunker,
@@ -289,7 +289,7 @@ class SitemapCore:
         self, name: str, base: BaseURL, streams: list[EntryStream], text: bool
     ) -> AsyncIterator[bytes]:
         """Fetch the first batch (errors become 503/404 here), then stream the rest."""
-        first: list[tuple[SitemapEntry, str]] = []
+        first: list[Admitted] = []
         try:
             for stream in streams:
                 first = await stream.next_batch()

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from ._config import RobotsGroup, Section, SitemapConfig
+from ._extensions import Alternate, Image, NewsArticle, Video, news_cutoff
 from ._files import DirectoryProvider, TextFileProvider
-from ._models import Alternate, Image, NewsArticle, SitemapEntry, Video, news_cutoff
+from ._models import SitemapEntry
 
 PRODUCTS = 120_000
 DATA_DIR = Path(tempfile.gettempdir()) / "sitemap_middleware_demo"

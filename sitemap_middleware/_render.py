@@ -12,7 +12,8 @@ from datetime import date, datetime
 
 from ._config import RobotsGroup
 from ._exceptions import SitemapLimitError
-from ._models import NewsArticle, SitemapEntry, Video
+from ._extensions import NewsArticle, Video
+from ._models import Admitted, SitemapEntry
 from ._values import format_w3c
 
 __all__ = [
@@ -169,24 +170,34 @@ class UrlsetWriter(_LimitedWriter):
             f'{_prolog(self._stylesheet_href)}<urlset xmlns="{SITEMAP_NS}"{attrs}>\n'
         )
 
-    def url(self, entry: SitemapEntry, loc: str) -> str:
-        """The ``<url>`` element of ``entry``, listed at the absolute ``loc``."""
-        # The hot path of the package: one string build, byte count and limit check.
-        if "&" in loc or "'" in loc:
-            loc = _escape_loc(loc)
-        if entry.images or entry.videos or entry.news is not None or entry.alternates:
-            parts: list[str] = []
-            self._extensions(entry, parts)
-            text = "<url><loc>" + loc + "</loc>" + entry._tail + "".join(parts) + "</url>\n"
-            size = len(text) if text.isascii() else len(text.encode("utf-8"))
-        else:
-            text = "<url><loc>" + loc + "</loc>" + entry._tail + "</url>\n"
-            size = len(text)  # loc and the simple fields are always ASCII
-        if self.count >= self.max_items or self.size + size + self._closing > self.max_bytes:
-            self._refuse(size)
-        self.count += 1
-        self.size += size
-        return text
+    def urls(self, batch: Iterable[Admitted]) -> str:
+        """The ``<url>`` elements of a batch of admitted entries, as one string.
+
+        Each item is ``(absolute loc, pre-rendered simple children, entry when it has
+        extensions)``; the writer renders the extensions.
+        """
+        # The hot path of the package: per URL, one string build, a byte count and the
+        # limit check, with the counters in locals and one call per batch.
+        parts: list[str] = []
+        count, size = self.count, self.size
+        max_items, room = self.max_items, self.max_bytes - self._closing
+        for loc, tail, extended in batch:
+            if "&" in loc or "'" in loc:
+                loc = _escape_loc(loc)
+            if extended is None:
+                text = f"<url><loc>{loc}</loc>{tail}</url>\n"
+                length = len(text)  # loc and the simple fields are always ASCII
+            else:
+                text = f"<url><loc>{loc}</loc>{tail}{self._extensions(extended)}</url>\n"
+                length = len(text) if text.isascii() else len(text.encode("utf-8"))
+            if count >= max_items or size + length > room:
+                self.count, self.size = count, size
+                self._refuse(length)
+            count += 1
+            size += length
+            parts.append(text)
+        self.count, self.size = count, size
+        return "".join(parts)
 
     def close(self) -> str:
         return self.CLOSING
@@ -196,7 +207,8 @@ class UrlsetWriter(_LimitedWriter):
             return ""
         return f' xmlns:{prefix}="{EXTENSION_NS[prefix]}"'
 
-    def _extensions(self, entry: SitemapEntry, parts: list[str]) -> None:
+    def _extensions(self, entry: SitemapEntry) -> str:
+        parts: list[str] = []
         for image in entry.images:
             parts += (
                 f"<image:image{self._xmlns('image')}><image:loc>",
@@ -221,6 +233,7 @@ class UrlsetWriter(_LimitedWriter):
                 _escape_loc(self._resolve(alt.href)),
                 '"/>',
             )
+        return "".join(parts)
 
     def _news_xml(self, news: NewsArticle) -> str:
         return (
@@ -335,8 +348,8 @@ class TextWriter(_LimitedWriter):
     def open(self, first: Sequence[SitemapEntry] = ()) -> str:
         return ""
 
-    def url(self, entry: SitemapEntry, loc: str) -> str:
-        return self._account(loc + "\n")
+    def urls(self, batch: Iterable[Admitted]) -> str:
+        return "".join([self._account(loc + "\n") for loc, _, _ in batch])
 
     def close(self) -> str:
         return ""

@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 
 from ._exceptions import InvalidEntryError, ProviderError, ProviderTimeoutError
-from ._models import SitemapEntry, coerce_entry
+from ._models import Admitted, entry_parts
 from ._providers import SupportsPages, UrlProvider
 from ._urls import BaseURL
 
@@ -112,7 +112,7 @@ class EntryStream:
         self.pulled += len(raw)
         return raw
 
-    async def next_batch(self) -> list[tuple[SitemapEntry, str]]:
+    async def next_batch(self) -> list[Admitted]:
         """The next batch of valid entries with their absolute URLs; empty when done."""
         while True:
             raw = await self.next_raw()
@@ -122,13 +122,14 @@ class EntryStream:
             if batch:
                 return batch
 
-    def admit(self, raw: list[Any]) -> list[tuple[SitemapEntry, str]]:
+    def admit(self, raw: list[Any]) -> list[Admitted]:
         admitted = []
         prefix = self._prefix
         for item in raw:
             try:
-                entry = coerce_entry(item)
-                loc = entry.loc if entry.is_absolute else self._base.join(entry.loc)
+                loc, tail, extended = entry_parts(item)
+                if loc[0] == "/":
+                    loc = self._base.join(loc)
                 if not loc.startswith(prefix):
                     raise InvalidEntryError(
                         "loc",
@@ -142,7 +143,7 @@ class EntryStream:
                 if self._invalid <= MAX_LOGGED_INVALID:
                     logger.warning(LOG_INVALID_ENTRY, self.name, exc)
                 continue
-            admitted.append((entry, loc))
+            admitted.append((loc, tail, extended))
         return admitted
 
     async def aclose(self) -> None:

@@ -91,6 +91,13 @@ def normalize_loc(value: object, field: str = "loc") -> str:
     Relative values (starting with ``/``) are kept relative; the core joins them to the
     base URL. Raises :class:`InvalidEntryError` naming ``field``.
     """
+    if (  # most URLs: already canonical and absolute, checked by one regex
+        type(value) is str
+        and _CANONICAL.fullmatch(value)
+        and len(value) <= MAX_URL_LENGTH
+        and ("%" not in value or not _BARE_PERCENT.search(value))
+    ):
+        return value
     if not isinstance(value, str):
         raise InvalidEntryError(field, value, "must be a string")
     if value.startswith("/") and not value.startswith("//"):

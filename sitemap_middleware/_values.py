@@ -40,22 +40,26 @@ def parse_w3c(field: str, value: str) -> date | datetime:
         raise InvalidEntryError(field, value, str(exc)) from None
 
 
-# Already the text we would write: keep it instead of re-formatting (saves ~1 µs a URL).
-_CANONICAL_W3C = re.compile(r"\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2}(?:Z|[+-]\d{2}:\d{2}))?")
+# Already the text we would write (YYYY-MM-DD, or with hh:mm:ss and Z or ±hh:mm): kept
+# as is instead of re-formatted. Recognised by length and the characters at positions 4,
+# 7, 10, ... (the separators) -- a third of the cost of a regex, on a path taken once a
+# URL; fromisoformat then checks every other position is an ASCII digit, and the ranges.
+_CANONICAL_W3C_SHAPES = frozenset(((10, "--"), (20, "--T::Z"), (25, "--T::+:"), (25, "--T::-:")))
 
 
 def date_value_and_text(field: str, value: object) -> tuple[date | datetime, str]:
     """The normalised value and its W3C text, formatting only when needed."""
+    if type(value) is str and (len(value), value[4::3]) in _CANONICAL_W3C_SHAPES:
+        try:
+            if len(value) == 10:
+                return date.fromisoformat(value), value
+            if value[-1] == "Z":  # Python < 3.11 does not read "Z"
+                return datetime.fromisoformat(value[:-1] + "+00:00"), value
+            return datetime.fromisoformat(value), value
+        except ValueError as exc:  # shaped right, but e.g. month 13
+            raise InvalidEntryError(field, value, str(exc)) from None
     if isinstance(value, str):
-        text = value.strip()
-        if _CANONICAL_W3C.fullmatch(text):
-            try:
-                if len(text) == 10:
-                    return date.fromisoformat(text), text
-                return datetime.fromisoformat(text.replace("Z", "+00:00")), text
-            except ValueError as exc:  # shaped right, but e.g. month 13
-                raise InvalidEntryError(field, value, str(exc)) from None
-        return (parsed := parse_w3c(field, text)), format_w3c(parsed)
+        return (parsed := parse_w3c(field, value.strip())), format_w3c(parsed)
     parsed = to_date_value(field, value)
     return parsed, format_w3c(parsed)
 

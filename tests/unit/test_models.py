@@ -133,9 +133,9 @@ def test_entry_priority_range(priority: Any, ok: bool) -> None:
 
 def test_entry_changefreq_is_one_of_seven_words() -> None:
     """changefreq is normalised to lower case and restricted to the protocol's words."""
-    assert SitemapEntry("/", changefreq="Daily").changefreq == "daily"  # type: ignore[arg-type]
+    assert SitemapEntry("/", changefreq="Daily").changefreq == "daily"
     with pytest.raises(InvalidEntryError, match="changefreq 'sometimes'"):
-        SitemapEntry("/", changefreq="sometimes")  # type: ignore[arg-type]
+        SitemapEntry("/", changefreq="sometimes")
 
 
 def test_entry_is_immutable() -> None:
@@ -250,15 +250,15 @@ def test_entry_extensions_from_mappings_and_limits() -> None:
     """Extensions accept objects or mappings; more than 1,000 images is refused."""
     entry = SitemapEntry(
         "/a",
-        images=[Image("/i.png"), {"loc": "https://cdn.example.com/j.png"}],  # type: ignore[list-item]
-        alternates=[{"hreflang": "de", "href": "/de/a"}],  # type: ignore[list-item]
-        videos=[VIDEO],  # type: ignore[list-item]
+        images=[Image("/i.png"), {"loc": "https://cdn.example.com/j.png"}],
+        alternates=[{"hreflang": "de", "href": "/de/a"}],
+        videos=[VIDEO],
         news={
             "publication_name": "N",
             "language": "en",
             "publication_date": "2024-01-01",
             "title": "T",
-        },  # type: ignore[arg-type]
+        },
     )
     assert isinstance(entry.images[1], Image)
     assert isinstance(entry.alternates[0], Alternate)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import timedelta, timezone
 from typing import Any
 
 import anyio
@@ -13,6 +14,9 @@ from hypothesis import strategies as st
 from sitemap_middleware import InvalidEntryError, SitemapConfig, SitemapError
 from sitemap_middleware._asgi import READ_HEADERS
 from sitemap_middleware._core import RequestInfo, SitemapCore
+from sitemap_middleware._models import coerce_entry, entry_parts
+from sitemap_middleware._values import _W3C as W3C
+from sitemap_middleware._values import date_value_and_text, parse_w3c
 from tests.helpers import check_document, collect
 
 SETTINGS = settings(
@@ -92,6 +96,60 @@ def test_hostile_entries_give_a_valid_document_or_a_clear_error(values: list[Any
     assert status in (200, 404)
     if status == 200:
         check_document(body)
+
+
+def _parts_or_error(build: Any) -> tuple[str, str] | str:
+    try:
+        loc, tail, _ = build()
+    except InvalidEntryError as exc:
+        return exc.field
+    return loc, tail
+
+
+@SETTINGS
+@given(items)
+def test_plain_fast_path_agrees_with_building_an_entry(item: Any) -> None:
+    """URL strings and plain dicts skip building a SitemapEntry; the outcome is the same."""
+    fast = _parts_or_error(lambda: entry_parts(item))
+    slow = _parts_or_error(lambda: entry_parts(coerce_entry(item)))
+    assert fast == slow
+
+
+def _mutate(text: str, noise: dict[int, str]) -> str:
+    return "".join(noise.get(i, ch) for i, ch in enumerate(text))
+
+
+utc_offsets = st.sampled_from([timezone.utc, timezone(timedelta(hours=-5, minutes=-30))])
+w3c_texts = st.one_of(
+    st.dates().map(str),
+    st.datetimes(timezones=utc_offsets).map(lambda d: d.isoformat(timespec="seconds")),
+    st.datetimes().map(lambda d: d.isoformat(timespec="seconds") + "Z"),
+)
+#: Valid W3C datetimes with up to two characters replaced by anything.
+w3c_like = st.builds(
+    _mutate, w3c_texts, st.dictionaries(st.integers(0, 24), st.characters(), max_size=2)
+)
+
+
+@SETTINGS
+@given(st.one_of(w3c_like, nasty_text))
+def test_canonical_date_shortcut_accepts_only_w3c_datetimes(text: str) -> None:
+    """The shape-based shortcut for dates never lets through what the W3C pattern refuses."""
+    try:
+        value, out = date_value_and_text("lastmod", text)
+    except InvalidEntryError:
+        return
+    assert W3C.fullmatch(out)
+    assert parse_w3c("lastmod", out) == value
+
+
+@SETTINGS
+@given(w3c_texts)
+def test_canonical_dates_are_kept_as_written(text: str) -> None:
+    """A date already in the form we write is kept verbatim, not re-formatted."""
+    value, out = date_value_and_text("lastmod", text)
+    assert out == text
+    assert value == parse_w3c("lastmod", text)
 
 
 @SETTINGS

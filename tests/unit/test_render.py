@@ -15,6 +15,7 @@ from sitemap_middleware import (
     SitemapLimitError,
     Video,
 )
+from sitemap_middleware._models import entry_parts
 from sitemap_middleware._render import (
     CHUNK_SIZE,
     Chunker,
@@ -39,13 +40,16 @@ def _writer(**kwargs: object) -> UrlsetWriter:
     return UrlsetWriter(**options)  # type: ignore[arg-type]
 
 
+def _url(writer: UrlsetWriter | TextWriter, entry: SitemapEntry) -> str:
+    """Render ``entry`` as the stream does: through entry_parts, relative locs joined."""
+    loc, tail, extended = entry_parts(entry)
+    return writer.urls([("https://example.com" + loc if loc[0] == "/" else loc, tail, extended)])
+
+
 def _document(entries: list[SitemapEntry], **kwargs: object) -> bytes:
     writer = _writer(**kwargs)
     parts = [writer.open(entries[:1])]
-    parts += [
-        writer.url(e, "https://example.com" + e.loc if e.loc.startswith("/") else e.loc)
-        for e in entries
-    ]
+    parts += [_url(writer, e) for e in entries]
     parts.append(writer.close())
     return "".join(parts).encode()
 
@@ -137,10 +141,10 @@ def test_render_enforces_url_limit() -> None:
     """Writing more URLs than the limit raises instead of producing an oversized file."""
     writer = _writer(max_urls=2)
     writer.open()
-    writer.url(SitemapEntry("/a"), "https://example.com/a")
-    writer.url(SitemapEntry("/b"), "https://example.com/b")
+    _url(writer, SitemapEntry("/a"))
+    _url(writer, SitemapEntry("/b"))
     with pytest.raises(SitemapLimitError, match="more than 2 URLs"):
-        writer.url(SitemapEntry("/c"), "https://example.com/c")
+        _url(writer, SitemapEntry("/c"))
 
 
 def test_render_enforces_byte_limit_counting_utf8_bytes() -> None:
@@ -155,7 +159,7 @@ def test_render_enforces_byte_limit_counting_utf8_bytes() -> None:
     )
     with pytest.raises(SitemapLimitError, match="past 400 bytes"):
         for _ in range(10):
-            size += len(writer.url(entry, "https://example.com/a").encode())
+            size += len(_url(writer, entry).encode())
     assert size + len(writer.close()) <= 400
 
 
@@ -167,9 +171,9 @@ def test_render_limits_news_per_file() -> None:
     )
     entry = SitemapEntry("/a", news=news)
     for _ in range(1000):
-        writer.url(entry, "https://example.com/a")
+        _url(writer, entry)
     with pytest.raises(SitemapLimitError, match="news"):
-        writer.url(entry, "https://example.com/a")
+        _url(writer, entry)
 
 
 def test_chunker_emits_large_chunks() -> None:
@@ -189,9 +193,9 @@ def test_index_writer_and_text_writer() -> None:
     ).encode()
     check_document(body)
     text = TextWriter(label="t", max_urls=1, max_bytes=1000)
-    assert text.url(SitemapEntry("/a"), "https://example.com/a") == "https://example.com/a\n"
+    assert _url(text, SitemapEntry("/a")) == "https://example.com/a\n"
     with pytest.raises(SitemapLimitError):
-        text.url(SitemapEntry("/a"), "https://example.com/a")
+        _url(text, SitemapEntry("/a"))
 
 
 def test_render_robots_groups_and_sitemaps() -> None:
