@@ -19,6 +19,7 @@ READ_HEADERS = (
     "if-none-match",
     "if-modified-since",
     "host",
+    "forwarded",
     "x-forwarded-host",
     "x-forwarded-proto",
 )

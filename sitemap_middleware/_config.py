@@ -104,7 +104,8 @@ class SitemapConfig:
         to ``render_cache_max_bytes`` into a bounded cache and derives the ETag from them.
     :param trusted_hosts: opt-in: hosts whose ``Host`` header may replace the base URL's
         host. Any other host gets a 400. Leave empty behind untrusted proxies.
-    :param trust_forwarded: with ``trusted_hosts``, read ``X-Forwarded-Host``/``-Proto``.
+    :param trust_forwarded: with ``trusted_hosts``, read the host and protocol a proxy
+        reports: RFC 7239 ``Forwarded`` if present, else ``X-Forwarded-Host``/``-Proto``.
     """
 
     base_url: str

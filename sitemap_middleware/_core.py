@@ -24,6 +24,7 @@ from ._conditional import (
 )
 from ._config import SitemapConfig
 from ._exceptions import InvalidEntryError, ProviderError
+from ._hosts import HostNotAllowed, base_for
 from ._models import Admitted
 from ._plan import SectionPlan, plan_all, section_count, section_version, version_parts
 from ._render import (
@@ -162,26 +163,11 @@ class SitemapCore:
             body = gzip_chunks(body, config.gzip_level)
         return Reply(200, headers, body)
 
-    # -- host policy -------------------------------------------------------------------
-
     def _base_for(self, request: RequestInfo) -> BaseURL:
-        """The configured base URL, or an allow-listed request host when opted in."""
-        config = self.config
-        if not config.trusted_hosts:
-            return config.base  # Host and X-Forwarded-* are never read
-        host = None
-        scheme = config.base.origin.split(":", 1)[0]
-        if config.trust_forwarded:
-            host = request.headers.get("x-forwarded-host")
-            proto = (request.headers.get("x-forwarded-proto") or "").split(",")[0].strip().lower()
-            if proto in ("http", "https"):
-                scheme = proto
-        host = (host or request.headers.get("host") or "").split(",")[0].strip().lower()
-        if not host:
-            return config.base
-        if host not in config.trusted_hosts:
-            raise _HTTPError(400, "Bad Request: host not allowed")
-        return config.base.with_host(scheme, host)
+        try:
+            return base_for(self.config, request.headers)
+        except HostNotAllowed:
+            raise _HTTPError(400, "Bad Request: host not allowed") from None  # never echoed
 
     # -- documents -----------------------------------------------------------------------
 

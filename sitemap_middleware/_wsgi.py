@@ -23,6 +23,7 @@ _ENVIRON_HEADERS = {
     "if-none-match": "HTTP_IF_NONE_MATCH",
     "if-modified-since": "HTTP_IF_MODIFIED_SINCE",
     "host": "HTTP_HOST",
+    "forwarded": "HTTP_FORWARDED",
     "x-forwarded-host": "HTTP_X_FORWARDED_HOST",
     "x-forwarded-proto": "HTTP_X_FORWARDED_PROTO",
 }

@@ -273,6 +273,30 @@ async def test_trusted_hosts_allow_list() -> None:
     assert reply.status == 400 and b"evil" not in body
 
 
+async def test_rfc7239_forwarded_header_when_trusted() -> None:
+    """Forwarded (RFC 7239) is read only with trust_forwarded, wins over X-Forwarded-*,
+    and its host still has to be on the allow-list."""
+    forwarded = 'for=192.0.2.60;proto=http;Host="www.example.com", for=10.0.0.1;host=x'
+    untrusted = _core({"p": ["/a"]}, trusted_hosts=["example.com", "www.example.com"])
+    _, body = await fetch(untrusted, "/sitemap.xml", host="example.com", forwarded=forwarded)
+    assert page_urls(check_document(body)) == ["https://example.com/a"]
+    core = _core(
+        {"p": ["/a"]}, trusted_hosts=["example.com", "www.example.com"], trust_forwarded=True
+    )
+    _, body = await fetch(
+        core, "/sitemap.xml", host="example.com", forwarded=forwarded, x_forwarded_host="x"
+    )
+    assert page_urls(check_document(body)) == ["http://www.example.com/a"]
+    reply, body = await fetch(
+        core, "/sitemap.xml", host="example.com", forwarded="host=evil.example"
+    )
+    assert reply.status == 400 and b"evil" not in body
+    for malformed in ("for", ";;;", 'host="', "proto=gopher", ","):
+        reply, body = await fetch(core, "/sitemap.xml", host="example.com", forwarded=malformed)
+        assert reply.status == 200
+        assert page_urls(check_document(body)) == ["https://example.com/a"]
+
+
 async def test_news_section_pages_hold_at_most_1000() -> None:
     """Section(max_urls=1000) caps a news section's pages below the global limit."""
     entries = [SitemapEntry(f"/n/{i}") for i in range(1500)]
