@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import xmlschema
+from lxml import etree
 from usp.objects.sitemap import AbstractSitemap
 from usp.tree import sitemap_from_str
 
@@ -20,29 +22,51 @@ __all__ = ["RequestInfo", "SitemapCore"]
 
 SCHEMAS_ENV = "SITEMAP_SCHEMAS_DIR"
 SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+XML_XSD = Path(xmlschema.__file__).parent / "schemas" / "XML" / "xml.xsd"
+
+
+#: Namespace -> schema file: the sitemap urlset and every extension it may carry.
+URLSET_SCHEMAS = {
+    "http://www.sitemaps.org/schemas/sitemap/0.9": "sitemap.xsd",
+    "http://www.google.com/schemas/sitemap-image/1.1": "sitemap-image.xsd",
+    "http://www.google.com/schemas/sitemap-video/1.1": "sitemap-video.xsd",
+    "http://www.google.com/schemas/sitemap-news/0.9": "sitemap-news.xsd",
+    "http://www.w3.org/1999/xhtml": "xhtml1-strict.xsd",
+}
+XML_XSD_URL = "http://www.w3.org/2001/xml.xsd"
+
+
+class _OfflineXmlXsd(etree.Resolver):
+    """xhtml1-strict.xsd imports xml.xsd from w3.org; use xmlschema's bundled copy."""
+
+    def resolve(self, system_url: str | None, public_id: str | None, context: Any) -> Any:
+        if system_url == XML_XSD_URL:
+            return self.resolve_filename(str(XML_XSD), context)
+        return None
+
+
+def _schema(imports: dict[str, Path]) -> etree.XMLSchema:
+    lines = [
+        f'<xs:import namespace="{ns}" schemaLocation="{path.as_uri()}"/>'
+        for ns, path in imports.items()
+    ]
+    wrapper = (
+        '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema">' + "".join(lines) + "</xs:schema>"
+    )
+    parser = etree.XMLParser(no_network=True)
+    parser.resolvers.add(_OfflineXmlXsd())
+    return etree.XMLSchema(etree.fromstring(wrapper.encode(), parser))
 
 
 @cache
-def _schemas() -> tuple[Any, Any] | None:
+def _schemas() -> tuple[etree.XMLSchema, etree.XMLSchema] | None:
+    """The official XSDs compiled by libxml2 (lxml): ~0.1 s for a 50,000-URL page."""
     directory = os.environ.get(SCHEMAS_ENV)
     if not directory:
         return None
-    import xmlschema
-
-    root = Path(directory)
-    urlset = xmlschema.XMLSchema(
-        [
-            str(root / name)
-            for name in (
-                "sitemap.xsd",
-                "sitemap-image.xsd",
-                "sitemap-video.xsd",
-                "sitemap-news.xsd",
-                "xhtml1-strict.xsd",
-            )
-        ]
-    )
-    index = xmlschema.XMLSchema(str(root / "siteindex.xsd"))
+    root = Path(directory).resolve()
+    urlset = _schema({ns: root / name for ns, name in URLSET_SCHEMAS.items()})
+    index = _schema({"http://www.sitemaps.org/schemas/sitemap/0.9": root / "siteindex.xsd"})
     return urlset, index
 
 
@@ -65,7 +89,7 @@ def check_document(body: bytes) -> AbstractSitemap:
     if schemas is not None:
         urlset, index = schemas
         schema = index if "<sitemapindex" in text[:400] else urlset
-        schema.validate(text)
+        schema.assertValid(etree.fromstring(body))
     parsed = sitemap_from_str(text)
     assert type(parsed).__name__ in ("PagesXMLSitemap", "IndexXMLSitemap"), parsed
     return parsed

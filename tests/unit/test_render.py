@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+from lxml import etree
 
 from sitemap_middleware import (
     Alternate,
@@ -26,7 +27,7 @@ from sitemap_middleware._render import (
     escape,
     render_robots,
 )
-from tests.helpers import check_document, page_urls
+from tests.helpers import check_document, page_urls, require_schemas
 
 
 def _writer(**kwargs: object) -> UrlsetWriter:
@@ -226,3 +227,28 @@ def test_robots_group_rejects_bad_rules(bad: dict[str, object]) -> None:
     """Rules must be one-line paths; a group needs a user agent."""
     with pytest.raises(ValueError):
         RobotsGroup(**bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "inner",
+    [
+        "<url><loc>https://example.com/a</loc><priority>7</priority></url>",
+        "<url><loc>https://example.com/a</loc><changefreq>sometimes</changefreq></url>",
+        "<url><lastmod>2024-01-01</lastmod></url>",
+        "<url><loc>https://example.com/a</loc><video:video><video:thumbnail_loc>"
+        "https://example.com/t.jpg</video:thumbnail_loc><video:title>t</video:title>"
+        "<video:description>d</video:description><video:duration>99999</video:duration>"
+        "</video:video></url>",
+        "",  # the XSD wants at least one <url>
+    ],
+)
+def test_the_xsd_check_rejects_invalid_documents(inner: str) -> None:
+    """check_document (used on every document the tests produce) can fail: it refuses these."""
+    require_schemas()
+    body = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" '
+        'xmlns:video="http://www.google.com/schemas/sitemap-video/1.1">' + inner + "</urlset>"
+    ).encode()
+    with pytest.raises(etree.DocumentInvalid):
+        check_document(body)
