@@ -1,8 +1,8 @@
 """The framework-agnostic core: a request in, a pass-through or a streaming reply out.
 
-Flow: route -> host policy -> method -> encoding -> plan (validators) -> 304? -> HEAD?
--> open the entry streams (first batch before any header, so a failing provider still
-gets a clean 503) -> render -> encode.
+Flow: route -> method -> host policy -> encoding -> document and its validators
+(_documents) -> 304? -> HEAD? -> open the body (the first batch of entries before any
+header, so a failing provider still gets a clean 503) -> render -> encode.
 """
 
 from __future__ import annotations
