@@ -91,16 +91,9 @@ def normalize_loc(value: object, field: str = "loc") -> str:
     Relative values (starting with ``/``) are kept relative; the core joins them to the
     base URL. Raises :class:`InvalidEntryError` naming ``field``.
     """
-    if (  # most URLs: already canonical and absolute, checked by one regex
-        type(value) is str
-        and _CANONICAL.fullmatch(value)
-        and len(value) <= MAX_URL_LENGTH
-        and ("%" not in value or not _BARE_PERCENT.search(value))
-    ):
-        return value
     if not isinstance(value, str):
         raise InvalidEntryError(field, value, "must be a string")
-    if value.startswith("/") and not value.startswith("//"):
+    if value[:1] == "/" and value[1:2] != "/":  # base-relative path (not //host)
         if not _CANONICAL_PATH.fullmatch(value):
             if any(ord(ch) < 0x21 or ch == "\x7f" for ch in value):
                 raise InvalidEntryError(field, value, "contains whitespace or control characters")
@@ -108,10 +101,7 @@ def normalize_loc(value: object, field: str = "loc") -> str:
             value = _quote(path, _PATH_SAFE, field, value) + (
                 sep + _quote(query, _QUERY_SAFE, field, value) if sep else ""
             )
-        if len(value) > MAX_URL_LENGTH:
-            raise InvalidEntryError(field, value, f"is longer than {MAX_URL_LENGTH} characters")
-        return value
-    if not _CANONICAL.fullmatch(value) or ("%" in value and _BARE_PERCENT.search(value)):
+    elif not _CANONICAL.fullmatch(value) or ("%" in value and _BARE_PERCENT.search(value)):
         scheme, host, port, rest = _split_absolute(value, field)
         value = _origin(scheme, host, port) + rest
     if len(value) > MAX_URL_LENGTH:

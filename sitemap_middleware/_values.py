@@ -58,6 +58,10 @@ def date_value_and_text(field: str, value: object) -> tuple[date | datetime, str
             return datetime.fromisoformat(value), value
         except ValueError as exc:  # shaped right, but e.g. month 13
             raise InvalidEntryError(field, value, str(exc)) from None
+    if type(value) is datetime:  # what ORMs hand over; naive means UTC (see to_date_value)
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return value, value.isoformat(timespec="seconds")
     if isinstance(value, str):
         return (parsed := parse_w3c(field, value.strip())), format_w3c(parsed)
     parsed = to_date_value(field, value)
