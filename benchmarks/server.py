@@ -25,15 +25,10 @@ class Server:
 
 
 @contextmanager
-def running(
-    kind: str, n: int = 50_000, page: int = 50_000, env: dict[str, str] | None = None
-) -> Iterator[Server]:
-    port = free_port()
+def serving(argv: list[str], port: int, env: dict[str, str] | None = None) -> Iterator[Server]:
+    """Run ``argv`` (a server that listens on 127.0.0.1:``port``) until it answers."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.serve", kind, str(port), str(n), str(page)],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        env={**os.environ, **(env or {})},
+        argv, cwd=ROOT, stdout=subprocess.DEVNULL, env={**os.environ, **(env or {})}
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -44,9 +39,20 @@ def running(
                 break
             except httpx.TransportError:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"benchmark server {kind} did not start") from None
+                    raise RuntimeError(f"{argv[:3]} did not start serving") from None
                 time.sleep(0.05)
         yield Server(url, process.pid)
     finally:
         process.terminate()
         process.wait(20)
+
+
+@contextmanager
+def running(
+    kind: str, n: int = 50_000, page: int = 50_000, env: dict[str, str] | None = None
+) -> Iterator[Server]:
+    """A benchmark app (see benchmarks/serve.py) in its own process."""
+    port = free_port()
+    argv = [sys.executable, "-m", "benchmarks.serve", kind, str(port), str(n), str(page)]
+    with serving(argv, port, env) as server:
+        yield server

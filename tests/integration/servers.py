@@ -84,6 +84,18 @@ def serve_werkzeug(app: Any, sock: socket.socket) -> Iterator[str]:
         thread.join(10)
 
 
+@contextmanager
+def serve(server: str, config: SitemapConfig, sock: socket.socket | None = None) -> Iterator[str]:
+    """``config`` behind a Starlette app on uvicorn or a Flask app on werkzeug; yields its URL."""
+    sock = sock or bound_socket()
+    if server == "uvicorn":
+        with serve_uvicorn(asgi_app(config), sock) as url:
+            yield url
+    else:
+        with serve_werkzeug(wsgi_app(config), sock) as url:
+            yield url
+
+
 def _standalone_sections() -> dict[str, Any]:
     from tests.helpers import CountingProvider
 
@@ -91,11 +103,8 @@ def _standalone_sections() -> dict[str, Any]:
 
 
 if __name__ == "__main__":  # pragma: no cover - run in a subprocess by the tests
-    kind = sys.argv[1]
-    sock = bound_socket()
+    server = "uvicorn" if sys.argv[1] == "asgi" else "werkzeug"
     config = make_config("https://example.com", _standalone_sections(), max_urls_per_page=1000)
-    app = asgi_app(config) if kind == "asgi" else wsgi_app(config)
-    serve = serve_uvicorn if kind == "asgi" else serve_werkzeug
-    with serve(app, sock) as url:
+    with serve(server, config) as url:
         print(url, flush=True)
         sys.stdin.read()  # serve until the test closes our stdin

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -15,6 +13,7 @@ import httpx
 import pytest
 
 from benchmarks.common import free_port
+from benchmarks.server import serving
 from tests.helpers import check_document, child_urls, page_urls
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,37 +24,20 @@ def gunicorn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Pa
     """gunicorn --preload with two gthread workers; yields its URL and the marker folder."""
     markers = tmp_path_factory.mktemp("markers")
     port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "--preload",
-            "--workers=2",
-            "--worker-class=gthread",
-            "--threads=4",
-            f"--bind=127.0.0.1:{port}",
-            "--log-level=warning",
-            "tests.integration.gunicorn_app:app",
-        ],
-        cwd=ROOT,
-        env={**os.environ, "SITEMAP_TEST_MARKERS": str(markers)},
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(url + "/robots.txt", timeout=1)
-                break
-            except httpx.TransportError:
-                assert process.poll() is None, "gunicorn exited"
-                assert time.monotonic() < deadline, "gunicorn did not start"
-                time.sleep(0.1)
-        yield url, markers
-    finally:
-        process.terminate()
-        process.wait(20)
+    argv = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "--preload",
+        "--workers=2",
+        "--worker-class=gthread",
+        "--threads=4",
+        f"--bind=127.0.0.1:{port}",
+        "--log-level=warning",
+        "tests.integration.gunicorn_app:app",
+    ]
+    with serving(argv, port, {"SITEMAP_TEST_MARKERS": str(markers)}) as server:
+        yield server.url, markers
 
 
 def test_workers_forked_after_the_portal_started_serve_pages(gunicorn: tuple[str, Path]) -> None:

@@ -7,29 +7,19 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.integration.servers import (
-    asgi_app,
-    bound_socket,
-    make_config,
-    serve_uvicorn,
-    serve_werkzeug,
-    wsgi_app,
-)
+from tests.integration.servers import make_config, serve
 
 
 @pytest.fixture(scope="module", params=["uvicorn", "werkzeug"])
 def trusting_site(request: pytest.FixtureRequest) -> Iterator[str]:
     """A site that serves example.com and www.example.com from behind a trusted proxy."""
-    sock = bound_socket()
     config = make_config(
         "https://example.com",
         {"p": ["/a"]},
         trusted_hosts=["example.com", "www.example.com"],
         trust_forwarded=True,
     )
-    serve = serve_uvicorn if request.param == "uvicorn" else serve_werkzeug
-    app = asgi_app(config) if request.param == "uvicorn" else wsgi_app(config)
-    with serve(app, sock) as url:
+    with serve(request.param, config) as url:
         yield url
 
 

@@ -16,14 +16,7 @@ import pytest
 from usp.tree import sitemap_tree_for_homepage
 
 from tests.helpers import CountingProvider, check_document, child_urls, page_urls
-from tests.integration.servers import (
-    asgi_app,
-    bound_socket,
-    make_config,
-    serve_uvicorn,
-    serve_werkzeug,
-    wsgi_app,
-)
+from tests.integration.servers import bound_socket, make_config, serve, wsgi_app
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,12 +35,8 @@ def site(request: pytest.FixtureRequest) -> Iterator[Site]:
     big = CountingProvider(50_000, host=base)
     small = CountingProvider(1_200, host=f"{base}/small")
     config = make_config(base, {"big": big, "small": small}, stylesheet=True, text_sitemaps=True)
-    if request.param == "uvicorn":
-        with serve_uvicorn(asgi_app(config), sock) as url:
-            yield Site(url, big, small)
-    else:
-        with serve_werkzeug(wsgi_app(config), sock) as url:
-            yield Site(url, big, small)
+    with serve(request.param, config, sock) as url:
+        yield Site(url, big, small)
 
 
 def test_streams_chunked_without_content_length(site: Site) -> None:
