@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 from ._exceptions import InvalidEntryError
 from ._extensions import MAX_IMAGES, Alternate, Image, NewsArticle, Video
 from ._types import CHANGEFREQS, ChangeFreq
-from ._urls import normalize_loc
-from ._values import check_number, date_value_and_text
+from ._urls import MAX_URL_LENGTH, canonical_url_match, normalize_loc
+from ._values import W3C_SHAPES, canonical_w3c_value, check_number, date_value_and_text
 
 __all__ = ["Admitted", "SitemapEntry", "coerce_entry", "entry_parts", "simple_fields"]
 
@@ -35,10 +35,22 @@ def simple_fields(
     pre-rendered ``<lastmod>``/``<changefreq>``/``<priority>`` children. Raises
     :class:`InvalidEntryError` naming the field and the value.
     """
-    loc = normalize_loc(loc)
+    # The shapes nearly every provider yields -- a canonical absolute URL, a W3C date in
+    # the form we write -- are recognised inline: here a function call costs as much as
+    # the check. Anything else takes the general path, which checks the same and more.
+    if not (
+        type(loc) is str
+        and "%" not in loc
+        and canonical_url_match(loc)
+        and len(loc) <= MAX_URL_LENGTH
+    ):
+        loc = normalize_loc(loc)
     tail = ""
     if lastmod is not None:
-        lastmod, text = date_value_and_text("lastmod", lastmod)
+        if type(lastmod) is str and (len(lastmod), lastmod[4::3]) in W3C_SHAPES:
+            text, lastmod = lastmod, canonical_w3c_value("lastmod", lastmod)
+        else:
+            lastmod, text = date_value_and_text("lastmod", lastmod)
         tail = "<lastmod>" + text + "</lastmod>"
     if changefreq is not None:
         element = _CHANGEFREQ_ELEMENT.get(changefreq) if type(changefreq) is str else None

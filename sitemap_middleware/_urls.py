@@ -13,7 +13,7 @@ from urllib.parse import quote, urlsplit
 
 from ._exceptions import InvalidEntryError
 
-__all__ = ["MAX_URL_LENGTH", "BaseURL", "normalize_loc"]
+__all__ = ["MAX_URL_LENGTH", "BaseURL", "canonical_url_match", "normalize_loc"]
 
 #: sitemaps.org: "must be less than 2,048 characters".
 MAX_URL_LENGTH = 2048
@@ -25,6 +25,9 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 _CANONICAL = re.compile(
     r"https?://[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?/[A-Za-z0-9\-._~!$&'()*+,;=:@/?#%]*"
 )
+#: Matches an absolute URL that normalize_loc keeps as is, if it has no "%" (escapes need
+#: the _BARE_PERCENT check too). A bound method, so the hot path calls C directly.
+canonical_url_match = _CANONICAL.fullmatch
 _CANONICAL_PATH = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#]|%[0-9A-Fa-f]{2})*")
 _BARE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 # Characters RFC 3986 allows as-is in a path / a query or fragment.

@@ -8,13 +8,14 @@ from typing import Any
 
 import anyio
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from sitemap_middleware import InvalidEntryError, SitemapConfig, SitemapError
 from sitemap_middleware._asgi import READ_HEADERS
 from sitemap_middleware._core import RequestInfo, SitemapCore
-from sitemap_middleware._models import coerce_entry, entry_parts
+from sitemap_middleware._models import coerce_entry, entry_parts, simple_fields
+from sitemap_middleware._urls import normalize_loc
 from sitemap_middleware._values import _W3C as W3C
 from sitemap_middleware._values import date_value_and_text, parse_w3c
 from tests.helpers import check_document, collect
@@ -42,9 +43,34 @@ locs = st.one_of(
     nasty_text,
     nasty_text.map(lambda s: "/" + s),
     nasty_text.map(lambda s: "https://example.com/" + s),
-    st.sampled_from(["https://example.com/ok", "https://other.example/x", "/über?q=ß&x=1"]),
+    st.sampled_from(
+        [
+            "https://example.com/ok",
+            "https://other.example/x",
+            "/über?q=ß&x=1",
+            "https://example.com/%zz",
+            "https://example.com/a%20b",
+            "https://EXAMPLE.com/x",
+            "https://example.com:443/x",
+            "/%zz",
+        ]
+    ),
 )
-lastmods = st.one_of(st.none(), nasty_text, st.datetimes(), st.dates(), st.integers())
+lastmods = st.one_of(
+    st.none(),
+    nasty_text,
+    st.datetimes(),
+    st.dates(),
+    st.integers(),
+    st.sampled_from(
+        [
+            "2024-13-01",
+            "2024-02-30T00:00:00+00:00",
+            "2024-01-01T10:20:00Z",
+            "2024-01-01T10:20+01:00",
+        ]
+    ),
+)
 priorities = st.one_of(st.none(), st.floats(allow_nan=True), st.integers(-5, 10), nasty_text)
 items = st.one_of(
     locs,
@@ -131,12 +157,18 @@ w3c_like = st.builds(
 )
 
 
+def _lastmod(text: object) -> tuple[object, str]:
+    """lastmod through the hot path (simple_fields): its value and its written text."""
+    _, value, _, _, tail = simple_fields("/", lastmod=text)
+    return value, tail.removeprefix("<lastmod>").removesuffix("</lastmod>")
+
+
 @SETTINGS
 @given(st.one_of(w3c_like, nasty_text))
 def test_canonical_date_shortcut_accepts_only_w3c_datetimes(text: str) -> None:
     """The shape-based shortcut for dates never lets through what the W3C pattern refuses."""
     try:
-        value, out = date_value_and_text("lastmod", text)
+        value, out = _lastmod(text)
     except InvalidEntryError:
         return
     assert W3C.fullmatch(out)
@@ -147,9 +179,33 @@ def test_canonical_date_shortcut_accepts_only_w3c_datetimes(text: str) -> None:
 @given(w3c_texts)
 def test_canonical_dates_are_kept_as_written(text: str) -> None:
     """A date already in the form we write is kept verbatim, not re-formatted."""
-    value, out = date_value_and_text("lastmod", text)
+    value, out = _lastmod(text)
     assert out == text
     assert value == parse_w3c("lastmod", text)
+
+
+@SETTINGS
+@given(locs, st.one_of(lastmods, w3c_like))
+@example("https://example.com/%zz", None)
+@example("https://EXAMPLE.com:443/x", "2024-01-01T10:20:00Z")
+@example("/a", "2024-02-30T00:00:00+00:00")
+@example("/a", "2024-01-01T10:20+01:00")
+def test_inline_shortcuts_agree_with_the_general_path(loc: Any, lastmod: Any) -> None:
+    """simple_fields' inline URL and date checks decide exactly as normalize_loc and
+    date_value_and_text do."""
+    general = _parts_or_error(
+        lambda: (
+            normalize_loc(loc),
+            "" if lastmod is None else date_value_and_text("lastmod", lastmod)[1],
+            None,
+        )
+    )
+    try:
+        got_loc, _, _, _, tail = simple_fields(loc, lastmod)
+    except InvalidEntryError as exc:
+        assert general == exc.field
+        return
+    assert general == (got_loc, tail.removeprefix("<lastmod>").removesuffix("</lastmod>"))
 
 
 @SETTINGS
