@@ -30,6 +30,8 @@ from ._providers import (
     UrlProvider,
     as_provider,
 )
+from ._redis_cache import RedisRenderCache
+from ._render_cache import MemoryRenderCache, RenderCache
 from ._routes import FlaskRoutesProvider, StarletteRoutesProvider
 from ._wsgi import WSGISitemapMiddleware
 
@@ -55,10 +57,13 @@ __all__ = [
     "FlaskRoutesProvider",
     "Image",
     "InvalidEntryError",
+    "MemoryRenderCache",
     "NewsArticle",
     "ProviderError",
     "ProviderTimeoutError",
     "ProviderVersion",
+    "RedisRenderCache",
+    "RenderCache",
     "RobotsGroup",
     "SQLAlchemyProvider",
     "Section",

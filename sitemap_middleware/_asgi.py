@@ -48,8 +48,11 @@ class ASGISitemapMiddleware:
         app = ASGISitemapMiddleware(app, config=config)
 
     Responses stream; when the client disconnects the provider's iterator is closed at
-    once. Security: URLs are built from ``config.base_url``; the ``Host`` header is read
-    only when ``config.trusted_hosts`` opts in, and then only allow-listed hosts pass.
+    once. On lifespan shutdown (after the app's own) it closes what the configuration
+    holds open, such as a :class:`RedisRenderCache`'s connections.
+
+    Security: URLs are built from ``config.base_url``; the ``Host`` header is read only
+    when ``config.trusted_hosts`` opts in, and then only allow-listed hosts pass.
 
     :param app: the ASGI application to wrap.
     :param config: the :class:`SitemapConfig`.
@@ -62,6 +65,9 @@ class ASGISitemapMiddleware:
         self.core = SitemapCore(config)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self.app(scope, receive, self._closing_on_shutdown(send))
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -78,6 +84,16 @@ class ASGISitemapMiddleware:
         else:
             reply = await self.core.respond(target, request)
         await send_reply(reply, receive, send)
+
+    def _closing_on_shutdown(self, send: Send) -> Send:
+        """Close our resources on the server's loop before the app reports shutdown."""
+
+        async def closing_send(message: Message) -> None:
+            if message["type"] == "lifespan.shutdown.complete":
+                await self.core.aclose()
+            await send(message)
+
+        return closing_send
 
     async def _app_robots(self, scope: Scope) -> str | None:
         """The wrapped app's own robots.txt, if it serves one (GET, 200, small)."""

@@ -10,6 +10,7 @@ from typing import Literal
 
 from ._exceptions import ConfigurationError, InvalidEntryError
 from ._providers import ProviderLike, UrlProvider, as_provider
+from ._render_cache import RenderCache
 from ._urls import BaseURL
 
 __all__ = ["RobotsGroup", "Section", "SitemapConfig"]
@@ -102,6 +103,9 @@ class SitemapConfig:
     :param fallback_validators: for providers that report neither a version nor a
         last-modified time: ``"none"`` streams without ETag; ``"render"`` renders pages up
         to ``render_cache_max_bytes`` into a bounded cache and derives the ETag from them.
+    :param render_cache: where ``"render"`` keeps rendered pages: by default an in-process
+        LRU of ``render_cache_size`` pages for ``render_cache_ttl`` seconds; a
+        :class:`RedisRenderCache` shares them between the instances of an app.
     :param trusted_hosts: opt-in: hosts whose ``Host`` header may replace the base URL's
         host. Any other host gets a 400. Leave empty behind untrusted proxies.
     :param trust_forwarded: with ``trusted_hosts``, read the host and protocol a proxy
@@ -132,6 +136,7 @@ class SitemapConfig:
     render_cache_max_bytes: int = 8 * 1024 * 1024
     render_cache_size: int = 16
     render_cache_ttl: float = 60.0
+    render_cache: RenderCache | None = None
     trusted_hosts: Sequence[str] = ()
     trust_forwarded: bool = False
 
@@ -168,6 +173,10 @@ class SitemapConfig:
         if self.fallback_validators not in ("none", "render"):
             raise ConfigurationError(
                 f"fallback_validators must be 'none' or 'render', got {self.fallback_validators!r}"
+            )
+        if self.render_cache is not None and self.fallback_validators != "render":
+            raise ConfigurationError(
+                "render_cache is used only with fallback_validators='render'; set both"
             )
         if self.robots_mode not in ("generate", "append"):
             raise ConfigurationError(

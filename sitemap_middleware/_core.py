@@ -126,6 +126,10 @@ class SitemapCore:
             body = gzip_chunks(body, config.gzip_level)
         return Reply(200, headers, body)
 
+    async def aclose(self) -> None:
+        """Release held resources (a shared render cache's connections); call on shutdown."""
+        await self._documents.aclose()
+
     def _base_for(self, request: RequestInfo) -> BaseURL:
         try:
             return base_for(self.config, request.headers)

@@ -16,6 +16,7 @@ from ._config import RobotsGroup, Section, SitemapConfig
 from ._extensions import Alternate, Image, NewsArticle, Video, news_cutoff
 from ._files import DirectoryProvider, TextFileProvider
 from ._models import SitemapEntry
+from ._redis_cache import RedisRenderCache
 
 PRODUCTS = 120_000
 DATA_DIR = Path(tempfile.gettempdir()) / "sitemap_middleware_demo"
@@ -110,8 +111,17 @@ VIDEOS = [
 
 
 def make_config(
-    base_url: str, products: Any, pages: Any, directory: Path = DATA_DIR
+    base_url: str,
+    products: Any,
+    pages: Any,
+    directory: Path = DATA_DIR,
+    redis_url: str | None = None,
 ) -> SitemapConfig:
+    # The news callable reports no version: its pages get ETags from rendered bytes,
+    # kept in process, or in Redis (shared by every instance) with --redis-url.
+    render_cache = (
+        RedisRenderCache(redis_url, prefix="sitemap_middleware_demo:") if redis_url else None
+    )
     return SitemapConfig(
         base_url=base_url,
         sections={
@@ -129,6 +139,7 @@ def make_config(
         stylesheet=True,
         text_sitemaps=True,
         fallback_validators="render",
+        render_cache=render_cache,
     )
 
 
@@ -150,7 +161,7 @@ def render_page(title: str, body: str = "A page of the demo shop.") -> str:
     return PAGE.format(title=title, body=body)
 
 
-def asgi_app(base_url: str, database: Path) -> Any:
+def asgi_app(base_url: str, database: Path, redis_url: str | None = None) -> Any:
     from sqlalchemy import MetaData, Table
     from sqlalchemy.ext.asyncio import create_async_engine
     from starlette.applications import Starlette
@@ -186,7 +197,8 @@ def asgi_app(base_url: str, database: Path) -> Any:
     products = SQLAlchemyProvider(
         engine, table, key="id", lastmod="updated_at", to_entry=product_entry
     )
-    config = make_config(base_url, products, StarletteRoutesProvider(app), database.parent)
+    pages = StarletteRoutesProvider(app)
+    config = make_config(base_url, products, pages, database.parent, redis_url)
     app.add_middleware(ASGISitemapMiddleware, config=config)
     return app
 
@@ -197,7 +209,7 @@ def _sync_engine(database: Path) -> Any:
     return create_engine(f"sqlite:///{database}")
 
 
-def wsgi_app(base_url: str, database: Path) -> Any:
+def wsgi_app(base_url: str, database: Path, redis_url: str | None = None) -> Any:
     from flask import Flask, send_from_directory
     from sqlalchemy import MetaData, Table
 
@@ -231,9 +243,8 @@ def wsgi_app(base_url: str, database: Path) -> Any:
     products = SQLAlchemyProvider(
         engine, table, key="id", lastmod="updated_at", to_entry=product_entry
     )
-    config = make_config(
-        base_url, products, FlaskRoutesProvider(app, exclude=("/docs/*",)), database.parent
-    )
+    pages = FlaskRoutesProvider(app, exclude=("/docs/*",))
+    config = make_config(base_url, products, pages, database.parent, redis_url)
     app.wsgi_app = WSGISitemapMiddleware(app.wsgi_app, config=config)  # type: ignore[method-assign]
     return app
 
@@ -245,6 +256,10 @@ def run(argv: list[str] | None = None) -> None:
     parser.add_argument("--server", choices=("uvicorn", "werkzeug"), default="uvicorn")
     parser.add_argument("--base-url", help="public URL (default: the address it listens on)")
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
+    parser.add_argument(
+        "--redis-url",
+        help="share rendered pages in Redis (needs the redis extra), e.g. redis://127.0.0.1:6379/0",
+    )
     args = parser.parse_args(argv)
     base_url = args.base_url or f"http://{args.host}:{args.port}"
     print(f"preparing {PRODUCTS:,} products in {args.data_dir} ...", flush=True)
@@ -263,8 +278,11 @@ def run(argv: list[str] | None = None) -> None:
     if args.server == "uvicorn":
         import uvicorn
 
-        uvicorn.run(asgi_app(base_url, database), host=args.host, port=args.port, log_level="info")
+        app = asgi_app(base_url, database, args.redis_url)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     else:
         from werkzeug.serving import run_simple
 
-        run_simple(args.host, args.port, wsgi_app(base_url, database), threaded=True)
+        run_simple(
+            args.host, args.port, wsgi_app(base_url, database, args.redis_url), threaded=True
+        )

@@ -20,7 +20,7 @@ from ._exceptions import InvalidEntryError, ProviderError
 from ._models import Admitted
 from ._plan import SectionPlan, plan_all, section_count, section_version, version_parts
 from ._render import Chunker, IndexWriter, TextWriter, UrlsetWriter
-from ._render_cache import MemoryRenderCache
+from ._render_cache import MemoryRenderCache, RenderCache
 from ._routing import STYLESHEET_NAME, TEXT_SITEMAP_NAME, Kind, Target, page_name
 from ._stream import EntryStream, logger
 from ._urls import BaseURL
@@ -31,6 +31,7 @@ XML_TYPE = "application/xml; charset=utf-8"
 TEXT_TYPE = "text/plain; charset=utf-8"
 XSL_TYPE = "text/xsl; charset=utf-8"
 LOG_FAILED = "sitemap %s: answering %d: %s"
+LOG_CACHE_FAILED = "sitemap render cache failed %s, rendering without it: %s: %s"
 _STYLESHEET = resources.files(__package__).joinpath("static", "sitemap.xsl").read_bytes()
 
 
@@ -69,7 +70,9 @@ class Documents:
 
     def __init__(self, config: SitemapConfig) -> None:
         self.config = config
-        self._cache = MemoryRenderCache(config.render_cache_size, config.render_cache_ttl)
+        self._cache: RenderCache = config.render_cache or MemoryRenderCache(
+            config.render_cache_size, config.render_cache_ttl
+        )
 
     async def get(self, target: Target, base: BaseURL) -> Document:
         """The document ``target`` names, served under ``base``; raises HTTPError."""
@@ -253,8 +256,9 @@ class Documents:
         Renders up to ``render_cache_max_bytes`` into memory; a larger document streams
         without validators instead (never an unbounded buffer).
         """
-        key = f"{base.prefix}|{target}"
-        cached = await self._cache.get(key)
+        # The fingerprint keeps apart configurations (and package versions) sharing a cache.
+        key = f"{self.config.fingerprint}|{base.prefix}|{target}"
+        cached = await self._cached(key)
         if cached is None:
             body = await document.open()
             chunks: list[bytes] = []
@@ -272,6 +276,27 @@ class Documents:
                 raise
             data = b"".join(chunks)
             cached = (make_etag(self.config.fingerprint, hashlib.sha256(data).hexdigest()), data)
-            await self._cache.set(key, cached)
+            await self._store(key, cached)
         tag, data = cached
         return Document(document.content_type, tag, None, lambda: opened(bytes_body(data)))
+
+    async def aclose(self) -> None:
+        """Release what the render cache holds open (a Redis cache's connections)."""
+        aclose = getattr(self._cache, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+    # A shared cache (Redis) can fail; a sitemap must still be served, just rendered here.
+
+    async def _cached(self, key: str) -> tuple[str, bytes] | None:
+        try:
+            return await self._cache.get(key)
+        except Exception as exc:
+            logger.warning(LOG_CACHE_FAILED, "reading", type(exc).__name__, exc)
+            return None
+
+    async def _store(self, key: str, value: tuple[str, bytes]) -> None:
+        try:
+            await self._cache.set(key, value)
+        except Exception as exc:
+            logger.warning(LOG_CACHE_FAILED, "writing", type(exc).__name__, exc)

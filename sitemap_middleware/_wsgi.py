@@ -43,7 +43,8 @@ class WSGISitemapMiddleware:
     Providers are async; they run on one event loop per process (an anyio blocking
     portal started on first use), not on the loop of Flask's async views. Bodies stream
     in batches through the portal; when the server calls ``close()`` (client gone) the
-    provider's iterator is closed.
+    provider's iterator is closed. Call :meth:`close` when shutting the app down to
+    release what the configuration holds open (a :class:`RedisRenderCache`'s connections).
 
     :param app: the WSGI application to wrap.
     :param config: the :class:`SitemapConfig`.
@@ -62,6 +63,10 @@ class WSGISitemapMiddleware:
         self.app = app
         self.core = SitemapCore(config)
         self._portal = portal
+
+    def close(self) -> None:
+        """Release held resources on the portal's loop (WSGI has no shutdown hook)."""
+        (self._portal or get_portal()).call(self.core.aclose)
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")

@@ -197,3 +197,20 @@ def header(reply: Reply, name: str) -> str | None:
         if key.lower() == name.lower():
             return value
     return None
+
+
+class RecordingCache:
+    """An in-memory RenderCache that records its use and whether it was closed."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, tuple[str, bytes]] = {}
+        self.closed = 0
+
+    async def get(self, key: str) -> tuple[str, bytes] | None:
+        return self.items.get(key)
+
+    async def set(self, key: str, value: tuple[str, bytes]) -> None:
+        self.items[key] = value
+
+    async def aclose(self) -> None:
+        self.closed += 1

@@ -16,7 +16,7 @@ from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
 from sitemap_middleware import ASGISitemapMiddleware, SitemapConfig
-from tests.helpers import CountingProvider, check_document, page_urls
+from tests.helpers import CountingProvider, RecordingCache, check_document, page_urls
 
 pytestmark = pytest.mark.anyio
 
@@ -129,6 +129,35 @@ async def test_other_paths_and_scopes_pass_through_untouched() -> None:
     lifespan: Scope = {"type": "lifespan", "asgi": {"version": "3.0"}}
     await middleware(lifespan, None, None)  # type: ignore[arg-type]
     assert seen[1] is lifespan
+
+
+async def test_lifespan_shutdown_closes_the_render_cache() -> None:
+    """On lifespan shutdown the middleware closes its render cache, then reports complete."""
+    cache = RecordingCache()
+    order: list[str] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            kind = message["type"].rsplit(".", 1)[1]  # startup / shutdown
+            await send({"type": f"lifespan.{kind}.complete"})
+            if kind == "shutdown":
+                return
+
+    incoming = iter([{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}])
+
+    async def receive() -> Message:
+        return next(incoming)
+
+    async def send(message: Message) -> None:
+        order.append(f"{message['type']} (cache closed {cache.closed}x)")
+
+    middleware = _middleware(app=app, fallback_validators="render", render_cache=cache)
+    await middleware({"type": "lifespan", "asgi": {"version": "3.0"}}, receive, send)
+    assert order == [
+        "lifespan.startup.complete (cache closed 0x)",
+        "lifespan.shutdown.complete (cache closed 1x)",
+    ]
 
 
 async def test_disconnect_mid_stream_closes_the_provider() -> None:

@@ -56,7 +56,8 @@ def wsgi_app(config: SitemapConfig) -> Flask:
 
 @contextmanager
 def serve_uvicorn(app: Any, sock: socket.socket) -> Iterator[str]:
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    # lifespan="auto": the shutdown event lets the middleware close what it holds open.
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="auto"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     while not server.started:
@@ -92,8 +93,12 @@ def serve(server: str, config: SitemapConfig, sock: socket.socket | None = None)
         with serve_uvicorn(asgi_app(config), sock) as url:
             yield url
     else:
-        with serve_werkzeug(wsgi_app(config), sock) as url:
-            yield url
+        app = wsgi_app(config)
+        try:
+            with serve_werkzeug(app, sock) as url:
+                yield url
+        finally:
+            app.wsgi_app.close()  # type: ignore[attr-defined]  # what a shutdown hook does
 
 
 def _standalone_sections() -> dict[str, Any]:

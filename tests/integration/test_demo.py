@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -27,6 +28,9 @@ def test_demo_serves_valid_sitemaps(server: str, tmp_path_factory: pytest.TempPa
     log = tmp_path_factory.mktemp("demo-log") / "demo.log"
     command = [sys.executable, "-m", "sitemap_middleware", "demo", "--server", server]
     command += ["--port", str(port), "--data-dir", str(data)]
+    redis_url = os.environ.get("SITEMAP_TEST_REDIS_URL")
+    if redis_url:  # under .ci/run: the news pages' render cache lives in Redis
+        command += ["--redis-url", redis_url]
     # Output to a file, not a pipe: a pipe nobody reads fills up and stalls the server.
     with log.open("w") as output:
         process = subprocess.Popen(command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT)
@@ -58,6 +62,11 @@ def test_demo_serves_valid_sitemaps(server: str, tmp_path_factory: pytest.TempPa
         text = httpx.get(url + "/sitemap-pages-1.txt").text.splitlines()
         assert f"{url}/about" in text
         assert httpx.get(url + "/sitemap.xsl").status_code == 200
+        news = httpx.get(url + "/sitemap-news-1.xml")  # unversioned: ETag from the render cache
+        again = httpx.get(
+            url + "/sitemap-news-1.xml", headers={"If-None-Match": news.headers["etag"]}
+        )
+        assert again.status_code == 304
     finally:
         process.terminate()
         process.wait(20)

@@ -13,7 +13,7 @@ from werkzeug.middleware.lint import LintMiddleware
 from werkzeug.test import Client
 
 from sitemap_middleware import SitemapConfig, WSGISitemapMiddleware
-from tests.helpers import CountingProvider, check_document, page_urls
+from tests.helpers import CountingProvider, RecordingCache, check_document, page_urls
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
@@ -91,6 +91,24 @@ def test_close_stops_the_provider() -> None:
     next(iterator)
     body.close()  # type: ignore[attr-defined]
     assert provider.closed == 1 and provider.entries_yielded < 50_000
+
+
+def test_close_releases_the_render_cache_and_it_serves_304s() -> None:
+    """close() (a shutdown hook's job) closes the render cache on the portal's loop."""
+    cache = RecordingCache()
+    config = SitemapConfig(
+        base_url="https://example.com",
+        sections={"p": lambda: ["/a"]},
+        fallback_validators="render",
+        render_cache=cache,
+    )
+    middleware = WSGISitemapMiddleware(_app, config=config)
+    client = BufferedClient(validator(LintMiddleware(middleware)))
+    etag = client.get("/sitemap-p-1.xml").headers["ETag"]
+    assert len(cache.items) == 1
+    assert client.get("/sitemap-p-1.xml", headers={"If-None-Match": etag}).status_code == 304
+    middleware.close()
+    assert cache.closed == 1
 
 
 def test_method_not_allowed() -> None:

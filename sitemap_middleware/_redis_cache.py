@@ -1,0 +1,94 @@
+"""Rendered documents in Redis, shared by every instance of an app (the ``redis`` extra).
+
+With ``fallback_validators="render"`` each process otherwise renders a page once per
+``render_cache_ttl`` to learn its ETag; a fleet behind a load balancer would render it
+once per instance, and each instance could answer with a different ETag while their
+renders disagree. Sharing the cache makes one render serve them all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+__all__ = ["RedisRenderCache"]
+
+
+class RedisRenderCache:
+    """A :class:`RenderCache` in Redis: ``SitemapConfig(render_cache=RedisRenderCache(url))``.
+
+    :param url: a ``redis://`` or ``rediss://`` URL.
+    :param ttl: seconds a rendered document stays valid (Redis expires it).
+    :param prefix: prepended to every key; give each site sharing a Redis its own.
+    :param timeout: seconds for connecting and for each command.
+
+    redis-py's asyncio connections belong to the event loop that opened them, so one
+    client is kept per loop (the ASGI server's, or the WSGI middleware's portal loop).
+    Needs asyncio (not trio). A failing Redis never fails a request: the core logs a
+    warning and renders as if the cache were empty.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        ttl: float = 60.0,
+        prefix: str = "sitemap_middleware:",
+        timeout: float = 1.0,
+    ) -> None:
+        try:
+            import redis.asyncio  # noqa: F401  (fail here, at configuration, if missing)
+        except ImportError as exc:  # pragma: no cover - the extra is installed in tests
+            raise ImportError(
+                "RedisRenderCache needs the redis package: pip install 'sitemap-middleware[redis]'"
+            ) from exc
+        if not ttl > 0:
+            raise ValueError(f"ttl must be > 0 seconds, got {ttl!r}")
+        self._url = url
+        self._ttl_ms = max(1, round(ttl * 1000))
+        self._prefix = prefix
+        self._timeout = timeout
+        self._clients: WeakKeyDictionary[asyncio.AbstractEventLoop, Redis] = WeakKeyDictionary()
+
+    def _client(self) -> Redis:
+        from redis.asyncio import Redis
+
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = Redis.from_url(
+                self._url, socket_timeout=self._timeout, socket_connect_timeout=self._timeout
+            )
+            self._clients[loop] = client
+        return client
+
+    def _key(self, key: str) -> str:
+        # The core's keys hold URLs; hashing keeps Redis keys short and printable.
+        return self._prefix + hashlib.sha256(key.encode()).hexdigest()
+
+    async def get(self, key: str) -> tuple[str, bytes] | None:
+        raw = await self._client().get(self._key(key))
+        if not isinstance(raw, bytes):  # None: a miss (or expired)
+            return None
+        etag, newline, data = raw.partition(b"\n")
+        if not newline:  # not written by us: treat as a miss, it will be overwritten
+            return None
+        return etag.decode("ascii"), data
+
+    async def set(self, key: str, value: tuple[str, bytes]) -> None:
+        etag, data = value
+        # One value (etag, newline, body) so a reader never sees one without the other.
+        await self._client().set(
+            self._key(key), etag.encode("ascii") + b"\n" + data, px=self._ttl_ms
+        )
+
+    async def aclose(self) -> None:
+        """Close this loop's connections (call from the loop that used the cache)."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.aclose()
