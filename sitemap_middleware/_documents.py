@@ -31,7 +31,7 @@ XML_TYPE = "application/xml; charset=utf-8"
 TEXT_TYPE = "text/plain; charset=utf-8"
 XSL_TYPE = "text/xsl; charset=utf-8"
 LOG_FAILED = "sitemap %s: answering %d: %s"
-LOG_CACHE_FAILED = "sitemap render cache failed %s, rendering without it: %s: %s"
+LOG_CACHE_FAILED = "sitemap render cache failed %s: %s: %s"
 _STYLESHEET = resources.files(__package__).joinpath("static", "sitemap.xsl").read_bytes()
 
 
@@ -284,7 +284,10 @@ class Documents:
         """Release what the render cache holds open (a Redis cache's connections)."""
         aclose = getattr(self._cache, "aclose", None)
         if aclose is not None:
-            await aclose()
+            try:
+                await aclose()
+            except Exception as exc:  # shutting down: report, but let the shutdown finish
+                logger.warning(LOG_CACHE_FAILED, "closing", type(exc).__name__, exc)
 
     # A shared cache (Redis) can fail; a sitemap must still be served, just rendered here.
 
@@ -292,7 +295,7 @@ class Documents:
         try:
             return await self._cache.get(key)
         except Exception as exc:
-            logger.warning(LOG_CACHE_FAILED, "reading", type(exc).__name__, exc)
+            logger.warning(LOG_CACHE_FAILED, "reading (rendering here)", type(exc).__name__, exc)
             return None
 
     async def _store(self, key: str, value: tuple[str, bytes]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import logging
 from typing import Any
 
 import anyio
@@ -131,7 +132,7 @@ async def test_other_paths_and_scopes_pass_through_untouched() -> None:
     assert seen[1] is lifespan
 
 
-async def test_lifespan_shutdown_closes_the_render_cache() -> None:
+async def test_lifespan_shutdown_closes_the_render_cache(caplog: pytest.LogCaptureFixture) -> None:
     """On lifespan shutdown the middleware closes its render cache, then reports complete."""
     cache = RecordingCache()
     order: list[str] = []
@@ -158,6 +159,18 @@ async def test_lifespan_shutdown_closes_the_render_cache() -> None:
         "lifespan.startup.complete (cache closed 0x)",
         "lifespan.shutdown.complete (cache closed 1x)",
     ]
+
+    # A cache that fails to close is reported, and the shutdown still completes.
+    async def broken_aclose() -> None:
+        raise ConnectionError("redis went away")
+
+    cache.aclose = broken_aclose  # type: ignore[method-assign]
+    incoming = iter([{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}])
+    order.clear()
+    with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
+        await middleware({"type": "lifespan", "asgi": {"version": "3.0"}}, receive, send)
+    assert order[-1].startswith("lifespan.shutdown.complete")
+    assert "render cache failed closing: ConnectionError: redis went away" in caplog.text
 
 
 async def test_disconnect_mid_stream_closes_the_provider() -> None:
