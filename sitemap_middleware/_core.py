@@ -23,7 +23,7 @@ from ._conditional import (
 from ._config import SitemapConfig
 from ._documents import TEXT_TYPE, Documents, HTTPError
 from ._hosts import HostNotAllowed, base_for
-from ._render import append_sitemap_lines, render_robots
+from ._robots import append_sitemap_lines, render_robots
 from ._routing import Kind, Target, match
 from ._urls import BaseURL
 

@@ -23,10 +23,9 @@ from sitemap_middleware._render import (
     IndexWriter,
     TextWriter,
     UrlsetWriter,
-    append_sitemap_lines,
     escape,
-    render_robots,
 )
+from sitemap_middleware._robots import append_sitemap_lines, render_robots
 from tests.helpers import check_document, page_urls, require_schemas
 
 
