@@ -1,8 +1,8 @@
 """Pure serializers: entries to XML and text sitemaps, in byte chunks.
 
-Nothing here does I/O. Writers return strings (a batch of URLs per call) and enforce the per-file
-limits as they go; :class:`Chunker` turns the strings into UTF-8 byte chunks of
-``CHUNK_SIZE``, so memory stays flat however many URLs stream through.
+Nothing here does I/O. Writers return strings (a batch of URLs per call) and enforce
+the per-file limits as they go; :class:`Chunker` turns the strings into UTF-8 byte
+chunks of ``CHUNK_SIZE``, so memory stays flat however many URLs stream through.
 """
 
 from __future__ import annotations
