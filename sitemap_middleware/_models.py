@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 from datetime import date, datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._exceptions import InvalidEntryError
 from ._extensions import MAX_IMAGES, Alternate, Image, NewsArticle, Video
@@ -71,7 +71,7 @@ def simple_fields(
     return loc, lastmod, changefreq, priority, tail  # type: ignore[return-value]
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, init=False)
 class SitemapEntry:
     """One ``<url>`` of a sitemap, validated and normalised on creation.
 
@@ -85,6 +85,26 @@ class SitemapEntry:
     'https://example.com/caf%C3%A9'
     """
 
+    # Slots by hand rather than slots=True: the two derived ones stay out of fields(),
+    # asdict(), repr and comparisons. Derived once (entries are immutable and served
+    # many times): _tail, the pre-rendered lastmod/changefreq/priority children, and
+    # _extended, whether any extension is set.
+    __slots__ = (
+        "loc",
+        "lastmod",
+        "changefreq",
+        "priority",
+        "images",
+        "videos",
+        "news",
+        "alternates",
+        "_tail",
+        "_extended",
+    )
+    if TYPE_CHECKING:  # typed for mypy, but not dataclass fields at runtime
+        _tail: str
+        _extended: bool
+
     loc: str
     lastmod: date | datetime | None
     changefreq: ChangeFreq | None
@@ -93,10 +113,6 @@ class SitemapEntry:
     videos: tuple[Video, ...]
     news: NewsArticle | None
     alternates: tuple[Alternate, ...]
-    #: Derived once (entries are immutable and often served many times): the
-    #: pre-rendered lastmod/changefreq/priority children, and whether any extension is set.
-    _tail: str = field(init=False, repr=False, compare=False)
-    _extended: bool = field(init=False, repr=False, compare=False)
 
     def __init__(
         self,
@@ -141,6 +157,10 @@ class SitemapEntry:
         elif news is not None and not isinstance(news, NewsArticle):
             raise InvalidEntryError("news", news, "must be a NewsArticle")
         set_(self, "news", news)
+
+    def __reduce__(self) -> tuple[type[SitemapEntry], tuple[Any, ...]]:
+        # Rebuilt through __init__: frozen slots cannot be restored by setattr (pickle, copy).
+        return type(self), tuple(getattr(self, f.name) for f in fields(self))
 
 
 def _tuple_of(

@@ -70,7 +70,7 @@ def test_client_disconnect_closes_the_provider_in_the_worker(gunicorn: tuple[str
     url, markers = gunicorn
     before = set(markers.iterdir())
     port = int(url.rsplit(":", 1)[1])
-    with socket.create_connection(("127.0.0.1", port)) as sock:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall(b"GET /sitemap-products-1.xml HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         assert b"200 OK" in sock.recv(65536)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")

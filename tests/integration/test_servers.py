@@ -130,7 +130,7 @@ def test_client_disconnect_mid_stream_closes_provider(site: Site) -> None:
     """Hanging up after the first bytes makes the provider's generator close (finally runs)."""
     closed_before = site.big.closed
     port = int(site.url.rsplit(":", 1)[1])
-    with socket.create_connection(("127.0.0.1", port)) as sock:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall(b"GET /sitemap-big-1.xml HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         assert b"200 OK" in sock.recv(65536)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")

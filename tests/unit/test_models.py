@@ -266,3 +266,31 @@ def test_entry_extensions_from_mappings_and_limits() -> None:
     assert isinstance(entry.news, NewsArticle)
     with pytest.raises(InvalidEntryError, match="at most 1000 images"):
         SitemapEntry("/a", images=[Image("/i.png")] * 1001)
+
+
+def test_entries_expose_only_their_fields_and_survive_copy_and_pickle() -> None:
+    """fields()/asdict() show the protocol fields only; replace, copy and pickle round-trip."""
+    import copy
+    import dataclasses
+    import pickle
+
+    entry = SitemapEntry(
+        "https://example.com/a", lastmod="2024-05-01", changefreq="daily", priority=0.5
+    )
+    assert [f.name for f in dataclasses.fields(entry)] == [
+        "loc",
+        "lastmod",
+        "changefreq",
+        "priority",
+        "images",
+        "videos",
+        "news",
+        "alternates",
+    ]
+    assert "_tail" not in dataclasses.asdict(entry) and "_tail" not in repr(entry)
+    assert not hasattr(entry, "__dict__")  # slotted
+    assert pickle.loads(pickle.dumps(entry)) == entry == copy.deepcopy(entry)
+    changed = dataclasses.replace(entry, priority=0.3)
+    assert changed.priority == 0.3 and changed.loc == entry.loc
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        entry.priority = 1.0  # type: ignore[misc]
