@@ -7,7 +7,9 @@ worker thread.
 
 from __future__ import annotations
 
+import os
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -29,6 +31,25 @@ def _aware(value: object) -> datetime | None:
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
     return to_datetime(value)  # type: ignore[arg-type]
+
+
+def _fresh_pool_after_fork(engine: AsyncEngine | Engine) -> None:
+    """Give a forked worker (gunicorn --preload) its own connection pool.
+
+    Pooled connections belong to the parent: an aiosqlite connection's thread does not
+    exist in the child (using it hangs), an asyncpg one is bound to the parent's loop.
+    SQLAlchemy's advice for fork() is ``dispose(close=False)`` in the child: the old
+    pool is dropped without touching the parent's connections.
+    """
+    sync_engine = engine.sync_engine if isinstance(engine, AsyncEngine) else engine
+    ref = weakref.ref(sync_engine)
+
+    def after_fork_in_child() -> None:
+        alive = ref()
+        if alive is not None:
+            alive.dispose(close=False)
+
+    os.register_at_fork(after_in_child=after_fork_in_child)
 
 
 class SQLAlchemyProvider:
@@ -77,6 +98,7 @@ class SQLAlchemyProvider:
         self._plans: dict[int, tuple[str, list[Any], list[datetime | None]]] = {}
         self._metadata_ttl = metadata_ttl
         self._metadata: tuple[float, int, ProviderVersion] | None = None
+        _fresh_pool_after_fork(engine)
 
     async def _all(self, statement: Any) -> Sequence[Any]:
         if isinstance(self._engine, AsyncEngine):

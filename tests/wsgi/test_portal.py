@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import gc
 import os
-import signal
-import time
 
 import pytest
 
 from sitemap_middleware._portal import get_portal
+from tests.helpers import in_forked_child
 
 
 async def _answer() -> int:
@@ -25,24 +24,11 @@ def test_a_forked_child_gets_its_own_portal_and_never_hangs_on_the_parents() -> 
     joined from the child, even when garbage collection finalizes what referred to it."""
     parent_portal = get_portal()
     assert parent_portal.call(_answer) == 42
-    pid = os.fork()
-    if pid == 0:  # the child: report through the exit status only
-        status = 1
-        try:
-            portal = get_portal()
-            gc.collect()  # finalizing the parent's portal manager used to join a dead thread
-            status = 0 if portal is not parent_portal and portal.call(_answer) == 42 else 2
-        finally:
-            os._exit(status)
-    deadline = time.monotonic() + 20
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            pytest.fail("the forked child hung on the parent's portal")
-        time.sleep(0.05)
-    assert os.waitstatus_to_exitcode(status) == 0
+
+    def child() -> bool:
+        portal = get_portal()
+        gc.collect()  # finalizing the parent's portal manager used to join a dead thread
+        return portal is not parent_portal and portal.call(_answer) == 42
+
+    assert in_forked_child(child) == "ok"
     assert get_portal() is parent_portal  # the parent's is untouched
