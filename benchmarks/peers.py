@@ -86,31 +86,30 @@ def django_page(n: int) -> Callable[[], bytes]:
     """Django's sitemap view for one page (through its template engine)."""
     from_class = _django_sitemap_class(n, 50_000)
     from django.contrib.sitemaps import views
-    from django.test import RequestFactory
 
-    request = RequestFactory(HTTP_HOST="example.com").get("/sitemap.xml")
-
-    def call() -> bytes:
-        response = views.sitemap(request, sitemaps={"products": from_class})
-        response.render()
-        return bytes(response.content)
-
-    return call
+    return _django_view(views.sitemap, {"products": from_class})
 
 
 def django_index(n: int) -> Callable[[], bytes]:
+    """Django's sitemap index view (its children link to the per-section view)."""
     from_class = _django_sitemap_class(n, 50_000)
     from django.contrib.sitemaps import views
-    from django.test import RequestFactory
     from django.urls import path
 
     urlpatterns[:] = [
         path("sitemap-<section>.xml", views.sitemap, name="django.contrib.sitemaps.views.sitemap")
     ]
+    return _django_view(views.index, {"products": from_class})
+
+
+def _django_view(view: Callable[..., Any], sitemaps: dict[str, Any]) -> Callable[[], bytes]:
+    """One GET /sitemap.xml through a django.contrib.sitemaps view, template rendered."""
+    from django.test import RequestFactory
+
     request = RequestFactory(HTTP_HOST="example.com").get("/sitemap.xml")
 
     def call() -> bytes:
-        response = views.index(request, sitemaps={"products": from_class})
+        response = view(request, sitemaps=sitemaps)
         response.render()
         return bytes(response.content)
 

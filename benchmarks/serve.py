@@ -10,6 +10,7 @@ import ctypes
 import ctypes.util
 import gc
 import json
+import os
 import sys
 from typing import Any
 
@@ -28,9 +29,10 @@ def memory_figures() -> bytes:
     libc_name = ctypes.util.find_library("c")
     if libc_name:
         ctypes.CDLL(libc_name).malloc_trim(0)
-    with open("/proc/self/status") as status:
-        rss = next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
-    return json.dumps({"rss_kib": rss, "blocks": sys.getallocatedblocks()}).encode()
+    from benchmarks.common import rss_kib
+
+    figures = {"rss_kib": rss_kib(os.getpid()), "blocks": sys.getallocatedblocks()}
+    return json.dumps(figures).encode()
 
 
 def _with_memory_asgi(app: Any) -> Any:

@@ -7,22 +7,11 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ._config import SitemapConfig
-from ._core import MAX_APP_ROBOTS, Reply, RequestInfo, SitemapCore
+from ._core import MAX_APP_ROBOTS, READ_HEADERS, Reply, RequestInfo, SitemapCore
 from ._routing import Kind
 from ._stream import logger
 
 __all__ = ["ASGISitemapMiddleware"]
-
-#: Request headers the core reads; nothing else of the request is looked at.
-READ_HEADERS = (
-    "accept-encoding",
-    "if-none-match",
-    "if-modified-since",
-    "host",
-    "forwarded",
-    "x-forwarded-host",
-    "x-forwarded-proto",
-)
 
 
 def request_info(method: str, path: str, headers: Headers) -> RequestInfo:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from ._bodies import bytes_body
 from ._compress import choose_encoding, gzip_chunks
@@ -24,12 +25,22 @@ from ._config import SitemapConfig
 from ._documents import TEXT_TYPE, Documents, HTTPError
 from ._hosts import HostNotAllowed, base_for
 from ._robots import append_sitemap_lines, render_robots
-from ._routing import Kind, Target, match
+from ._routing import Target, match
 from ._urls import BaseURL
 
 __all__ = ["Reply", "RequestInfo", "SitemapCore"]
 
 GZIP_FILE_TYPE = "application/gzip"
+#: Request headers the core reads (the adapters pass these on); nothing else is looked at.
+READ_HEADERS = (
+    "accept-encoding",
+    "if-none-match",
+    "if-modified-since",
+    "host",
+    "forwarded",
+    "x-forwarded-host",
+    "x-forwarded-proto",
+)
 #: robots.txt is read up to 500 KiB by Google; an app's own larger than this is not used
 #: in robots_mode="append" (both adapters read at most this much of it).
 MAX_APP_ROBOTS = 512 * 1024
@@ -67,16 +78,14 @@ class SitemapCore:
         """Our target for this request, or ``None`` to hand it to the wrapped app."""
         return match(request.path, self.config)
 
-    async def respond(
-        self, target: Target, request: RequestInfo, app_robots: str | None = None
-    ) -> Reply:
+    async def respond(self, target: Target, request: RequestInfo) -> Reply:
         """Answer a request for one of our documents. Never raises for a bad request."""
         try:
-            return await self._respond(target, request, app_robots)
+            return await self._respond(target, request)
         except HTTPError as exc:
             return self._error(exc.status, exc.message, exc.headers)
 
-    async def _respond(self, target: Target, request: RequestInfo, app_robots: str | None) -> Reply:
+    async def _respond(self, target: Target, request: RequestInfo) -> Reply:
         config = self.config
         if request.method not in ("GET", "HEAD"):
             raise HTTPError(405, "Method Not Allowed", [("Allow", "GET, HEAD")])
@@ -107,18 +116,12 @@ class SitemapCore:
             headers.append(("Cache-Control", config.cache_control))
         elif not document.cacheable:
             headers.append(("Cache-Control", "no-store"))
-        if config.x_robots_tag and target.kind is not Kind.ROBOTS:
+        if config.x_robots_tag:  # robots.txt is answered by respond_robots, without it
             headers.append(("X-Robots-Tag", config.x_robots_tag))
         headers += validator_headers(etag, document.last_modified)
 
-        if is_not_modified(
-            request.method,
-            if_none_match=request.headers.get("if-none-match"),
-            if_modified_since=request.headers.get("if-modified-since"),
-            etag=etag,
-            last_modified=document.last_modified,
-        ):
-            return Reply(304, not_modified_filter(headers))
+        if not_modified := _not_modified(request, headers, etag, document.last_modified):
+            return not_modified
         if request.method == "HEAD":
             return Reply(200, headers)
         body = await document.open()
@@ -157,14 +160,8 @@ class SitemapCore:
         if self.config.cache_control:
             headers.append(("Cache-Control", self.config.cache_control))
         headers += validator_headers(etag, None)
-        if is_not_modified(
-            request.method,
-            if_none_match=request.headers.get("if-none-match"),
-            if_modified_since=request.headers.get("if-modified-since"),
-            etag=etag,
-            last_modified=None,
-        ):
-            return Reply(304, not_modified_filter(headers))
+        if not_modified := _not_modified(request, headers, etag, None):
+            return not_modified
         headers.append(("Content-Length", str(len(data))))
         return Reply(200, headers, None if request.method == "HEAD" else bytes_body(data))
 
@@ -179,3 +176,21 @@ class SitemapCore:
             *extra,
         ]
         return Reply(status, headers, bytes_body(data))
+
+
+def _not_modified(
+    request: RequestInfo,
+    headers: list[tuple[str, str]],
+    etag: str | None,
+    last_modified: datetime | None,
+) -> Reply | None:
+    """The 304 for a conditional request that matches (RFC 9110), else None."""
+    if is_not_modified(
+        request.method,
+        if_none_match=request.headers.get("if-none-match"),
+        if_modified_since=request.headers.get("if-modified-since"),
+        etag=etag,
+        last_modified=last_modified,
+    ):
+        return Reply(304, not_modified_filter(headers))
+    return None

@@ -15,7 +15,7 @@ from importlib import resources
 
 from ._bodies import bytes_body, chain, opened, urlset_body
 from ._conditional import make_etag
-from ._config import SitemapConfig
+from ._config import SitemapConfig, _ResolvedSection
 from ._exceptions import InvalidEntryError, ProviderError
 from ._models import Admitted
 from ._plan import SectionPlan, plan_all, section_count, section_version, version_parts
@@ -33,6 +33,7 @@ XSL_TYPE = "text/xsl; charset=utf-8"
 LOG_FAILED = "sitemap %s: answering %d: %s"
 LOG_CACHE_FAILED = "sitemap render cache failed %s: %s: %s"
 _STYLESHEET = resources.files(__package__).joinpath("static", "sitemap.xsl").read_bytes()
+_STYLESHEET_ETAG = make_etag("xsl", hashlib.sha256(_STYLESHEET).hexdigest())
 
 
 class HTTPError(Exception):
@@ -79,8 +80,9 @@ class Documents:
         if target.kind is Kind.ROBOTS:
             raise AssertionError("robots.txt is answered by respond_robots")  # pragma: no cover
         if target.kind is Kind.STYLESHEET:
-            tag = make_etag("xsl", hashlib.sha256(_STYLESHEET).hexdigest())
-            return Document(XSL_TYPE, tag, None, lambda: opened(bytes_body(_STYLESHEET)))
+            return Document(
+                XSL_TYPE, _STYLESHEET_ETAG, None, lambda: opened(bytes_body(_STYLESHEET))
+            )
         if target.kind is Kind.PAGE:
             return await self._page_document(target, base)
         plans, failed = await plan_all(self.config, base)
@@ -121,17 +123,7 @@ class Documents:
         sections = [s for s in self.config.resolved_sections if by_name[s.name].count]
 
         async def open_streams() -> AsyncIterator[bytes]:
-            streams = [
-                EntryStream(
-                    s.name,
-                    s.provider,
-                    base,
-                    limit=s.max_urls,
-                    timeout=self.config.provider_timeout,
-                    strict=self.config.strict,
-                )
-                for s in sections
-            ]
+            streams = [self._stream(section, base) for section in sections]
             name = TEXT_SITEMAP_NAME if target.text else self.config.sitemap_name
             return await self._open_urlset(name, base, streams, target.text)
 
@@ -157,15 +149,7 @@ class Documents:
         )
 
         async def open_page() -> AsyncIterator[bytes]:
-            stream = EntryStream(
-                section.name,
-                section.provider,
-                base,
-                offset=(target.page - 1) * section.max_urls,
-                limit=section.max_urls,
-                timeout=config.provider_timeout,
-                strict=config.strict,
-            )
+            stream = self._stream(section, base, offset=(target.page - 1) * section.max_urls)
             return await self._open_urlset(name, base, [stream], target.text)
 
         return Document(
@@ -173,6 +157,18 @@ class Documents:
             etag,
             version.last_modified if version else None,
             open_page,
+        )
+
+    def _stream(self, section: _ResolvedSection, base: BaseURL, offset: int = 0) -> EntryStream:
+        """One page's worth of a section's entries, from ``offset``."""
+        return EntryStream(
+            section.name,
+            section.provider,
+            base,
+            offset=offset,
+            limit=section.max_urls,
+            timeout=self.config.provider_timeout,
+            strict=self.config.strict,
         )
 
     async def _open_urlset(

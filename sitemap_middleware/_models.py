@@ -11,7 +11,7 @@ from ._exceptions import InvalidEntryError
 from ._extensions import MAX_IMAGES, Alternate, Image, NewsArticle, Video
 from ._types import CHANGEFREQS, ChangeFreq
 from ._urls import MAX_URL_LENGTH, canonical_url_match, normalize_loc
-from ._values import W3C_SHAPES, canonical_w3c_value, check_number, date_value_and_text
+from ._values import check_number, date_value_and_text
 
 __all__ = ["Admitted", "SitemapEntry", "coerce_entry", "entry_parts", "simple_fields"]
 
@@ -35,9 +35,8 @@ def simple_fields(
     pre-rendered ``<lastmod>``/``<changefreq>``/``<priority>`` children. Raises
     :class:`InvalidEntryError` naming the field and the value.
     """
-    # The shapes nearly every provider yields -- a canonical absolute URL, a W3C date in
-    # the form we write -- are recognised inline: here a function call costs as much as
-    # the check. Anything else takes the general path, which checks the same and more.
+    # A canonical absolute URL (what nearly every provider yields) is recognised inline:
+    # here a function call costs as much as the check. Anything else takes normalize_loc.
     if not (
         type(loc) is str
         and "%" not in loc
@@ -47,10 +46,7 @@ def simple_fields(
         loc = normalize_loc(loc)
     tail = ""
     if lastmod is not None:
-        if type(lastmod) is str and (len(lastmod), lastmod[4::3]) in W3C_SHAPES:
-            text, lastmod = lastmod, canonical_w3c_value("lastmod", lastmod)
-        else:
-            lastmod, text = date_value_and_text("lastmod", lastmod)
+        lastmod, text = date_value_and_text("lastmod", lastmod)
         tail = "<lastmod>" + text + "</lastmod>"
     if changefreq is not None:
         element = _CHANGEFREQ_ELEMENT.get(changefreq) if type(changefreq) is str else None
@@ -183,14 +179,6 @@ def _tuple_of(
 
 def coerce_entry(item: object) -> SitemapEntry:
     """Turn what a provider yields (entry, URL string or mapping) into an entry."""
-    kind = type(item)
-    if kind is SitemapEntry:
-        return item  # type: ignore[return-value]
-    if kind is dict:  # plain dicts skip the (slow) Mapping ABC check
-        try:
-            return SitemapEntry(**item)  # type: ignore[arg-type]
-        except TypeError as exc:
-            raise InvalidEntryError("entry", item, str(exc)) from None
     if isinstance(item, SitemapEntry):
         return item
     if isinstance(item, str):

@@ -12,39 +12,33 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 __all__ = ["get_portal"]
 
 _lock = threading.Lock()
-_current: tuple[int, BlockingPortal, AbstractContextManager[BlockingPortal]] | None = None
+_current: tuple[BlockingPortal, AbstractContextManager[BlockingPortal]] | None = None
 #: Portals inherited through fork(): their loop thread does not exist in this process.
 #: Kept referenced forever, because finalizing the context manager would stop the
 #: portal and join its thread -- a wait that never ends in the child.
 _inherited: list[object] = []
-_stop_registered = False
 
 
 def get_portal() -> BlockingPortal:
     """The process's portal, started lazily (after a pre-fork server has forked).
 
     One long-lived loop lets providers keep loop-bound clients and pools between
-    requests; a new pid (a forked worker) gets its own loop.
+    requests; a forked worker gets its own loop (see _after_fork_in_child).
     """
-    global _current, _stop_registered
+    global _current
     with _lock:
-        if _current is None or _current[0] != os.getpid():
-            if _current is not None:  # a fork the at-fork hook did not see
-                _inherited.append(_current)
+        if _current is None:
             manager = start_blocking_portal()
-            portal = manager.__enter__()
-            _current = (os.getpid(), portal, manager)
-            if not _stop_registered:  # atexit handlers survive fork: register once
-                atexit.register(_stop)
-                _stop_registered = True
-        return _current[1]
+            _current = (manager.__enter__(), manager)
+        return _current[0]
 
 
+@atexit.register  # inherited by forked children, where it stops the child's own portal
 def _stop() -> None:
     global _current
     with _lock:
-        if _current is not None and _current[0] == os.getpid():
-            _current[2].__exit__(None, None, None)
+        if _current is not None:
+            _current[1].__exit__(None, None, None)
         _current = None
 
 

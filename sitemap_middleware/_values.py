@@ -44,25 +44,20 @@ def parse_w3c(field: str, value: str) -> date | datetime:
 #: (length, characters at positions 4, 7, 10, ...): the separators. A text of one of these
 #: shapes whose other characters fromisoformat accepts as digits in range is kept verbatim;
 #: checking it so costs a third of a regex, on a path taken once a URL.
-W3C_SHAPES = frozenset(((10, "--"), (20, "--T::Z"), (25, "--T::+:"), (25, "--T::-:")))
-
-
-def canonical_w3c_value(field: str, text: str) -> date | datetime:
-    """The value of a text of one of the :data:`W3C_SHAPES`; raises if out of range."""
-    try:
-        if len(text) == 10:
-            return date.fromisoformat(text)
-        if text[-1] == "Z":  # Python < 3.11 does not read "Z"
-            return datetime.fromisoformat(text[:-1] + "+00:00")
-        return datetime.fromisoformat(text)
-    except ValueError as exc:  # shaped right, but e.g. month 13
-        raise InvalidEntryError(field, text, str(exc)) from None
+_W3C_SHAPES = frozenset(((10, "--"), (20, "--T::Z"), (25, "--T::+:"), (25, "--T::-:")))
 
 
 def date_value_and_text(field: str, value: object) -> tuple[date | datetime, str]:
     """The normalised value and its W3C text, formatting only when needed."""
-    if type(value) is str and (len(value), value[4::3]) in W3C_SHAPES:
-        return canonical_w3c_value(field, value), value
+    if type(value) is str and (len(value), value[4::3]) in _W3C_SHAPES:
+        try:
+            if len(value) == 10:
+                return date.fromisoformat(value), value
+            if value[-1] == "Z":  # Python < 3.11 does not read "Z"
+                return datetime.fromisoformat(value[:-1] + "+00:00"), value
+            return datetime.fromisoformat(value), value
+        except ValueError as exc:  # shaped right, but e.g. month 13
+            raise InvalidEntryError(field, value, str(exc)) from None
     if type(value) is datetime:  # what ORMs hand over; naive means UTC (see to_date_value)
         if value.tzinfo is None:
             value = value.replace(tzinfo=timezone.utc)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from anyio.from_thread import BlockingPortal
 
 from ._config import SitemapConfig
-from ._core import MAX_APP_ROBOTS, RequestInfo, SitemapCore
+from ._core import MAX_APP_ROBOTS, READ_HEADERS, RequestInfo, SitemapCore
 from ._portal import get_portal
 from ._routing import Kind
 
@@ -18,15 +18,8 @@ if TYPE_CHECKING:
 
 __all__ = ["WSGISitemapMiddleware"]
 
-_ENVIRON_HEADERS = {
-    "accept-encoding": "HTTP_ACCEPT_ENCODING",
-    "if-none-match": "HTTP_IF_NONE_MATCH",
-    "if-modified-since": "HTTP_IF_MODIFIED_SINCE",
-    "host": "HTTP_HOST",
-    "forwarded": "HTTP_FORWARDED",
-    "x-forwarded-host": "HTTP_X_FORWARDED_HOST",
-    "x-forwarded-proto": "HTTP_X_FORWARDED_PROTO",
-}
+#: WSGI environ keys of the headers the core reads (CGI style: HTTP_ + upper, _ for -).
+_ENVIRON_HEADERS = {name: "HTTP_" + name.upper().replace("-", "_") for name in READ_HEADERS}
 #: Bytes gathered per portal hop: one thread hand-off per ~256 KiB, not per chunk.
 PULL_BYTES = 256 * 1024
 

@@ -12,8 +12,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from sitemap_middleware import InvalidEntryError, SitemapConfig, SitemapError
-from sitemap_middleware._asgi import READ_HEADERS
-from sitemap_middleware._core import RequestInfo, SitemapCore
+from sitemap_middleware._core import READ_HEADERS, RequestInfo, SitemapCore
 from sitemap_middleware._models import coerce_entry, entry_parts, simple_fields
 from sitemap_middleware._urls import normalize_loc
 from sitemap_middleware._values import _W3C as W3C
