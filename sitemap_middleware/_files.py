@@ -19,6 +19,11 @@ from ._providers import ProviderVersion
 __all__ = ["DirectoryProvider", "TextFileProvider"]
 
 
+def _utc_seconds(timestamp: float) -> datetime:
+    """A file time as an aware UTC datetime in whole seconds (what sitemaps write)."""
+    return datetime.fromtimestamp(timestamp, tz=timezone.utc).replace(microsecond=0)
+
+
 class TextFileProvider:
     """URLs from a UTF-8 text file, one a line; blank lines and ``#`` comments skipped.
 
@@ -39,8 +44,9 @@ class TextFileProvider:
 
     async def version(self) -> ProviderVersion:
         stat = await aiofiles.os.stat(self.path)
-        modified = datetime.fromtimestamp(stat.st_mtime, tz=timezone.utc).replace(microsecond=0)
-        return ProviderVersion(token=f"{stat.st_size}:{stat.st_mtime_ns}", last_modified=modified)
+        return ProviderVersion(
+            token=f"{stat.st_size}:{stat.st_mtime_ns}", last_modified=_utc_seconds(stat.st_mtime)
+        )
 
 
 class DirectoryProvider:
@@ -113,8 +119,7 @@ class DirectoryProvider:
 
     async def entries(self) -> AsyncIterator[SitemapEntry]:
         for relative, mtime in await self._files():
-            modified = datetime.fromtimestamp(mtime, tz=timezone.utc).replace(microsecond=0)
-            yield SitemapEntry(self._url(relative), lastmod=modified)
+            yield SitemapEntry(self._url(relative), lastmod=_utc_seconds(mtime))
 
     async def count(self) -> int:
         return len(await self._files())
@@ -123,9 +128,5 @@ class DirectoryProvider:
         files = await self._files()
         digest = hashlib.sha256(repr(files).encode()).hexdigest()[:32]
         newest = max((mtime for _, mtime in files), default=None)
-        modified = (
-            datetime.fromtimestamp(newest, tz=timezone.utc).replace(microsecond=0)
-            if newest is not None
-            else None
-        )
+        modified = _utc_seconds(newest) if newest is not None else None
         return ProviderVersion(token=digest, last_modified=modified)
