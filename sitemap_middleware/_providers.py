@@ -109,8 +109,10 @@ class StaticProvider:
         digest = hashlib.sha256()
         for entry in self._entries:
             digest.update(repr(entry).encode("utf-8", "surrogatepass"))
-        dates = [to_datetime(e.lastmod) for e in self._entries if e.lastmod is not None]
-        self._version = ProviderVersion(digest.hexdigest()[:32], max(dates) if dates else None)
+        # Converted once: the version and every index's page lastmods are read from it.
+        self._dates = [None if e.lastmod is None else to_datetime(e.lastmod) for e in self._entries]
+        known = [d for d in self._dates if d is not None]
+        self._version = ProviderVersion(digest.hexdigest()[:32], max(known) if known else None)
 
     async def entries(self) -> AsyncIterator[SitemapEntry]:
         for entry in self._entries:
@@ -128,13 +130,9 @@ class StaticProvider:
 
     async def page_last_modified(self, page_size: int) -> list[datetime | None]:
         pages = []
-        for start in range(0, len(self._entries), page_size):
-            dates = [
-                to_datetime(e.lastmod)
-                for e in self._entries[start : start + page_size]
-                if e.lastmod is not None
-            ]
-            pages.append(max(dates) if dates else None)
+        for start in range(0, len(self._dates), page_size):
+            known = [d for d in self._dates[start : start + page_size] if d is not None]
+            pages.append(max(known) if known else None)
         return pages
 
 
