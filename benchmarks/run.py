@@ -316,7 +316,7 @@ def index_of_a_million(n: int, repeats: int) -> list[Timing]:
 
 
 def gzip_levels(n: int, repeats: int) -> list[Timing]:
-    from sitemap_middleware._compress import GzipStream
+    from sitemap_middleware._sansio.compress import GzipStream
 
     body = floor.render(common.raw_items(n)).encode()
     chunks = [body[i : i + 65536] for i in range(0, len(body), 65536)]

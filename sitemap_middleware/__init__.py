@@ -6,7 +6,10 @@ __version__ = "0.1.0"
 
 from typing import TYPE_CHECKING
 
-from ._asgi import ASGISitemapMiddleware
+from ._adapters.asgi import ASGISitemapMiddleware
+from ._adapters.wsgi import WSGISitemapMiddleware
+from ._caches.memory import MemoryRenderCache, RenderCache
+from ._caches.redis import RedisRenderCache
 from ._config import RobotsGroup, Section, SitemapConfig
 from ._exceptions import (
     ConfigurationError,
@@ -16,10 +19,7 @@ from ._exceptions import (
     SitemapError,
     SitemapLimitError,
 )
-from ._extensions import Alternate, Image, NewsArticle, Video, news_cutoff
-from ._files import DirectoryProvider, TextFileProvider
-from ._models import SitemapEntry
-from ._providers import (
+from ._providers.base import (
     CallableProvider,
     ProviderVersion,
     StaticProvider,
@@ -30,19 +30,19 @@ from ._providers import (
     UrlProvider,
     as_provider,
 )
-from ._redis_cache import RedisRenderCache
-from ._render_cache import MemoryRenderCache, RenderCache
-from ._routes import FlaskRoutesProvider, StarletteRoutesProvider
-from ._wsgi import WSGISitemapMiddleware
+from ._providers.files import DirectoryProvider, TextFileProvider
+from ._providers.routes import FlaskRoutesProvider, StarletteRoutesProvider
+from ._sansio.extensions import Alternate, Image, NewsArticle, Video, news_cutoff
+from ._sansio.models import SitemapEntry
 
 if TYPE_CHECKING:
-    from ._sql import SQLAlchemyProvider
+    from ._providers.sql import SQLAlchemyProvider
 
 
 def __getattr__(name: str) -> object:
     # SQLAlchemy is an optional extra ("sql"): import it only when asked for.
     if name == "SQLAlchemyProvider":
-        from ._sql import SQLAlchemyProvider
+        from ._providers.sql import SQLAlchemyProvider
 
         return SQLAlchemyProvider
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

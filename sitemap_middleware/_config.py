@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ._caches.memory import RenderCache
 from ._exceptions import ConfigurationError, InvalidEntryError
-from ._providers import ProviderLike, UrlProvider, as_provider
-from ._render_cache import RenderCache
-from ._urls import BaseURL
+from ._providers.base import ProviderLike, UrlProvider, as_provider
+from ._sansio.urls import BaseURL
 
 __all__ = ["RobotsGroup", "Section", "SitemapConfig"]
 

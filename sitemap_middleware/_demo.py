@@ -12,11 +12,11 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from ._caches.redis import RedisRenderCache
 from ._config import RobotsGroup, Section, SitemapConfig
-from ._extensions import Alternate, Image, NewsArticle, Video, news_cutoff
-from ._files import DirectoryProvider, TextFileProvider
-from ._models import SitemapEntry
-from ._redis_cache import RedisRenderCache
+from ._providers.files import DirectoryProvider, TextFileProvider
+from ._sansio.extensions import Alternate, Image, NewsArticle, Video, news_cutoff
+from ._sansio.models import SitemapEntry
 
 PRODUCTS = 120_000
 DATA_DIR = Path(tempfile.gettempdir()) / "sitemap_middleware_demo"
@@ -170,9 +170,9 @@ def asgi_app(base_url: str, database: Path, redis_url: str | None = None) -> Any
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    from ._asgi import ASGISitemapMiddleware
-    from ._routes import StarletteRoutesProvider
-    from ._sql import SQLAlchemyProvider
+    from ._adapters.asgi import ASGISitemapMiddleware
+    from ._providers.routes import StarletteRoutesProvider
+    from ._providers.sql import SQLAlchemyProvider
 
     engine = create_async_engine(f"sqlite+aiosqlite:///{database}")
     table = Table("products", MetaData(), autoload_with=_sync_engine(database))
@@ -213,9 +213,9 @@ def wsgi_app(base_url: str, database: Path, redis_url: str | None = None) -> Any
     from flask import Flask, send_from_directory
     from sqlalchemy import MetaData, Table
 
-    from ._routes import FlaskRoutesProvider
-    from ._sql import SQLAlchemyProvider
-    from ._wsgi import WSGISitemapMiddleware
+    from ._adapters.wsgi import WSGISitemapMiddleware
+    from ._providers.routes import FlaskRoutesProvider
+    from ._providers.sql import SQLAlchemyProvider
 
     engine = _sync_engine(database)  # a sync engine: the provider runs it in a thread
     table = Table("products", MetaData(), autoload_with=engine)

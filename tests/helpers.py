@@ -16,7 +16,7 @@ from usp.objects.sitemap import AbstractSitemap
 from usp.tree import sitemap_from_str
 
 from sitemap_middleware import ProviderVersion, SitemapEntry
-from sitemap_middleware._core import Reply, RequestInfo, SitemapCore
+from sitemap_middleware._engine.core import Reply, RequestInfo, SitemapCore
 
 __all__ = ["RequestInfo", "SitemapCore"]
 

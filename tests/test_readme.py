@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from sitemap_middleware import SitemapConfig
-from sitemap_middleware._core import SitemapCore
+from sitemap_middleware._engine.core import SitemapCore
 from tests.helpers import check_document, fetch
 
 README = Path(__file__).resolve().parents[1] / "README.md"

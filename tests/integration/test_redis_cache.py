@@ -13,7 +13,7 @@ import pytest
 
 from benchmarks.common import free_port
 from sitemap_middleware import ConfigurationError, RedisRenderCache, SitemapConfig
-from sitemap_middleware._core import SitemapCore
+from sitemap_middleware._engine.core import SitemapCore
 from tests.helpers import check_document, fetch, header, page_urls
 from tests.integration.servers import serve
 

@@ -24,7 +24,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from sitemap_middleware import SitemapConfig, SQLAlchemyProvider
-from sitemap_middleware._core import SitemapCore
+from sitemap_middleware._engine.core import SitemapCore
 from tests.helpers import check_document, child_urls, fetch, page_urls
 
 pytestmark = pytest.mark.anyio

@@ -75,6 +75,6 @@ def test_a_forked_worker_gets_fresh_connections(kind: str, tmp_path: Path) -> No
         if isinstance(engine, Engine):
             engine.dispose()
         else:
-            from sitemap_middleware._portal import get_portal
+            from sitemap_middleware._adapters.portal import get_portal
 
             get_portal().call(engine.dispose)

@@ -7,7 +7,7 @@ import zlib
 
 import pytest
 
-from sitemap_middleware._compress import GzipStream, choose_encoding
+from sitemap_middleware._sansio.compress import GzipStream, choose_encoding
 
 
 @pytest.mark.parametrize(

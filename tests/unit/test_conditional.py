@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from sitemap_middleware._conditional import (
+from sitemap_middleware._sansio.conditional import (
     is_not_modified,
     make_etag,
     not_modified_filter,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from sitemap_middleware import Section, SitemapConfig, SitemapEntry
-from sitemap_middleware._core import SitemapCore
+from sitemap_middleware._engine.core import SitemapCore
 from tests.helpers import CountingProvider, check_document, child_urls, fetch, header, page_urls
 
 pytestmark = pytest.mark.anyio

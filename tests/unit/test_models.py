@@ -16,7 +16,7 @@ from sitemap_middleware import (
     Video,
     news_cutoff,
 )
-from sitemap_middleware._models import coerce_entry
+from sitemap_middleware._sansio.models import coerce_entry
 
 
 @pytest.mark.parametrize(

@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from sitemap_middleware import InvalidEntryError, SitemapConfig, SitemapError
-from sitemap_middleware._core import READ_HEADERS, RequestInfo, SitemapCore
-from sitemap_middleware._models import coerce_entry, entry_parts, simple_fields
-from sitemap_middleware._urls import normalize_loc
-from sitemap_middleware._values import _W3C as W3C
-from sitemap_middleware._values import date_value_and_text, parse_w3c
+from sitemap_middleware._engine.core import READ_HEADERS, RequestInfo, SitemapCore
+from sitemap_middleware._sansio.models import coerce_entry, entry_parts, simple_fields
+from sitemap_middleware._sansio.urls import normalize_loc
+from sitemap_middleware._sansio.values import _W3C as W3C
+from sitemap_middleware._sansio.values import date_value_and_text, parse_w3c
 from tests.helpers import check_document, collect
 
 SETTINGS = settings(

@@ -29,7 +29,7 @@ from sitemap_middleware import (
     TextFileProvider,
     as_provider,
 )
-from sitemap_middleware._core import SitemapCore
+from sitemap_middleware._engine.core import SitemapCore
 from tests.helpers import check_document, fetch, page_urls
 
 pytestmark = pytest.mark.anyio

@@ -16,8 +16,8 @@ from sitemap_middleware import (
     SitemapLimitError,
     Video,
 )
-from sitemap_middleware._models import entry_parts
-from sitemap_middleware._render import (
+from sitemap_middleware._sansio.models import entry_parts
+from sitemap_middleware._sansio.render import (
     CHUNK_SIZE,
     Chunker,
     IndexWriter,
@@ -25,7 +25,7 @@ from sitemap_middleware._render import (
     UrlsetWriter,
     escape,
 )
-from sitemap_middleware._robots import append_sitemap_lines, render_robots
+from sitemap_middleware._sansio.robots import append_sitemap_lines, render_robots
 from tests.helpers import check_document, page_urls, require_schemas
 
 

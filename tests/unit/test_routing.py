@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sitemap_middleware import SitemapConfig
-from sitemap_middleware._routing import Kind, Target, match
+from sitemap_middleware._sansio.routing import Kind, Target, match
 
 
 def _config(**kwargs: object) -> SitemapConfig:

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from sitemap_middleware._portal import get_portal
+from sitemap_middleware._adapters.portal import get_portal
 from tests.helpers import in_forked_child
 
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import anyio
 
-from ._exceptions import InvalidEntryError, ProviderError, ProviderTimeoutError
-from ._models import Admitted, entry_parts
-from ._providers import SupportsPages, UrlProvider
-from ._urls import BaseURL
+from .._exceptions import InvalidEntryError, ProviderError, ProviderTimeoutError
+from .._providers.base import SupportsPages, UrlProvider
+from .._sansio.models import Admitted, entry_parts
+from .._sansio.urls import BaseURL
 
 __all__ = ["BATCH_SIZE", "EntryStream", "call_provider", "logger"]
 

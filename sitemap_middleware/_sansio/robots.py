@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ._config import RobotsGroup
+from .._config import RobotsGroup
 
 __all__ = ["append_sitemap_lines", "render_robots"]
 

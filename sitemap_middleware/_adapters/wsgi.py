@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 from anyio.from_thread import BlockingPortal
 
-from ._config import SitemapConfig
-from ._core import MAX_APP_ROBOTS, READ_HEADERS, RequestInfo, SitemapCore
-from ._portal import get_portal
-from ._routing import Kind
+from .._config import SitemapConfig
+from .._engine.core import MAX_APP_ROBOTS, READ_HEADERS, RequestInfo, SitemapCore
+from .._sansio.routing import Kind
+from .portal import get_portal
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment

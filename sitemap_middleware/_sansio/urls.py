@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
-from ._exceptions import InvalidEntryError
+from .._exceptions import InvalidEntryError
 
 __all__ = ["MAX_URL_LENGTH", "BaseURL", "canonical_url_match", "normalize_loc"]
 

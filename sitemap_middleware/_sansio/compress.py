@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from werkzeug.datastructures import Accept
 from werkzeug.http import parse_accept_header
 
-from ._types import Encoding
+from .types import Encoding
 
 __all__ = ["GzipStream", "choose_encoding", "gzip_chunks", "parse_accept_encoding"]
 

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 
 from werkzeug.http import parse_list_header, parse_options_header
 
-from ._config import SitemapConfig
-from ._urls import BaseURL
+from .._config import SitemapConfig
+from .urls import BaseURL
 
 __all__ = ["HostNotAllowed", "base_for", "forwarded_host_and_proto"]
 

@@ -6,7 +6,7 @@ import enum
 import re
 from dataclasses import dataclass
 
-from ._config import SitemapConfig
+from .._config import SitemapConfig
 
 __all__ = ["Kind", "Target", "match", "page_name"]
 

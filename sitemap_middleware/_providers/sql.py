@@ -19,8 +19,8 @@ from sqlalchemy import Engine, Select, Table, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ColumnElement
 
-from ._providers import EntryLike, ProviderVersion
-from ._values import to_datetime
+from .._sansio.values import to_datetime
+from .base import EntryLike, ProviderVersion
 
 __all__ = ["SQLAlchemyProvider"]
 

@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
-from ._providers import ProviderVersion
+from .base import ProviderVersion
 
 __all__ = ["FlaskRoutesProvider", "StarletteRoutesProvider"]
 

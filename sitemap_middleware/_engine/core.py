@@ -12,21 +12,21 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ._bodies import bytes_body
-from ._compress import choose_encoding, gzip_chunks
-from ._conditional import (
+from .._config import SitemapConfig
+from .._sansio.compress import choose_encoding, gzip_chunks
+from .._sansio.conditional import (
     is_not_modified,
     make_etag,
     not_modified_filter,
     representation_etag,
     validator_headers,
 )
-from ._config import SitemapConfig
-from ._documents import TEXT_TYPE, Documents, HTTPError
-from ._hosts import HostNotAllowed, base_for
-from ._robots import append_sitemap_lines, render_robots
-from ._routing import Target, match
-from ._urls import BaseURL
+from .._sansio.hosts import HostNotAllowed, base_for
+from .._sansio.robots import append_sitemap_lines, render_robots
+from .._sansio.routing import Target, match
+from .._sansio.urls import BaseURL
+from .bodies import bytes_body
+from .documents import TEXT_TYPE, Documents, HTTPError
 
 __all__ = ["Reply", "RequestInfo", "SitemapCore"]
 

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 
-from ._exceptions import InvalidEntryError
-from ._urls import normalize_loc
-from ._values import check_number, check_text, to_date_value
+from .._exceptions import InvalidEntryError
+from .urls import normalize_loc
+from .values import check_number, check_text, to_date_value
 
 __all__ = [
     "MAX_IMAGES",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from ._exceptions import SitemapError
-from ._models import Admitted
-from ._render import Chunker, TextWriter, UrlsetWriter
-from ._stream import EntryStream, logger
+from .._exceptions import SitemapError
+from .._sansio.models import Admitted
+from .._sansio.render import Chunker, TextWriter, UrlsetWriter
+from .stream import EntryStream, logger
 
 __all__ = ["bytes_body", "chain", "opened", "urlset_body"]
 

@@ -6,10 +6,10 @@ import anyio
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ._config import SitemapConfig
-from ._core import MAX_APP_ROBOTS, READ_HEADERS, Reply, RequestInfo, SitemapCore
-from ._routing import Kind
-from ._stream import logger
+from .._config import SitemapConfig
+from .._engine.core import MAX_APP_ROBOTS, READ_HEADERS, Reply, RequestInfo, SitemapCore
+from .._engine.stream import logger
+from .._sansio.routing import Kind
 
 __all__ = ["ASGISitemapMiddleware"]
 

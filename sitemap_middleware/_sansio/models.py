@@ -7,11 +7,11 @@ from dataclasses import dataclass, fields
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ._exceptions import InvalidEntryError
-from ._extensions import MAX_IMAGES, Alternate, Image, NewsArticle, Video
-from ._types import CHANGEFREQS, ChangeFreq
-from ._urls import MAX_URL_LENGTH, canonical_url_match, normalize_loc
-from ._values import check_number, date_value_and_text
+from .._exceptions import InvalidEntryError
+from .extensions import MAX_IMAGES, Alternate, Image, NewsArticle, Video
+from .types import CHANGEFREQS, ChangeFreq
+from .urls import MAX_URL_LENGTH, canonical_url_match, normalize_loc
+from .values import check_number, date_value_and_text
 
 __all__ = ["Admitted", "SitemapEntry", "coerce_entry", "entry_parts", "simple_fields"]
 

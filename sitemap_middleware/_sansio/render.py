@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
 
-from ._exceptions import SitemapLimitError
-from ._extensions import NewsArticle, Video
-from ._models import Admitted, SitemapEntry
-from ._values import format_w3c
+from .._exceptions import SitemapLimitError
+from .extensions import NewsArticle, Video
+from .models import Admitted, SitemapEntry
+from .values import format_w3c
 
 __all__ = [
     "CHUNK_SIZE",

@@ -9,7 +9,7 @@ from datetime import datetime
 from werkzeug.http import http_date, quote_etag
 from werkzeug.sansio.http import is_resource_modified
 
-from ._types import Encoding
+from .types import Encoding
 
 __all__ = [
     "NOT_MODIFIED_HEADERS",

@@ -6,18 +6,18 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
-from ._config import SitemapConfig, _ResolvedSection
-from ._exceptions import InvalidEntryError, ProviderError
-from ._models import coerce_entry
-from ._providers import (
+from .._config import SitemapConfig, _ResolvedSection
+from .._exceptions import InvalidEntryError, ProviderError
+from .._providers.base import (
     ProviderVersion,
     SupportsCount,
     SupportsPageLastModified,
     SupportsVersion,
 )
-from ._stream import EntryStream, call_provider, logger
-from ._urls import BaseURL
-from ._values import to_datetime
+from .._sansio.models import coerce_entry
+from .._sansio.urls import BaseURL
+from .._sansio.values import to_datetime
+from .stream import EntryStream, call_provider, logger
 
 __all__ = [
     "SectionPlan",

@@ -7,7 +7,7 @@ import re
 from datetime import date, datetime, timezone
 from decimal import Decimal
 
-from ._exceptions import InvalidEntryError
+from .._exceptions import InvalidEntryError
 
 __all__ = [
     "check_text",

@@ -13,17 +13,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
 
-from ._bodies import bytes_body, chain, opened, urlset_body
-from ._conditional import make_etag
-from ._config import SitemapConfig, _ResolvedSection
-from ._exceptions import InvalidEntryError, ProviderError
-from ._models import Admitted
-from ._plan import SectionPlan, plan_all, section_count, section_version, version_parts
-from ._render import Chunker, IndexWriter, TextWriter, UrlsetWriter
-from ._render_cache import MemoryRenderCache, RenderCache
-from ._routing import STYLESHEET_NAME, TEXT_SITEMAP_NAME, Kind, Target, page_name
-from ._stream import EntryStream, logger
-from ._urls import BaseURL
+from .._caches.memory import MemoryRenderCache, RenderCache
+from .._config import SitemapConfig, _ResolvedSection
+from .._exceptions import InvalidEntryError, ProviderError
+from .._sansio.conditional import make_etag
+from .._sansio.models import Admitted
+from .._sansio.render import Chunker, IndexWriter, TextWriter, UrlsetWriter
+from .._sansio.routing import STYLESHEET_NAME, TEXT_SITEMAP_NAME, Kind, Target, page_name
+from .._sansio.urls import BaseURL
+from .bodies import bytes_body, chain, opened, urlset_body
+from .plan import SectionPlan, plan_all, section_count, section_version, version_parts
+from .stream import EntryStream, logger
 
 __all__ = ["TEXT_TYPE", "Document", "Documents", "HTTPError", "unavailable"]
 
@@ -32,7 +32,7 @@ TEXT_TYPE = "text/plain; charset=utf-8"
 XSL_TYPE = "text/xsl; charset=utf-8"
 LOG_FAILED = "sitemap %s: answering %d: %s"
 LOG_CACHE_FAILED = "sitemap render cache failed %s: %s: %s"
-_STYLESHEET = resources.files(__package__).joinpath("static", "sitemap.xsl").read_bytes()
+_STYLESHEET = resources.files("sitemap_middleware").joinpath("static", "sitemap.xsl").read_bytes()
 _STYLESHEET_ETAG = make_etag("xsl", hashlib.sha256(_STYLESHEET).hexdigest())
 
 

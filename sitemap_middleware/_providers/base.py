@@ -17,8 +17,8 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import anyio.to_thread
 
-from ._models import SitemapEntry, coerce_entry
-from ._values import to_datetime
+from .._sansio.models import SitemapEntry, coerce_entry
+from .._sansio.values import to_datetime
 
 __all__ = [
     "CallableProvider",

@@ -13,8 +13,8 @@ import aiofiles
 import aiofiles.os
 import anyio.to_thread
 
-from ._models import SitemapEntry
-from ._providers import ProviderVersion
+from .._sansio.models import SitemapEntry
+from .base import ProviderVersion
 
 __all__ = ["DirectoryProvider", "TextFileProvider"]
 

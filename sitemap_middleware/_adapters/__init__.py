@@ -1,0 +1,1 @@
+"""Thin ASGI and WSGI adapters: translate, decide nothing."""

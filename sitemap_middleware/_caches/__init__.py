@@ -1,0 +1,1 @@
+"""Render caches: in-process and Redis."""

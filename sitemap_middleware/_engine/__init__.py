@@ -1,0 +1,1 @@
+"""The async engine: planning, streaming and answering documents."""

@@ -1,0 +1,1 @@
+"""URL providers: the protocol and the built-in sources of entries."""

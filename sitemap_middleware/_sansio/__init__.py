@@ -1,0 +1,1 @@
+"""Pure, I/O-free protocol rules: values, URLs, rendering, HTTP rules."""
