@@ -10,7 +10,7 @@ from ._adapters.asgi import ASGISitemapMiddleware
 from ._adapters.wsgi import WSGISitemapMiddleware
 from ._caches.memory import MemoryRenderCache, RenderCache
 from ._caches.redis import RedisRenderCache
-from ._config import RobotsGroup, Section, SitemapConfig
+from ._config import Section, SitemapConfig
 from ._exceptions import (
     ConfigurationError,
     InvalidEntryError,
@@ -34,6 +34,7 @@ from ._providers.files import DirectoryProvider, TextFileProvider
 from ._providers.routes import FlaskRoutesProvider, StarletteRoutesProvider
 from ._sansio.extensions import Alternate, Image, NewsArticle, Video, news_cutoff
 from ._sansio.models import SitemapEntry
+from ._settings import HTTPSettings, RenderFallback, Robots, RobotsGroup, TrustedHosts
 
 if TYPE_CHECKING:
     from ._providers.sql import SQLAlchemyProvider
@@ -44,6 +45,7 @@ def __getattr__(name: str) -> object:
     if name == "SQLAlchemyProvider":
         from ._providers.sql import SQLAlchemyProvider
 
+        SQLAlchemyProvider.__module__ = __name__
         return SQLAlchemyProvider
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -55,6 +57,7 @@ __all__ = [
     "ConfigurationError",
     "DirectoryProvider",
     "FlaskRoutesProvider",
+    "HTTPSettings",
     "Image",
     "InvalidEntryError",
     "MemoryRenderCache",
@@ -64,6 +67,8 @@ __all__ = [
     "ProviderVersion",
     "RedisRenderCache",
     "RenderCache",
+    "RenderFallback",
+    "Robots",
     "RobotsGroup",
     "SQLAlchemyProvider",
     "Section",
@@ -78,6 +83,7 @@ __all__ = [
     "SupportsPages",
     "SupportsVersion",
     "TextFileProvider",
+    "TrustedHosts",
     "UrlProvider",
     "Video",
     "WSGISitemapMiddleware",
@@ -85,3 +91,15 @@ __all__ = [
     "as_provider",
     "news_cutoff",
 ]
+
+
+def _publish() -> None:
+    # Public names report the public module (as httpx does): reprs, docs and pickles
+    # show sitemap_middleware.X, not the private module that defines X.
+    for name in __all__:
+        value = globals().get(name)
+        if isinstance(value, type) or callable(value):
+            value.__module__ = __name__
+
+
+_publish()

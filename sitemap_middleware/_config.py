@@ -1,56 +1,26 @@
-"""Configuration: validated once, immutable afterwards."""
+"""SitemapConfig: what the site lists and where; validated once, immutable afterwards.
+
+Feature settings are small values of their own (:mod:`._settings`); the config holds one
+of each and derives the values the layers read (base URL, sections, fingerprint).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
 
-from ._caches.memory import RenderCache
 from ._exceptions import ConfigurationError, InvalidEntryError
 from ._providers.base import ProviderLike, UrlProvider, as_provider
+from ._sansio.limits import MAX_BYTES, MAX_URLS
 from ._sansio.urls import BaseURL
+from ._settings import HTTPSettings, RenderFallback, Robots, TrustedHosts, check_int, check_number
 
-__all__ = ["RobotsGroup", "Section", "SitemapConfig"]
+__all__ = ["Section", "SitemapConfig"]
 
-#: sitemaps.org per-file limits (uncompressed).
-MAX_URLS = 50_000
-MAX_BYTES = 52_428_800
 _SECTION_NAME = re.compile(r"[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*")
 _FILE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
-
-
-@dataclass(frozen=True, slots=True)
-class RobotsGroup:
-    """One robots.txt group (RFC 9309): user agents and their allow/disallow rules.
-
-    The default group lets every crawler in everywhere.
-    """
-
-    user_agents: Sequence[str] = ("*",)
-    allow: Sequence[str] = ()
-    disallow: Sequence[str] = ()
-
-    def __post_init__(self) -> None:
-        for name in ("user_agents", "allow", "disallow"):
-            values = getattr(self, name)
-            if isinstance(values, str):
-                values = (values,)
-            values = tuple(values)
-            for value in values:
-                if not isinstance(value, str) or any(c in value for c in "\r\n#"):
-                    raise ConfigurationError(
-                        f"RobotsGroup.{name} entries must be one-line strings, got {value!r}"
-                    )
-                if name != "user_agents" and value and not value.startswith(("/", "*")):
-                    raise ConfigurationError(
-                        f"RobotsGroup.{name} paths must start with '/' or '*', got {value!r}"
-                    )
-            object.__setattr__(self, name, values)
-        if not self.user_agents:
-            raise ConfigurationError("RobotsGroup.user_agents must name at least one agent")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +33,10 @@ class Section:
 
     provider: ProviderLike
     max_urls: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_urls is not None:
+            check_int("Section", "max_urls", self.max_urls, 1, MAX_URLS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,38 +52,29 @@ class SitemapConfig:
 
     :param base_url: public URL of the site (or the directory sitemaps live in, such as
         ``https://example.com/shop``). Every absolute URL written comes from it, never
-        from the request's ``Host`` header.
+        from the request's ``Host`` header (see ``hosts``).
     :param sections: section name to provider (or :class:`Section`). Names may hold
         letters, digits, ``_`` and inner ``-``; each becomes ``sitemap-<name>-<page>.xml``.
     :param max_urls_per_page: URLs per sitemap page, at most 50,000.
     :param max_bytes_per_page: uncompressed bytes per page, at most 50 MiB.
-    :param robots_path: where robots.txt is answered (``None`` leaves it to the app).
-    :param robots_groups: user-agent groups of the generated robots.txt.
-    :param robots_mode: ``"generate"`` writes robots.txt; ``"append"`` serves the app's own
-        robots.txt and appends our ``Sitemap:`` lines to it.
-    :param gzip: negotiate gzip with clients that accept it.
-    :param gzip_level: zlib level 1-9. 1 by default: on a 50,000-URL page level 6 makes
-        the body 7% smaller for twice the compression time (benchmarks/results).
+    :param sitemap_name: file name of the entry point (a urlset if all fits, else the index).
+    :param index_name: file name of the sitemap index.
+    :param page_prefix: file-name prefix of section pages.
     :param gzip_files: also serve ``.xml.gz`` files that are always gzip.
     :param text_sitemaps: also serve ``.txt`` sitemaps (one URL a line).
     :param stylesheet: ``True`` serves a built-in XSL view and references it from every
         XML document; a string references your own stylesheet URL instead.
-    :param cache_control: ``Cache-Control`` of sitemap and robots.txt responses.
-    :param x_robots_tag: ``X-Robots-Tag`` of sitemap documents (``None`` to omit).
     :param strict: raise on an invalid entry instead of leaving it out with a warning.
     :param provider_timeout: seconds one provider call (metadata, or one batch of
         entries) may take before the request is given up.
-    :param retry_after: ``Retry-After`` seconds on a 503 from a failing provider.
-    :param fallback_validators: for providers that report neither a version nor a
-        last-modified time: ``"none"`` streams without ETag; ``"render"`` renders pages up
-        to ``render_cache_max_bytes`` into a bounded cache and derives the ETag from them.
-    :param render_cache: where ``"render"`` keeps rendered pages: by default an in-process
-        LRU of ``render_cache_size`` pages for ``render_cache_ttl`` seconds; a
-        :class:`RedisRenderCache` shares them between the instances of an app.
-    :param trusted_hosts: opt-in: hosts whose ``Host`` header may replace the base URL's
-        host. Any other host gets a 400. Leave empty behind untrusted proxies.
-    :param trust_forwarded: with ``trusted_hosts``, read the host and protocol a proxy
-        reports: RFC 7239 ``Forwarded`` if present, else ``X-Forwarded-Host``/``-Proto``.
+    :param robots: a :class:`Robots` (path, groups, generate or append), or ``None`` to
+        leave robots.txt to the app.
+    :param http: :class:`HTTPSettings`: gzip, Cache-Control, X-Robots-Tag, Retry-After.
+    :param hosts: :class:`TrustedHosts` to answer for allow-listed request hosts (and
+        trusted proxies); ``None`` (the default) reads no request header at all.
+    :param render_fallback: :class:`RenderFallback` to give documents whose providers
+        report no freshness an ETag from their rendered bytes; ``None`` streams them
+        without validators.
     """
 
     base_url: str
@@ -119,26 +84,15 @@ class SitemapConfig:
     sitemap_name: str = "sitemap.xml"
     index_name: str = "sitemap_index.xml"
     page_prefix: str = "sitemap-"
-    robots_path: str | None = "/robots.txt"
-    robots_groups: Sequence[RobotsGroup] = (RobotsGroup(),)
-    robots_mode: Literal["generate", "append"] = "generate"
-    gzip: bool = True
-    gzip_level: int = 1
     gzip_files: bool = True
     text_sitemaps: bool = False
     stylesheet: bool | str = False
-    cache_control: str | None = "public, max-age=3600"
-    x_robots_tag: str | None = "noindex"
     strict: bool = False
     provider_timeout: float = 30.0
-    retry_after: int = 120
-    fallback_validators: Literal["none", "render"] = "none"
-    render_cache_max_bytes: int = 8 * 1024 * 1024
-    render_cache_size: int = 16
-    render_cache_ttl: float = 60.0
-    render_cache: RenderCache | None = None
-    trusted_hosts: Sequence[str] = ()
-    trust_forwarded: bool = False
+    robots: Robots | None = Robots()
+    http: HTTPSettings = HTTPSettings()
+    hosts: TrustedHosts | None = None
+    render_fallback: RenderFallback | None = None
 
     base: BaseURL = field(init=False, repr=False)
     resolved_sections: tuple[_ResolvedSection, ...] = field(init=False, repr=False)
@@ -150,38 +104,31 @@ class SitemapConfig:
         except InvalidEntryError as exc:
             raise ConfigurationError(str(exc)) from None
         object.__setattr__(self, "base", base)
-        self._check_numbers()
+        self._check_values()
         self._check_names()
         object.__setattr__(self, "resolved_sections", self._resolve_sections())
         object.__setattr__(self, "fingerprint", self._fingerprint())
 
-    def _check_numbers(self) -> None:
-        checks = [
-            ("max_urls_per_page", self.max_urls_per_page, 1, MAX_URLS),
-            ("max_bytes_per_page", self.max_bytes_per_page, 1024, MAX_BYTES),
-            ("gzip_level", self.gzip_level, 1, 9),
-            ("retry_after", self.retry_after, 0, 86_400),
-            ("render_cache_size", self.render_cache_size, 0, 100_000),
-        ]
-        for name, value, low, high in checks:
-            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+    def _check_values(self) -> None:
+        check_int("SitemapConfig", "max_urls_per_page", self.max_urls_per_page, 1, MAX_URLS)
+        check_int("SitemapConfig", "max_bytes_per_page", self.max_bytes_per_page, 1024, MAX_BYTES)
+        check_number("SitemapConfig", "provider_timeout", self.provider_timeout, 0, 86_400)
+        for name, kind in (
+            ("robots", Robots),
+            ("http", HTTPSettings),
+            ("hosts", TrustedHosts),
+            ("render_fallback", RenderFallback),
+        ):
+            value = getattr(self, name)
+            if not (isinstance(value, kind) or (value is None and name != "http")):
                 raise ConfigurationError(
-                    f"{name} must be an integer from {low} to {high}, got {value!r}"
+                    f"SitemapConfig.{name} must be a {kind.__name__}, got {value!r}"
                 )
-        if not (isinstance(self.provider_timeout, int | float) and self.provider_timeout > 0):
-            raise ConfigurationError(f"provider_timeout must be > 0, got {self.provider_timeout!r}")
-        if self.fallback_validators not in ("none", "render"):
-            raise ConfigurationError(
-                f"fallback_validators must be 'none' or 'render', got {self.fallback_validators!r}"
-            )
-        if self.render_cache is not None and self.fallback_validators != "render":
-            raise ConfigurationError(
-                "render_cache is used only with fallback_validators='render'; set both"
-            )
-        if self.robots_mode not in ("generate", "append"):
-            raise ConfigurationError(
-                f"robots_mode must be 'generate' or 'append', got {self.robots_mode!r}"
-            )
+        for name in ("gzip_files", "text_sitemaps", "strict"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigurationError(
+                    f"SitemapConfig.{name} must be True or False, got {getattr(self, name)!r}"
+                )
 
     def _check_names(self) -> None:
         for name in ("sitemap_name", "index_name"):
@@ -190,33 +137,28 @@ class SitemapConfig:
                 isinstance(value, str) and _FILE_NAME.fullmatch(value) and value.endswith(".xml")
             ):
                 raise ConfigurationError(
-                    f"{name} must be a file name ending in .xml, got {value!r}"
+                    f"SitemapConfig.{name} must be a file name ending in .xml, got {value!r}"
                 )
         if not (isinstance(self.page_prefix, str) and _FILE_NAME.fullmatch(self.page_prefix)):
             raise ConfigurationError(
-                f"page_prefix must be a file-name prefix, got {self.page_prefix!r}"
+                f"SitemapConfig.page_prefix must be a file-name prefix, got {self.page_prefix!r}"
             )
-        if self.robots_path is not None and not (
-            isinstance(self.robots_path, str)
-            and self.robots_path.endswith("/robots.txt")
-            and self.robots_path.startswith("/")
-        ):
+        if self.sitemap_name == self.index_name:
             raise ConfigurationError(
-                "robots_path must be an absolute path ending in /robots.txt, "
-                f"got {self.robots_path!r}"
+                f"SitemapConfig.sitemap_name and index_name must differ, both are "
+                f"{self.sitemap_name!r}"
             )
-        if isinstance(self.trusted_hosts, str):
-            raise ConfigurationError("trusted_hosts must be a sequence of host names, not a string")
-        for host in self.trusted_hosts:
-            if not isinstance(host, str) or not re.fullmatch(r"[a-z0-9.-]+(?::\d+)?", host):
+        for name in ("sitemap_name", "index_name"):
+            value = getattr(self, name)
+            if _page_like(self.page_prefix, value):
                 raise ConfigurationError(
-                    f"trusted_hosts entries must be lower-case host[:port], got {host!r}"
+                    f"SitemapConfig.{name} {value!r} has the form of a page name "
+                    f"({self.page_prefix}<section>-<n>.xml); choose another name or page_prefix"
                 )
-        for group in self.robots_groups:
-            if not isinstance(group, RobotsGroup):
-                raise ConfigurationError(
-                    f"robots_groups must hold RobotsGroup objects, got {group!r}"
-                )
+        if not self.base.directory.isascii():
+            raise ConfigurationError(  # pragma: no cover - BaseURL percent-encodes paths
+                f"base_url path must be ASCII once encoded, got {self.base.directory!r}"
+            )
 
     def _resolve_sections(self) -> tuple[_ResolvedSection, ...]:
         if not isinstance(self.sections, Mapping) or not self.sections:
@@ -225,14 +167,14 @@ class SitemapConfig:
         for name, value in self.sections.items():
             if not isinstance(name, str) or not _SECTION_NAME.fullmatch(name):
                 raise ConfigurationError(
-                    f"section name {name!r} must hold only letters, digits, '_' and inner '-'"
+                    f"section name {name!r} must hold only ASCII letters, digits, '_' and inner '-'"
                 )
             section = value if isinstance(value, Section) else Section(value)
-            max_urls = section.max_urls or self.max_urls_per_page
-            if not 1 <= max_urls <= self.max_urls_per_page:
+            max_urls = section.max_urls if section.max_urls is not None else self.max_urls_per_page
+            if max_urls > self.max_urls_per_page:
                 raise ConfigurationError(
                     f"section {name!r}: max_urls must be from 1 to "
-                    f"{self.max_urls_per_page}, got {max_urls!r}"
+                    f"{self.max_urls_per_page} (max_urls_per_page), got {max_urls!r}"
                 )
             try:
                 provider = as_provider(section.provider)
@@ -245,6 +187,7 @@ class SitemapConfig:
         """Hash of every setting that shapes output, for ETags stable across processes."""
         from . import __version__
 
+        robots = self.robots
         parts = [
             __version__,
             self.base.prefix,
@@ -256,10 +199,9 @@ class SitemapConfig:
             str(self.text_sitemaps),
             str(self.strict),
             repr([(s.name, s.max_urls) for s in self.resolved_sections]),
-            repr([(g.user_agents, g.allow, g.disallow) for g in self.robots_groups]),
-            str(self.robots_path),
+            repr(None if robots is None else (robots.path, robots.mode, robots.groups)),
             str(self.gzip_files),
-            str(self.gzip_level),
+            str(self.http.gzip_level),
         ]
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
 
@@ -268,3 +210,12 @@ class SitemapConfig:
             if section.name == name:
                 return section
         return None
+
+
+def _page_like(prefix: str, name: str) -> bool:
+    """Whether a file name would also match the page pattern ``<prefix><section>-<n>.xml``."""
+    if not name.startswith(prefix):
+        return False
+    stem = name[len(prefix) : -len(".xml")]
+    section, _, number = stem.rpartition("-")
+    return bool(section) and number.isascii() and number.isdigit()

@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from ._caches.redis import RedisRenderCache
-from ._config import RobotsGroup, Section, SitemapConfig
+from ._config import Section, SitemapConfig
 from ._providers.files import DirectoryProvider, TextFileProvider
 from ._sansio.extensions import Alternate, Image, NewsArticle, Video, news_cutoff
 from ._sansio.models import SitemapEntry
+from ._settings import RenderFallback, Robots, RobotsGroup
 
 PRODUCTS = 120_000
 DATA_DIR = Path(tempfile.gettempdir()) / "sitemap_middleware_demo"
@@ -132,14 +133,15 @@ def make_config(
             "videos": VIDEOS,
             "news": Section(news_entries, max_urls=1000),
         },
-        robots_groups=[
-            RobotsGroup(user_agents=("*",), disallow=("/admin/",)),
-            RobotsGroup(user_agents=("GPTBot",), disallow=("/",)),
-        ],
+        robots=Robots(
+            groups=[
+                RobotsGroup(user_agents=("*",), disallow=("/admin/",)),
+                RobotsGroup(user_agents=("GPTBot",), disallow=("/",)),
+            ]
+        ),
         stylesheet=True,
         text_sitemaps=True,
-        fallback_validators="render",
-        render_cache=render_cache,
+        render_fallback=RenderFallback(cache=render_cache),
     )
 
 

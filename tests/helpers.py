@@ -185,10 +185,7 @@ async def fetch(
     )
     target = core.route(request)
     assert target is not None, f"{path} is not ours"
-    if target.kind.value == "robots":
-        reply = await core.respond_robots(request, None)
-    else:
-        reply = await core.respond(target, request)
+    reply = await core.respond(target, request)
     return reply, await collect(reply)
 
 

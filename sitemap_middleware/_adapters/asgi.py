@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import anyio
+import anyio.lowlevel
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .._config import SitemapConfig
-from .._engine.core import MAX_APP_ROBOTS, READ_HEADERS, Reply, RequestInfo, SitemapCore
+from .._engine.core import READ_HEADERS, Reply, RequestInfo, SitemapCore
 from .._engine.stream import logger
-from .._sansio.routing import Kind
+from .._sansio.robots import AppRobots, AppRobotsRequest
 
 __all__ = ["ASGISitemapMiddleware"]
 
@@ -65,13 +66,10 @@ class ASGISitemapMiddleware:
         if target is None:
             await self.app(scope, receive, send)
             return
-        if target.kind is Kind.ROBOTS:
-            app_robots = None
-            if self.core.config.robots_mode == "append" and request.method in ("GET", "HEAD"):
-                app_robots = await self._app_robots(scope)
-            reply = await self.core.respond_robots(request, app_robots)
-        else:
-            reply = await self.core.respond(target, request)
+        app_robots = None
+        if (ask := self.core.app_robots_request(target, request)) is not None:
+            app_robots = await fetch_app_robots(self.app, scope, ask)
+        reply = await self.core.respond(target, request, app_robots)
         await send_reply(reply, receive, send)
 
     def _closing_on_shutdown(self, send: Send) -> Send:
@@ -84,31 +82,70 @@ class ASGISitemapMiddleware:
 
         return closing_send
 
-    async def _app_robots(self, scope: Scope) -> str | None:
-        """The wrapped app's own robots.txt, if it serves one (GET, 200, small)."""
-        status = 0
-        chunks: list[bytes] = []
-        size = 0
 
-        async def receive() -> Message:
+async def fetch_app_robots(app: ASGIApp, scope: Scope, ask: AppRobotsRequest) -> AppRobots:
+    """GET the wrapped app's own robots.txt, behaving like a real client.
+
+    The request body comes once; after that ``receive()`` waits, and answers
+    ``http.disconnect`` once the response is complete or we have read enough. A
+    ``receive()`` that kept answering ``http.request`` would let Starlette's disconnect
+    listener spin without ever yielding, freezing the whole server (ASGI spec 2.3).
+    """
+    status: int | None = None
+    chunks: list[bytes] = []
+    size = 0
+    done = anyio.Event()
+    asked = complete = False
+
+    async def receive() -> Message:
+        nonlocal asked
+        if not asked:
+            asked = True
             return {"type": "http.request", "body": b"", "more_body": False}
+        await done.wait()
+        return {"type": "http.disconnect"}
 
-        async def send(message: Message) -> None:
-            nonlocal status, size
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            elif message["type"] == "http.response.body":
-                size += len(message.get("body", b""))
-                if size <= MAX_APP_ROBOTS:
-                    chunks.append(message.get("body", b""))
+    async def send(message: Message) -> None:
+        nonlocal status, size, complete
+        if complete:
+            # What an ASGI 2.4 server does once the client is gone: stops any app,
+            # even one whose body never awaits (an endless generator).
+            raise OSError("robots.txt sub-request: read enough")
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        elif message["type"] == "http.response.body":
+            body = message.get("body", b"")
+            if size <= ask.max_bytes:
+                chunks.append(body[: ask.max_bytes + 1 - size])
+            size += len(body)
+            if not message.get("more_body", False) or size > ask.max_bytes:
+                complete = True
+                done.set()
+        await anyio.lowlevel.checkpoint()  # lets the time limit reach an app that never awaits
 
-        inner = dict(scope, method="GET")
-        # The app must not gzip what we are going to append to.
-        inner["headers"] = [(k, v) for k, v in scope["headers"] if k.lower() != b"accept-encoding"]
-        await self.app(inner, receive, send)
-        if status != 200 or size > MAX_APP_ROBOTS:
-            return None
-        return b"".join(chunks).decode("utf-8", "replace")
+    extensions = scope.get("extensions") or {}
+    inner = dict(
+        scope,
+        method="GET",
+        # No pathsend/zerocopysend: we need the bytes themselves.
+        extensions={k: v for k, v in extensions.items() if not k.startswith("http.response.")},
+        headers=[
+            (k, v)
+            for k, v in scope["headers"]
+            if k.decode("latin-1").lower() not in ask.drop_headers
+        ],
+    )
+    try:
+        with anyio.move_on_after(ask.timeout):
+            await app(inner, receive, send)
+    except Exception as exc:  # the app's failure is reported as robots.txt's 503
+        if not complete:  # (after a complete answer it is only our OSError surfacing)
+            return AppRobots.failed(f"{type(exc).__name__}: {exc}")
+    finally:
+        done.set()
+    if status is None or not complete:
+        return AppRobots.failed(f"no complete answer within {ask.timeout:g} s")
+    return AppRobots(status, b"".join(chunks))
 
 
 async def send_reply(reply: Reply, receive: Receive, send: Send) -> None:

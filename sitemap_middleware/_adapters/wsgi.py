@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import threading
+import time
 from collections.abc import AsyncIterator, Iterable, Iterator
 from http import HTTPStatus
 from typing import TYPE_CHECKING
@@ -9,8 +12,8 @@ from typing import TYPE_CHECKING
 from anyio.from_thread import BlockingPortal
 
 from .._config import SitemapConfig
-from .._engine.core import MAX_APP_ROBOTS, READ_HEADERS, RequestInfo, SitemapCore
-from .._sansio.routing import Kind
+from .._engine.core import READ_HEADERS, RequestInfo, SitemapCore
+from .._sansio.robots import AppRobots, AppRobotsRequest
 from .portal import get_portal
 
 if TYPE_CHECKING:
@@ -62,53 +65,94 @@ class WSGISitemapMiddleware:
         (self._portal or get_portal()).call(self.core.aclose)
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        path = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")
-        headers = {k: environ[v] for k, v in _ENVIRON_HEADERS.items() if v in environ}
-        request = RequestInfo(environ.get("REQUEST_METHOD", "GET").upper(), path, headers)
+        request = RequestInfo(
+            environ.get("REQUEST_METHOD", "GET").upper(),
+            _decoded_path(environ),
+            {k: environ[v] for k, v in _ENVIRON_HEADERS.items() if v in environ},
+        )
         target = self.core.route(request)
         if target is None:
             return self.app(environ, start_response)
+        app_robots = None
+        if (ask := self.core.app_robots_request(target, request)) is not None:
+            app_robots = fetch_app_robots(self.app, environ, ask)
         portal = self._portal or get_portal()
-        if target.kind is Kind.ROBOTS:
-            app_robots = None
-            if self.core.config.robots_mode == "append" and request.method in ("GET", "HEAD"):
-                app_robots = self._app_robots(environ)
-            reply = portal.call(self.core.respond_robots, request, app_robots)
-        else:
-            reply = portal.call(self.core.respond, target, request)
+        reply = portal.call(self.core.respond, target, request, app_robots)
         start_response(_status_line(reply.status), reply.headers)
         if reply.body is None:
             return []
         return PortalBody(portal, reply.body)
 
-    def _app_robots(self, environ: WSGIEnvironment) -> str | None:
-        """The wrapped app's own robots.txt, if it serves one (GET, 200, small)."""
-        captured: list[str] = []
 
-        def start_response(
-            status: str, headers: list[tuple[str, str]], exc_info: object = None
-        ) -> object:
-            captured.append(status)
-            return lambda data: None
+def _decoded_path(environ: WSGIEnvironment) -> str:
+    """SCRIPT_NAME + PATH_INFO as Unicode: WSGI hands over UTF-8 bytes as latin-1 text."""
+    path: str = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")
+    try:
+        return path.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return path  # not UTF-8: matches none of our (UTF-8) routes, passes through
 
-        inner = dict(environ, REQUEST_METHOD="GET")
-        inner.pop("HTTP_ACCEPT_ENCODING", None)  # we append to it: it must not be gzipped
-        result = self.app(inner, start_response)  # type: ignore[arg-type]
-        chunks: list[bytes] = []
-        size = 0
+
+def fetch_app_robots(
+    app: WSGIApplication, environ: WSGIEnvironment, ask: AppRobotsRequest
+) -> AppRobots:
+    """GET the wrapped app's own robots.txt, bounded in time and size.
+
+    The app runs in a thread of its own, so an app that hangs costs that thread, not
+    this request: after ``ask.timeout`` robots.txt answers 503.
+    """
+    answer: list[AppRobots] = []
+    deadline = time.monotonic() + ask.timeout
+
+    def run() -> None:
         try:
-            for chunk in result:
-                size += len(chunk)
-                if size > MAX_APP_ROBOTS:
-                    return None
-                chunks.append(chunk)
-        finally:
-            close = getattr(result, "close", None)
-            if close is not None:
-                close()
-        if not captured or not captured[0].startswith("200"):
-            return None
-        return b"".join(chunks).decode("utf-8", "replace")
+            answer.append(_read_app_robots(app, environ, ask, deadline))
+        except Exception as exc:  # the app's failure is reported as robots.txt's 503
+            answer.append(AppRobots.failed(f"{type(exc).__name__}: {exc}"))
+
+    worker = threading.Thread(target=run, name="sitemap-app-robots", daemon=True)
+    worker.start()
+    worker.join(ask.timeout)
+    return answer[0] if answer else AppRobots.failed(f"no answer within {ask.timeout:g} s")
+
+
+def _read_app_robots(
+    app: WSGIApplication, environ: WSGIEnvironment, ask: AppRobotsRequest, deadline: float
+) -> AppRobots:
+    captured: list[str] = []
+
+    def start_response(
+        status: str, headers: list[tuple[str, str]], exc_info: object = None
+    ) -> object:
+        captured[:] = [status]
+        return lambda data: None
+
+    inner = {
+        k: v
+        for k, v in environ.items()
+        if not (k.startswith("HTTP_") and k[5:].lower().replace("_", "-") in ask.drop_headers)
+    }
+    inner.update(REQUEST_METHOD="GET", CONTENT_LENGTH="0", QUERY_STRING="")
+    inner["wsgi.input"] = io.BytesIO(b"")
+    inner.pop("CONTENT_TYPE", None)
+    result = app(inner, start_response)  # type: ignore[arg-type]
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        for chunk in result:
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > ask.max_bytes:
+                break
+            if time.monotonic() > deadline:
+                return AppRobots.failed(f"no complete answer within {ask.timeout:g} s")
+    finally:
+        close = getattr(result, "close", None)
+        if close is not None:
+            close()
+    if not captured:
+        return AppRobots.failed("the app did not call start_response")
+    return AppRobots(int(captured[0].split(" ", 1)[0]), b"".join(chunks))
 
 
 def _status_line(status: int) -> str:

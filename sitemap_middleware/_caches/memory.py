@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 __all__ = ["MemoryRenderCache", "RenderCache"]
 
 
+@runtime_checkable
 class RenderCache(Protocol):
     """Where rendered documents live: ``key -> (etag, bytes)``."""
 

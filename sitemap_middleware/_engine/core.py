@@ -1,34 +1,31 @@
-"""The framework-agnostic core: a request in, a pass-through or a streaming reply out.
+"""The framework-agnostic core: one entry point for every request we answer.
 
-Flow: route -> method -> host policy -> encoding -> document and its validators
-(_documents) -> 304? -> HEAD? -> open the body (the first batch of entries before any
-header, so a failing provider still gets a clean 503) -> render -> encode.
+Flow, in the order the code runs it, the same for every document (robots.txt too):
+route -> host policy (400) -> method (405) -> encoding (406) -> the document and its
+validators (_documents; robots.txt from _robots) -> 304? -> HEAD? -> open the body (the
+first batch of entries before any header, so a failing provider still gets a clean 503
+and HEAD answers what GET would) -> render -> encode.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from .._config import SitemapConfig
 from .._sansio.compress import choose_encoding, gzip_chunks
-from .._sansio.conditional import (
-    is_not_modified,
-    make_etag,
-    not_modified_filter,
-    representation_etag,
-    validator_headers,
-)
-from .._sansio.hosts import HostNotAllowed, base_for
-from .._sansio.robots import append_sitemap_lines, render_robots
-from .._sansio.routing import Target, match
+from .._sansio.conditional import is_not_modified, not_modified_filter, validator_headers
+from .._sansio.etag import content_etag, representation_etag
+from .._sansio.hosts import HostNotAllowed, base_for, vary_headers
+from .._sansio.robots import APP_ROBOTS_MAX_BYTES, AppRobots, AppRobotsRequest, robots_text
+from .._sansio.routing import Kind, Routes, Target, match
 from .._sansio.urls import BaseURL
 from .bodies import bytes_body
-from .documents import TEXT_TYPE, Documents, HTTPError
+from .documents import TEXT_TYPE, Document, Documents, HTTPError, unavailable
+from .stream import logger
 
-__all__ = ["Reply", "RequestInfo", "SitemapCore"]
+__all__ = ["READ_HEADERS", "Reply", "RequestInfo", "SitemapCore"]
 
 GZIP_FILE_TYPE = "application/gzip"
 #: Request headers the core reads (the adapters pass these on); nothing else is looked at.
@@ -41,16 +38,17 @@ READ_HEADERS = (
     "x-forwarded-host",
     "x-forwarded-proto",
 )
-#: robots.txt is read up to 500 KiB by Google; an app's own larger than this is not used
-#: in robots_mode="append" (both adapters read at most this much of it).
-MAX_APP_ROBOTS = 512 * 1024
+LOG_APP_ROBOTS = (
+    "sitemap robots.txt: the app's own robots.txt could not be read (%s); answering 503"
+)
 
 
 @dataclass(frozen=True, slots=True)
 class RequestInfo:
     """What the core needs from a request; adapters build it from a scope or environ.
 
-    ``headers`` maps lower-case names to values (repeated headers joined with ``, ``).
+    ``path`` is decoded (percent-escapes resolved, UTF-8). ``headers`` maps lower-case
+    names to values (repeated headers joined with ``, ``).
     """
 
     method: str
@@ -72,35 +70,71 @@ class SitemapCore:
 
     def __init__(self, config: SitemapConfig) -> None:
         self.config = config
+        self.routes = Routes.from_config(config)
         self._documents = Documents(config)
+        self._vary = vary_headers(config.hosts)
 
     def route(self, request: RequestInfo) -> Target | None:
         """Our target for this request, or ``None`` to hand it to the wrapped app."""
-        return match(request.path, self.config)
+        return match(request.path, self.routes)
 
-    async def respond(self, target: Target, request: RequestInfo) -> Reply:
+    def app_robots_request(self, target: Target, request: RequestInfo) -> AppRobotsRequest | None:
+        """What to ask the wrapped app for before :meth:`respond`, if anything.
+
+        Only robots.txt in ``"append"`` mode needs the app's own file, and only for a
+        request that passes the host and method checks.
+        """
+        robots = self.config.robots
+        if target.kind is not Kind.ROBOTS or robots is None or robots.mode != "append":
+            return None
+        try:
+            self._check(request)
+        except HTTPError:
+            return None
+        return AppRobotsRequest(timeout=robots.app_timeout, max_bytes=APP_ROBOTS_MAX_BYTES)
+
+    async def respond(
+        self, target: Target, request: RequestInfo, app_robots: AppRobots | None = None
+    ) -> Reply:
         """Answer a request for one of our documents. Never raises for a bad request."""
         try:
-            return await self._respond(target, request)
+            base = self._check(request)
+            if target.kind is Kind.ROBOTS:
+                return await self._robots(request, base, app_robots)
+            return await self._document(target, request, base)
         except HTTPError as exc:
-            return self._error(exc.status, exc.message, exc.headers)
+            return self._error(request, exc)
 
-    async def _respond(self, target: Target, request: RequestInfo) -> Reply:
-        config = self.config
+    async def aclose(self) -> None:
+        """Release held resources (a shared render cache's connections); call on shutdown."""
+        await self._documents.aclose()
+
+    # -- the checks every request passes, once, in this order ------------------------------
+
+    def _check(self, request: RequestInfo) -> BaseURL:
+        try:
+            base = base_for(self.config.base, self.config.hosts, request.headers)
+        except HostNotAllowed:
+            raise HTTPError(400, "Bad Request: host not allowed") from None  # never echoed
         if request.method not in ("GET", "HEAD"):
             raise HTTPError(405, "Method Not Allowed", [("Allow", "GET, HEAD")])
-        base = self._base_for(request)
-        negotiable = config.gzip and not target.gzip_file
+        return base
+
+    # -- documents -------------------------------------------------------------------------
+
+    async def _document(self, target: Target, request: RequestInfo, base: BaseURL) -> Reply:
+        http = self.config.http
+        negotiable = http.gzip and not target.gzip_file
         encoding = (
             "gzip"
             if target.gzip_file
-            else choose_encoding(request.headers.get("accept-encoding"), config.gzip)
+            else choose_encoding(request.headers.get("accept-encoding"), http.gzip)
         )
         if encoding is None:
             raise HTTPError(406, "Not Acceptable: identity is refused and gzip is not available")
 
         document = await self._documents.get(target, base)
-        if document.etag is None and config.fallback_validators == "render" and target.is_sitemap:
+        if document.etag is None and self.config.render_fallback is not None and target.is_sitemap:
             document = await self._documents.render_validated(target, base, document)
         etag = (
             representation_etag(document.etag, encoding, target.gzip_file)
@@ -110,87 +144,85 @@ class SitemapCore:
         headers = [("Content-Type", GZIP_FILE_TYPE if target.gzip_file else document.content_type)]
         if encoding == "gzip" and not target.gzip_file:
             headers.append(("Content-Encoding", "gzip"))
-        if negotiable:
-            headers.append(("Vary", "Accept-Encoding"))
-        if config.cache_control and document.cacheable:
-            headers.append(("Cache-Control", config.cache_control))
+        headers += self._vary_header(negotiable)
+        if http.cache_control and document.cacheable:
+            headers.append(("Cache-Control", http.cache_control))
         elif not document.cacheable:
             headers.append(("Cache-Control", "no-store"))
-        if config.x_robots_tag:  # robots.txt is answered by respond_robots, without it
-            headers.append(("X-Robots-Tag", config.x_robots_tag))
+        if http.x_robots_tag:
+            headers.append(("X-Robots-Tag", http.x_robots_tag))
         headers += validator_headers(etag, document.last_modified)
 
-        if not_modified := _not_modified(request, headers, etag, document.last_modified):
-            return not_modified
+        if self._not_modified(request, etag, document.last_modified):
+            if _is_star(request):
+                await _confirm(document)  # "*" matches only a representation that exists
+            return Reply(304, not_modified_filter(headers))
         if request.method == "HEAD":
+            await _confirm(document)  # the status GET would get: 404 and 503 included
             return Reply(200, headers)
         body = await document.open()
         if encoding == "gzip":
-            body = gzip_chunks(body, config.gzip_level)
+            body = gzip_chunks(body, http.gzip_level)
         return Reply(200, headers, body)
 
-    async def aclose(self) -> None:
-        """Release held resources (a shared render cache's connections); call on shutdown."""
-        await self._documents.aclose()
+    # -- robots.txt ------------------------------------------------------------------------
 
-    def _base_for(self, request: RequestInfo) -> BaseURL:
-        try:
-            return base_for(self.config, request.headers)
-        except HostNotAllowed:
-            raise HTTPError(400, "Bad Request: host not allowed") from None  # never echoed
-
-    # -- robots.txt ----------------------------------------------------------------------
-
-    async def respond_robots(self, request: RequestInfo, app_robots: str | None) -> Reply:
-        """robots.txt: generated, or the app's own with our ``Sitemap:`` lines appended."""
-        try:
-            base = self._base_for(request)
-        except HTTPError as exc:
-            return self._error(exc.status, exc.message, exc.headers)
-        if request.method not in ("GET", "HEAD"):
-            return self._error(405, "Method Not Allowed", [("Allow", "GET, HEAD")])
-        urls = [base.file_url(self.config.sitemap_name)]
-        if self.config.robots_mode == "append" and app_robots is not None:
-            text = append_sitemap_lines(app_robots, urls)
-        else:
-            text = render_robots(self.config.robots_groups, urls)
+    async def _robots(
+        self, request: RequestInfo, base: BaseURL, app_robots: AppRobots | None
+    ) -> Reply:
+        robots = self.config.robots
+        assert robots is not None  # routing names robots.txt only when configured
+        text = robots_text(robots, [base.file_url(self.config.sitemap_name)], app_robots)
+        if text is None:
+            problem = "no answer"
+            if app_robots is not None:
+                problem = app_robots.problem or f"it answered {app_robots.status}"
+            logger.error(LOG_APP_ROBOTS, problem)
+            raise unavailable(self.config)
         data = text.encode("utf-8")
-        etag = make_etag("robots", hashlib.sha256(data).hexdigest())
+        etag = content_etag("robots", data)
         headers = [("Content-Type", TEXT_TYPE)]
-        if self.config.cache_control:
-            headers.append(("Cache-Control", self.config.cache_control))
+        headers += self._vary_header(False)
+        if self.config.http.cache_control:
+            headers.append(("Cache-Control", self.config.http.cache_control))
         headers += validator_headers(etag, None)
-        if not_modified := _not_modified(request, headers, etag, None):
-            return not_modified
+        if self._not_modified(request, etag, None):
+            return Reply(304, not_modified_filter(headers))
         headers.append(("Content-Length", str(len(data))))
         return Reply(200, headers, None if request.method == "HEAD" else bytes_body(data))
 
-    # -- errors --------------------------------------------------------------------------
+    # -- helpers ---------------------------------------------------------------------------
 
-    def _error(self, status: int, message: str, extra: Sequence[tuple[str, str]] = ()) -> Reply:
-        data = (message + "\n").encode("utf-8")
+    def _vary_header(self, negotiable: bool) -> list[tuple[str, str]]:
+        names = (*self._vary, "Accept-Encoding") if negotiable else self._vary
+        return [("Vary", ", ".join(names))] if names else []
+
+    @staticmethod
+    def _not_modified(request: RequestInfo, etag: str | None, modified: datetime | None) -> bool:
+        return is_not_modified(
+            request.method,
+            if_none_match=request.headers.get("if-none-match"),
+            if_modified_since=request.headers.get("if-modified-since"),
+            etag=etag,
+            last_modified=modified,
+        )
+
+    def _error(self, request: RequestInfo, exc: HTTPError) -> Reply:
+        data = (exc.message + "\n").encode("utf-8")
         headers = [
             ("Content-Type", TEXT_TYPE),
             ("Content-Length", str(len(data))),
             ("Cache-Control", "no-store"),
-            *extra,
+            *exc.headers,
         ]
-        return Reply(status, headers, bytes_body(data))
+        return Reply(exc.status, headers, None if request.method == "HEAD" else bytes_body(data))
 
 
-def _not_modified(
-    request: RequestInfo,
-    headers: list[tuple[str, str]],
-    etag: str | None,
-    last_modified: datetime | None,
-) -> Reply | None:
-    """The 304 for a conditional request that matches (RFC 9110), else None."""
-    if is_not_modified(
-        request.method,
-        if_none_match=request.headers.get("if-none-match"),
-        if_modified_since=request.headers.get("if-modified-since"),
-        etag=etag,
-        last_modified=last_modified,
-    ):
-        return Reply(304, not_modified_filter(headers))
-    return None
+def _is_star(request: RequestInfo) -> bool:
+    return (request.headers.get("if-none-match") or "").strip() == "*"
+
+
+async def _confirm(document: Document) -> None:
+    """Open and close a body to learn its status (raises HTTPError as GET would)."""
+    body = await document.open()
+    await body.aclose()  # type: ignore[attr-defined]

@@ -7,7 +7,6 @@ checks, and fetches its first batch of entries before the status line is committ
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -16,13 +15,15 @@ from importlib import resources
 from .._caches.memory import MemoryRenderCache, RenderCache
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import InvalidEntryError, ProviderError
-from .._sansio.conditional import make_etag
+from .._sansio.etag import content_etag, document_etag, version_parts
+from .._sansio.limits import MAX_INDEX_ENTRIES
 from .._sansio.models import Admitted
 from .._sansio.render import Chunker, IndexWriter, TextWriter, UrlsetWriter
 from .._sansio.routing import STYLESHEET_NAME, TEXT_SITEMAP_NAME, Kind, Target, page_name
 from .._sansio.urls import BaseURL
+from .._settings import RenderFallback
 from .bodies import bytes_body, chain, opened, urlset_body
-from .plan import SectionPlan, plan_all, section_count, section_version, version_parts
+from .plan import SectionPlan, plan_all, section_count, section_version
 from .stream import EntryStream, logger
 
 __all__ = ["TEXT_TYPE", "Document", "Documents", "HTTPError", "unavailable"]
@@ -33,7 +34,7 @@ XSL_TYPE = "text/xsl; charset=utf-8"
 LOG_FAILED = "sitemap %s: answering %d: %s"
 LOG_CACHE_FAILED = "sitemap render cache failed %s: %s: %s"
 _STYLESHEET = resources.files("sitemap_middleware").joinpath("static", "sitemap.xsl").read_bytes()
-_STYLESHEET_ETAG = make_etag("xsl", hashlib.sha256(_STYLESHEET).hexdigest())
+_STYLESHEET_ETAG = content_etag("xsl", _STYLESHEET)
 
 
 class HTTPError(Exception):
@@ -51,7 +52,7 @@ def unavailable(config: SitemapConfig) -> HTTPError:
     return HTTPError(
         503,
         "Service Unavailable: this sitemap's data source failed; try again later",
-        [("Retry-After", str(config.retry_after))],
+        [("Retry-After", str(config.http.retry_after))],
     )
 
 
@@ -71,9 +72,9 @@ class Documents:
 
     def __init__(self, config: SitemapConfig) -> None:
         self.config = config
-        self._cache: RenderCache = config.render_cache or MemoryRenderCache(
-            config.render_cache_size, config.render_cache_ttl
-        )
+        fallback = config.render_fallback or RenderFallback()
+        self._fallback = fallback
+        self._cache: RenderCache = fallback.cache or MemoryRenderCache(fallback.size, fallback.ttl)
 
     async def get(self, target: Target, base: BaseURL) -> Document:
         """The document ``target`` names, served under ``base``; raises HTTPError."""
@@ -101,17 +102,18 @@ class Documents:
     def _validators(
         self, kind: str, base: BaseURL, plans: Sequence[SectionPlan]
     ) -> tuple[str | None, datetime | None]:
-        parts: list[str] = [self.config.fingerprint, base.prefix, kind]
-        modified: list[datetime] = []
-        for plan in plans:
-            section_parts = plan.validator_parts
-            if section_parts is None:
-                return None, None
-            parts += section_parts
-            if plan.version is not None and plan.version.last_modified is not None:
-                modified.append(plan.version.last_modified)
+        etag = document_etag(
+            self.config.fingerprint, base.prefix, kind, [plan.validator_parts for plan in plans]
+        )
+        if etag is None:
+            return None, None
+        modified = [
+            plan.version.last_modified
+            for plan in plans
+            if plan.version is not None and plan.version.last_modified is not None
+        ]
         last_modified = max(modified) if len(modified) == len(plans) and modified else None
-        return make_etag(*parts), last_modified
+        return etag, last_modified
 
     def _single_urlset(
         self, target: Target, base: BaseURL, plans: Sequence[SectionPlan]
@@ -134,7 +136,9 @@ class Documents:
         section = config.section(target.section or "")
         if section is None or target.page < 1:
             raise HTTPError(404, "Not Found: no such sitemap page")
-        name = page_name(config, section.name, target.page, "txt" if target.text else "xml")
+        name = page_name(
+            config.page_prefix, section.name, target.page, "txt" if target.text else "xml"
+        )
         try:
             version = await section_version(config, section)
             count = await section_count(config, section)
@@ -144,8 +148,8 @@ class Documents:
         if count is not None and target.page > -(-count // section.max_urls):
             raise HTTPError(404, "Not Found: past the last page of this section")
         parts = version_parts(version)
-        etag = (
-            make_etag(config.fingerprint, base.prefix, name, str(count), *parts) if parts else None
+        etag = document_etag(
+            config.fingerprint, base.prefix, name, [(str(count), *parts) if parts else None]
         )
 
         async def open_page() -> AsyncIterator[bytes]:
@@ -216,7 +220,7 @@ class Documents:
             if failed:
                 raise unavailable(self.config)
             raise HTTPError(404, "Not Found: the sitemap has no entries yet")
-        if pages > 50_000:
+        if pages > MAX_INDEX_ENTRIES:
             logger.error(
                 LOG_FAILED, "index", 500, f"{pages} pages exceed the 50,000 an index may list"
             )
@@ -232,7 +236,7 @@ class Documents:
             chunker.add(writer.open())
             for plan in plans:
                 for number in range(1, plan.pages + 1):
-                    loc = base.file_url(page_name(config, plan.name, number))
+                    loc = base.file_url(page_name(config.page_prefix, plan.name, number))
                     if out := chunker.add(writer.sitemap(loc, plan.page_lastmods[number - 1])):
                         yield out
             chunker.add(writer.close())
@@ -249,7 +253,7 @@ class Documents:
     async def render_validated(self, target: Target, base: BaseURL, document: Document) -> Document:
         """ETag from rendered bytes for providers that cannot tell their freshness.
 
-        Renders up to ``render_cache_max_bytes`` into memory; a larger document streams
+        Renders up to ``RenderFallback.max_bytes`` into memory; a larger document streams
         without validators instead (never an unbounded buffer).
         """
         # The fingerprint keeps apart configurations (and package versions) sharing a cache.
@@ -263,7 +267,7 @@ class Documents:
                 async for chunk in body:
                     chunks.append(chunk)
                     size += len(chunk)
-                    if size > self.config.render_cache_max_bytes:
+                    if size > self._fallback.max_bytes:
                         return Document(
                             document.content_type, None, None, lambda: opened(chain(chunks, body))
                         )
@@ -271,7 +275,7 @@ class Documents:
                 await body.aclose()  # type: ignore[attr-defined]
                 raise
             data = b"".join(chunks)
-            cached = (make_etag(self.config.fingerprint, hashlib.sha256(data).hexdigest()), data)
+            cached = (content_etag("render", data, self.config.fingerprint), data)
             await self._store(key, cached)
         tag, data = cached
         return Document(document.content_type, tag, None, lambda: opened(bytes_body(data)))

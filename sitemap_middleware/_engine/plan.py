@@ -14,6 +14,7 @@ from .._providers.base import (
     SupportsPageLastModified,
     SupportsVersion,
 )
+from .._sansio.etag import version_parts
 from .._sansio.models import coerce_entry
 from .._sansio.urls import BaseURL
 from .._sansio.values import to_datetime
@@ -25,7 +26,6 @@ __all__ = [
     "plan_section",
     "section_count",
     "section_version",
-    "version_parts",
 ]
 
 LOG_SECTION_FAILED = "sitemap section %r left out of the index: %s"
@@ -50,14 +50,6 @@ class SectionPlan:
         """Strings for an ETag, or None if the provider cannot vouch for its freshness."""
         parts = version_parts(self.version)
         return (self.name, str(self.count), *parts) if parts else None
-
-
-def version_parts(version: ProviderVersion | None) -> tuple[str, str] | None:
-    """A version as ETag input (token, last-modified), or None when it says nothing."""
-    if version is None or not (version.token or version.last_modified):
-        return None
-    modified = version.last_modified.isoformat() if version.last_modified else ""
-    return version.token or "", modified
 
 
 async def section_version(

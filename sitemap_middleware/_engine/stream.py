@@ -61,7 +61,6 @@ class EntryStream:
     ) -> None:
         self.name = name
         self._base = base
-        self._prefix = base.prefix
         self._timeout = timeout
         self._strict = strict
         self._remaining = limit
@@ -124,18 +123,11 @@ class EntryStream:
 
     def admit(self, raw: list[Any]) -> list[Admitted]:
         admitted = []
-        prefix = self._prefix
+        locate = self._base.locate
         for item in raw:
             try:
                 loc, tail, extended = entry_parts(item)
-                if loc[0] == "/":
-                    loc = self._base.join(loc)
-                if not loc.startswith(prefix):
-                    raise InvalidEntryError(
-                        "loc",
-                        loc,
-                        f"is outside {prefix} (a sitemap lists only URLs under its own directory)",
-                    )
+                loc = locate(loc)
             except InvalidEntryError as exc:
                 if self._strict:
                     raise

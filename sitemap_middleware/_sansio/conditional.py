@@ -1,22 +1,21 @@
-"""Validators (ETag, Last-Modified) and the RFC 9110 "is it a 304?" decision."""
+"""Conditional requests: this module alone evaluates them (RFC 9110 §13).
+
+The validator headers a reply carries, whether a GET/HEAD is answered 304, and which
+headers a 304 keeps. What goes into a tag is :mod:`.etag`'s rule.
+"""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from datetime import datetime
 
 from werkzeug.http import http_date, quote_etag
 from werkzeug.sansio.http import is_resource_modified
 
-from .types import Encoding
-
 __all__ = [
     "NOT_MODIFIED_HEADERS",
     "is_not_modified",
-    "make_etag",
     "not_modified_filter",
-    "representation_etag",
     "validator_headers",
 ]
 
@@ -24,19 +23,6 @@ __all__ = [
 NOT_MODIFIED_HEADERS = frozenset(
     ("cache-control", "content-location", "date", "etag", "expires", "vary")
 )
-
-
-def make_etag(*parts: str) -> str:
-    """A deterministic opaque tag from strings (no process or machine state in it)."""
-    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()[:32]
-
-
-def representation_etag(tag: str, encoding: Encoding, gzip_file: bool = False) -> str:
-    """A distinct strong tag per representation: gzip and identity bytes differ."""
-    if gzip_file:
-        return f"{tag}-gzfile"
-    return tag if encoding == "identity" else f"{tag}-gzip"
 
 
 def validator_headers(etag: str | None, last_modified: datetime | None) -> list[tuple[str, str]]:

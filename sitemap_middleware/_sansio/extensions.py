@@ -16,7 +16,6 @@ from .urls import normalize_loc
 from .values import check_number, check_text, to_date_value
 
 __all__ = [
-    "MAX_IMAGES",
     "Alternate",
     "Image",
     "NewsArticle",
@@ -24,8 +23,6 @@ __all__ = [
     "news_cutoff",
 ]
 
-#: Google: up to 1,000 images per page.
-MAX_IMAGES = 1000
 #: Google video limits: title ≤ 100, description ≤ 2048, duration 1..28,800 s, 32 tags.
 MAX_VIDEO_TAGS = 32
 _HREFLANG = re.compile(r"x-default|[A-Za-z]{2,3}(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|\d{3}))?")

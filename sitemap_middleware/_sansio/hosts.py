@@ -1,8 +1,10 @@
-"""Host policy: which base URL a request is answered for.
+"""Host policy: this module alone decides which base URL a request is answered for.
 
-The configured ``base_url`` unless the deployment opts in with ``trusted_hosts``; then
-the request's host (from ``Host``, or with ``trust_forwarded`` from ``Forwarded`` or
-``X-Forwarded-Host``/``-Proto``) is used only if it is on the allow-list.
+The configured base URL, unless the deployment opts in with :class:`TrustedHosts`; then
+the request's host is used if it is on the allow-list. Behind trusted proxies the host
+and scheme come from the one header family configured, counted from the right as
+werkzeug's ``ProxyFix`` does: the value the outermost trusted proxy wrote is the
+``proxies``-th from the end, and whatever a client sent sits further left, unread.
 """
 
 from __future__ import annotations
@@ -11,44 +13,69 @@ from collections.abc import Mapping
 
 from werkzeug.http import parse_list_header, parse_options_header
 
-from .._config import SitemapConfig
+from .._settings import TrustedHosts
 from .urls import BaseURL
 
-__all__ = ["HostNotAllowed", "base_for", "forwarded_host_and_proto"]
+__all__ = ["HostNotAllowed", "base_for", "forwarded_values", "vary_headers"]
 
 
 class HostNotAllowed(Exception):
-    """The request names a host that is not on ``trusted_hosts``."""
+    """The request names a host that is not on the allow-list."""
 
 
-def forwarded_host_and_proto(headers: Mapping[str, str]) -> tuple[str | None, str]:
-    """Host and protocol a trusted proxy reports: RFC 7239 ``Forwarded`` first, else
-    ``X-Forwarded-Host``/``-Proto``. The first (client-most) element is used; the
-    allow-list check that follows is what makes it safe."""
-    forwarded = headers.get("forwarded")
-    if forwarded:
-        elements = parse_list_header(forwarded)
-        if elements:
-            _, params = parse_options_header("_; " + elements[0])
-            if "host" in params or "proto" in params:
-                return params.get("host"), params.get("proto", "").strip().lower()
-    proto = (headers.get("x-forwarded-proto") or "").split(",")[0].strip().lower()
-    return headers.get("x-forwarded-host"), proto
+def _from_right(values: list[str], proxies: int) -> str | None:
+    # werkzeug ProxyFix._get_real_value: fewer values than proxies means the request
+    # did not come through all of them, so none of the values can be trusted.
+    if len(values) < proxies:
+        return None
+    return values[-proxies].strip() or None
 
 
-def base_for(config: SitemapConfig, headers: Mapping[str, str]) -> BaseURL:
+def _values(headers: Mapping[str, str], name: str) -> list[str]:
+    value = headers.get(name)
+    return [] if value is None else value.split(",")
+
+
+def forwarded_values(
+    policy: TrustedHosts, headers: Mapping[str, str]
+) -> tuple[str | None, str | None]:
+    """Host and protocol the outermost trusted proxy reports (``None`` where it says nothing)."""
+    if policy.forwarded == "forwarded":
+        elements = parse_list_header(headers.get("forwarded", ""))
+        element = _from_right(elements, policy.proxies)
+        if element is None:
+            return None, None
+        _, params = parse_options_header("_; " + element)
+        return params.get("host") or None, (params.get("proto") or "").lower() or None
+    if policy.forwarded == "x-forwarded":
+        host = _from_right(_values(headers, "x-forwarded-host"), policy.proxies)
+        proto = _from_right(_values(headers, "x-forwarded-proto"), policy.proxies)
+        return host, proto.lower() if proto else None
+    return None, None
+
+
+def vary_headers(policy: TrustedHosts | None) -> tuple[str, ...]:
+    """Request headers a reply depends on under this policy (for ``Vary``)."""
+    if policy is None:
+        return ()
+    if policy.forwarded == "forwarded":
+        return ("Host", "Forwarded")
+    if policy.forwarded == "x-forwarded":
+        return ("Host", "X-Forwarded-Host", "X-Forwarded-Proto")
+    return ("Host",)
+
+
+def base_for(base: BaseURL, policy: TrustedHosts | None, headers: Mapping[str, str]) -> BaseURL:
     """The base URL to answer with; raises :class:`HostNotAllowed` for unlisted hosts."""
-    if not config.trusted_hosts:
-        return config.base  # Host, Forwarded and X-Forwarded-* are never read
-    host = None
-    scheme = config.base.origin.split(":", 1)[0]
-    if config.trust_forwarded:
-        host, proto = forwarded_host_and_proto(headers)
-        if proto in ("http", "https"):
-            scheme = proto
-    host = (host or headers.get("host") or "").split(",")[0].strip().lower()
+    if policy is None:
+        return base  # Host, Forwarded and X-Forwarded-* are never read
+    scheme = base.origin.split(":", 1)[0]
+    host, proto = forwarded_values(policy, headers)
+    if proto in ("http", "https"):
+        scheme = proto
+    host = (host or headers.get("host") or "").strip().lower()
     if not host:
-        return config.base
-    if host not in config.trusted_hosts:
+        return base
+    if host not in policy.hosts:
         raise HostNotAllowed(host)
-    return config.base.with_host(scheme, host)
+    return base.with_host(scheme, host)

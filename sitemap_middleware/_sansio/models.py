@@ -8,9 +8,10 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._exceptions import InvalidEntryError
-from .extensions import MAX_IMAGES, Alternate, Image, NewsArticle, Video
+from .extensions import Alternate, Image, NewsArticle, Video
+from .limits import MAX_IMAGES_PER_URL, MAX_URL_LENGTH
 from .types import CHANGEFREQS, ChangeFreq
-from .urls import MAX_URL_LENGTH, canonical_url_match, normalize_loc
+from .urls import canonical_url_match, normalize_loc
 from .values import check_number, date_value_and_text
 
 __all__ = ["Admitted", "SitemapEntry", "coerce_entry", "entry_parts", "simple_fields"]
@@ -139,8 +140,10 @@ class SitemapEntry:
             set_(self, "alternates", ())
             return
         checked = _tuple_of("images", images, Image, lambda v: Image(**v))
-        if len(checked) > MAX_IMAGES:
-            raise InvalidEntryError("images", len(checked), f"at most {MAX_IMAGES} images per URL")
+        if len(checked) > MAX_IMAGES_PER_URL:
+            raise InvalidEntryError(
+                "images", len(checked), f"at most {MAX_IMAGES_PER_URL} images per URL"
+            )
         set_(self, "images", checked)
         set_(self, "videos", _tuple_of("videos", videos, Video, lambda v: Video(**v)))
         set_(

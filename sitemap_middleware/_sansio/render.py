@@ -12,6 +12,7 @@ from datetime import date, datetime
 
 from .._exceptions import SitemapLimitError
 from .extensions import NewsArticle, Video
+from .limits import MAX_INDEX_ENTRIES, MAX_NEWS_PER_FILE
 from .models import Admitted, SitemapEntry
 from .values import format_w3c
 
@@ -27,8 +28,6 @@ __all__ = [
 #: Bytes per emitted chunk: big enough that per-chunk costs (a send, a zlib flush, a
 #: chunked-encoding frame) vanish, small enough for a quick first byte.
 CHUNK_SIZE = 64 * 1024
-#: Google News: at most 1,000 news URLs in one file.
-MAX_NEWS_PER_FILE = 1000
 
 XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -320,7 +319,10 @@ class IndexWriter(_LimitedWriter):
 
     def __init__(self, *, stylesheet_href: str | None = None, max_bytes: int) -> None:
         super().__init__(
-            label="sitemap index", max_items=50_000, max_bytes=max_bytes, closing=self.CLOSING
+            label="sitemap index",
+            max_items=MAX_INDEX_ENTRIES,
+            max_bytes=max_bytes,
+            closing=self.CLOSING,
         )
         self._stylesheet_href = stylesheet_href
 

@@ -1,14 +1,20 @@
-"""Pure routing: which of our documents (if any) a request path names."""
+"""Routing: which of our documents (if any) a request path names.
+
+This module alone owns page naming (``<prefix><section>-<n>.xml``) and the route table.
+"""
 
 from __future__ import annotations
 
 import enum
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
-from .._config import SitemapConfig
+if TYPE_CHECKING:
+    from .._config import SitemapConfig
 
-__all__ = ["Kind", "Target", "match", "page_name"]
+__all__ = ["Kind", "Routes", "Target", "match", "page_name"]
 
 #: Page numbers beyond this are certainly past the end (50,000 pages x 50,000 URLs).
 MAX_PAGE_DIGITS = 9
@@ -42,49 +48,77 @@ class Target:
         return self.kind in (Kind.ROOT, Kind.INDEX, Kind.PAGE)
 
 
-def page_name(config: SitemapConfig, section: str, page: int, ext: str = "xml") -> str:
-    return f"{config.page_prefix}{section}-{page}.{ext}"
+def page_name(prefix: str, section: str, page: int, ext: str = "xml") -> str:
+    """File name of a section's page: ``<prefix><section>-<page>.<ext>`` (page from 1)."""
+    return f"{prefix}{section}-{page}.{ext}"
 
 
-def _page_pattern(config: SitemapConfig) -> re.Pattern[str]:
-    return re.compile(
-        re.escape(config.page_prefix)
-        + r"(?P<section>[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*)-(?P<page>\d+)\.(?P<ext>xml|txt)"
-    )
+@dataclass(frozen=True, slots=True)
+class Routes:
+    """The route table: every path we answer, built once from the configuration.
+
+    ``directory`` is the decoded (Unicode) path of the base URL's directory, matched
+    against decoded request paths, so a base URL with a non-ASCII path is routed too.
+    """
+
+    directory: str
+    robots_path: str | None
+    sitemap_name: str
+    index_name: str
+    page_prefix: str
+    sections: frozenset[str]
+    text_sitemaps: bool
+    stylesheet: bool
+    gzip_files: bool
+    pattern: re.Pattern[str]
+
+    @classmethod
+    def from_config(cls, config: SitemapConfig) -> Routes:
+        # Page numbers are ASCII digits only: re's \d would also take "١" or "１".
+        pattern = re.compile(
+            re.escape(config.page_prefix)
+            + r"(?P<section>[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*)-(?P<page>[0-9]+)\.(?P<ext>xml|txt)"
+        )
+        return cls(
+            directory=unquote(config.base.directory),
+            robots_path=config.robots.path if config.robots is not None else None,
+            sitemap_name=config.sitemap_name,
+            index_name=config.index_name,
+            page_prefix=config.page_prefix,
+            sections=frozenset(s.name for s in config.resolved_sections),
+            text_sitemaps=config.text_sitemaps,
+            stylesheet=config.stylesheet is True,
+            gzip_files=config.gzip_files,
+            pattern=pattern,
+        )
 
 
-_PATTERNS: dict[str, re.Pattern[str]] = {}
-
-
-def match(path: str, config: SitemapConfig) -> Target | None:
-    """The target a request path names, or ``None`` to pass the request to the app."""
-    if config.robots_path is not None and path == config.robots_path:
+def match(path: str, routes: Routes) -> Target | None:
+    """The target a decoded request path names, or ``None`` to pass it to the app."""
+    if routes.robots_path is not None and path == routes.robots_path:
         return Target(Kind.ROBOTS)
-    directory = config.base.directory
+    directory = routes.directory
     if not path.startswith(directory):
         return None
     name = path[len(directory) :]
     if "/" in name or not name:
         return None
-    gzip_file = name.endswith(".gz") and config.gzip_files
+    gzip_file = name.endswith(".gz") and routes.gzip_files
     if gzip_file:
         name = name[:-3]
-    if name == config.sitemap_name:
+    if name == routes.sitemap_name:
         return Target(Kind.ROOT, gzip_file=gzip_file)
-    if name == config.index_name:
+    if name == routes.index_name:
         return Target(Kind.INDEX, gzip_file=gzip_file)
-    if config.text_sitemaps and name == TEXT_SITEMAP_NAME:
+    if routes.text_sitemaps and name == TEXT_SITEMAP_NAME:
         return Target(Kind.ROOT, text=True, gzip_file=gzip_file)
-    if config.stylesheet is True and name == STYLESHEET_NAME and not gzip_file:
+    if routes.stylesheet and name == STYLESHEET_NAME and not gzip_file:
         return Target(Kind.STYLESHEET)
-    pattern = _PATTERNS.get(config.page_prefix)
-    if pattern is None:
-        pattern = _PATTERNS.setdefault(config.page_prefix, _page_pattern(config))
-    found = pattern.fullmatch(name)
-    if found is None or config.section(found["section"]) is None:
+    found = routes.pattern.fullmatch(name)
+    if found is None or found["section"] not in routes.sections:
         return None
     text = found["ext"] == "txt"
-    if text and not config.text_sitemaps:
+    if text and not routes.text_sitemaps:
         return None
     digits = found["page"]
     page = int(digits) if len(digits) <= MAX_PAGE_DIGITS and digits[0] != "0" else 0

@@ -1,4 +1,4 @@
-"""URL normalisation: IRIs to URIs, and the sitemap location rule.
+"""URLs: this module alone owns the location rule and URL normalisation.
 
 sitemaps.org requires every ``<loc>`` to be an absolute URI (non-ASCII hosts in IDNA,
 non-ASCII path and query percent-encoded as UTF-8) of at most 2,048 characters, on the
@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
 from .._exceptions import InvalidEntryError
+from .limits import MAX_URL_LENGTH
 
-__all__ = ["MAX_URL_LENGTH", "BaseURL", "canonical_url_match", "normalize_loc"]
+__all__ = ["BaseURL", "canonical_url_match", "normalize_loc", "remove_dot_segments"]
 
-#: sitemaps.org: "must be less than 2,048 characters".
-MAX_URL_LENGTH = 2048
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # A URL already in canonical form: lower-case http(s) origin without a port, a path,
@@ -84,6 +83,46 @@ def _split_absolute(value: str, field: str) -> tuple[str, str, int | None, str]:
     return scheme, host, port, rest
 
 
+_DOT_ESCAPE = re.compile("%2[eE]")
+
+
+def remove_dot_segments(path: str) -> str:
+    """RFC 3986 §5.2.4: resolve ``.`` and ``..`` segments of an absolute path."""
+    output: list[str] = []
+    segments = path.split("/")
+    for index, segment in enumerate(segments[1:], 1):
+        last = index == len(segments) - 1
+        if segment == ".":
+            if last:
+                output.append("")
+        elif segment == "..":
+            if output:
+                output.pop()
+            if last:
+                output.append("")
+        else:
+            output.append(segment)
+    return "/" + "/".join(output)
+
+
+def _without_dot_segments(url: str) -> str:
+    """An absolute URL with its path's dot segments (``%2e`` spelled too) resolved."""
+    start = url.find("/", url.find("//") + 2)
+    if start < 0:
+        return url
+    ends = [i for i in (url.find("?", start), url.find("#", start)) if i >= 0]
+    end = min(ends) if ends else len(url)
+    # %2E is an unreserved character spelled as an escape: the same URI (RFC 3986 §6.2.2.2).
+    path = _DOT_ESCAPE.sub(".", url[start:end])
+    if "/." not in path:
+        return url
+    return url[:start] + remove_dot_segments(path) + url[end:]
+
+
+def _has_dot_segment(url: str) -> bool:
+    return "/." in url or "%2e" in url or "%2E" in url
+
+
 def _origin(scheme: str, host: str, port: int | None) -> str:
     return f"{scheme}://{host}" if port is None else f"{scheme}://{host}:{port}"
 
@@ -107,6 +146,8 @@ def normalize_loc(value: object, field: str = "loc") -> str:
     elif not _CANONICAL.fullmatch(value) or ("%" in value and _BARE_PERCENT.search(value)):
         scheme, host, port, rest = _split_absolute(value, field)
         value = _origin(scheme, host, port) + rest
+    if value[0] != "/" and _has_dot_segment(value):
+        value = _without_dot_segments(value)
     if len(value) > MAX_URL_LENGTH:
         raise InvalidEntryError(field, value, f"is longer than {MAX_URL_LENGTH} characters")
     return value
@@ -148,7 +189,30 @@ class BaseURL:
 
     def join_if_relative(self, url: str) -> str:
         """``url`` itself if absolute, else joined to the base (for extension URLs)."""
-        return self.join(url) if url.startswith("/") else url
+        if not url.startswith("/"):
+            return url
+        joined = self.join(url)
+        return _without_dot_segments(joined) if _has_dot_segment(joined) else joined
+
+    def locate(self, loc: str, field: str = "loc") -> str:
+        """The location rule: the absolute URL of ``loc``, which must lie under this base.
+
+        A relative path is joined to the base first, then dot segments are resolved
+        (RFC 3986 §5.2.4), so ``/shop/../admin`` is ``/admin``: outside a ``/shop`` base.
+        Raises :class:`InvalidEntryError` naming ``field``.
+        """
+        url = self.join(loc) if loc[0] == "/" else loc
+        if _has_dot_segment(url):
+            url = _without_dot_segments(url)
+        if not url.startswith(self.prefix):
+            raise InvalidEntryError(
+                field,
+                url,
+                f"is outside {self.prefix} (a sitemap lists only URLs under its own directory)",
+            )
+        if len(url) > MAX_URL_LENGTH:
+            raise InvalidEntryError(field, url, f"is longer than {MAX_URL_LENGTH} characters")
+        return url
 
     def file_url(self, name: str) -> str:
         """Absolute URL of a file served in the sitemap directory."""

@@ -16,7 +16,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
-from sitemap_middleware import ASGISitemapMiddleware, SitemapConfig
+from sitemap_middleware import ASGISitemapMiddleware, RenderFallback, Robots, SitemapConfig
 from tests.helpers import CountingProvider, RecordingCache, check_document, page_urls
 
 pytestmark = pytest.mark.anyio
@@ -106,12 +106,12 @@ async def test_streams_start_then_chunks_then_final_empty_body() -> None:
 
 
 async def test_head_sends_headers_and_empty_body() -> None:
-    """HEAD gets GET's headers and one empty body message."""
+    """HEAD gets GET's headers and one empty body message; it reads one batch, not the page."""
     provider = CountingProvider(10)
     messages = await _call(_middleware({"p": provider}), _scope("/sitemap-p-1.xml", "HEAD"))
     assert [m["type"] for m in messages] == ["http.response.start", "http.response.body"]
     assert messages[1]["body"] == b"" and not messages[1].get("more_body", False)
-    assert provider.iterations == 0
+    assert provider.iterations == 1 and provider.entries_yielded <= 500
 
 
 async def test_other_paths_and_scopes_pass_through_untouched() -> None:
@@ -153,7 +153,7 @@ async def test_lifespan_shutdown_closes_the_render_cache(caplog: pytest.LogCaptu
     async def send(message: Message) -> None:
         order.append(f"{message['type']} (cache closed {cache.closed}x)")
 
-    middleware = _middleware(app=app, fallback_validators="render", render_cache=cache)
+    middleware = _middleware(app=app, render_fallback=RenderFallback(cache=cache))
     await middleware({"type": "lifespan", "asgi": {"version": "3.0"}}, receive, send)
     assert order == [
         "lifespan.startup.complete (cache closed 0x)",
@@ -220,7 +220,9 @@ async def test_robots_append_mode_keeps_the_apps_rules() -> None:
     async def robots_app(scope: Scope, receive: Receive, send: Send) -> None:
         await PlainTextResponse("User-agent: *\nDisallow: /private\n")(scope, receive, send)
 
-    messages = await _call(_middleware(app=robots_app, robots_mode="append"), _scope("/robots.txt"))
+    messages = await _call(
+        _middleware(app=robots_app, robots=Robots(mode="append")), _scope("/robots.txt")
+    )
     body = b"".join(m.get("body", b"") for m in messages[1:])
     assert (
         body == b"User-agent: *\nDisallow: /private\n\nSitemap: https://example.com/sitemap.xml\n"

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from sitemap_middleware import TrustedHosts
 from tests.integration.servers import make_config, serve
 
 
@@ -16,8 +17,7 @@ def trusting_site(request: pytest.FixtureRequest) -> Iterator[str]:
     config = make_config(
         "https://example.com",
         {"p": ["/a"]},
-        trusted_hosts=["example.com", "www.example.com"],
-        trust_forwarded=True,
+        hosts=TrustedHosts(hosts=["example.com", "www.example.com"], forwarded="forwarded"),
     )
     with serve(request.param, config) as url:
         yield url
@@ -31,12 +31,15 @@ def trusting_site(request: pytest.FixtureRequest) -> Iterator[str]:
             {"Forwarded": 'for=192.0.2.1;proto=http;host="www.example.com"'},
             "Sitemap: http://www.example.com/sitemap.xml",
         ),
-        (
+        (  # not the configured family: ignored
             {"X-Forwarded-Host": "www.example.com", "X-Forwarded-Proto": "http"},
+            "Sitemap: https://example.com/sitemap.xml",
+        ),
+        (  # the client's own element comes first; the proxy's (last) one wins
+            {"Forwarded": 'host=evil.example, for=192.0.2.1;proto=http;host="www.example.com"'},
             "Sitemap: http://www.example.com/sitemap.xml",
         ),
         ({"Forwarded": "host=evil.example"}, None),
-        ({"X-Forwarded-Host": "evil.example"}, None),
     ],
 )
 def test_trusted_proxy_headers_through_servers(

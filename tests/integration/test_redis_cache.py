@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from benchmarks.common import free_port
-from sitemap_middleware import ConfigurationError, RedisRenderCache, SitemapConfig
+from sitemap_middleware import ConfigurationError, RedisRenderCache, RenderFallback, SitemapConfig
 from sitemap_middleware._engine.core import SitemapCore
 from tests.helpers import check_document, fetch, header, page_urls
 from tests.integration.servers import serve
@@ -52,8 +52,7 @@ def _config(provider: Unversioned, cache: RedisRenderCache, base: str) -> Sitema
     return SitemapConfig(
         base_url=base,
         sections={"p": provider},
-        fallback_validators="render",
-        render_cache=cache,
+        render_fallback=RenderFallback(cache=cache),
     )
 
 
@@ -143,12 +142,11 @@ async def test_unreachable_redis_still_serves_and_logs(caplog: pytest.LogCapture
     assert any("render cache failed writing" in m for m in messages)
 
 
-def test_render_cache_needs_render_validators(redis_url: str) -> None:
-    """A render cache without fallback_validators='render' would never be used: refused."""
-    with pytest.raises(ConfigurationError, match="fallback_validators='render'"):
-        SitemapConfig(
-            base_url="https://example.com", sections={"p": ["/a"]}, render_cache=_cache(redis_url)
-        )
+def test_render_fallback_checks_its_cache(redis_url: str) -> None:
+    """RenderFallback(cache=...) takes only a RenderCache; a Redis cache with a TTL of 0 is refused."""
+    RenderFallback(cache=_cache(redis_url))
+    with pytest.raises(ConfigurationError, match="RenderFallback.cache must implement RenderCache"):
+        RenderFallback(cache="redis://localhost")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="ttl must be > 0"):
         RedisRenderCache(redis_url, ttl=0)
 

@@ -18,6 +18,7 @@ from sitemap_middleware import (
     InvalidEntryError,
     NewsArticle,
     ProviderVersion,
+    Robots,
     RobotsGroup,
     Section,
     SitemapConfig,
@@ -67,7 +68,7 @@ config = SitemapConfig(
         "docs": DirectoryProvider("site", url_prefix="/docs/"),
         "news": Section(lambda: [], max_urls=1000),
     },
-    robots_groups=[RobotsGroup(user_agents=("*",), disallow=("/admin/",))],
+    robots=Robots(groups=[RobotsGroup(user_agents=("*",), disallow=("/admin/",))]),
     stylesheet=True,
     text_sitemaps=True,
 )

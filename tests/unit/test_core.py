@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 
-from sitemap_middleware import Section, SitemapConfig, SitemapEntry
+from sitemap_middleware import (
+    HTTPSettings,
+    RenderFallback,
+    Section,
+    SitemapConfig,
+    SitemapEntry,
+    TrustedHosts,
+)
 from sitemap_middleware._engine.core import SitemapCore
 from tests.helpers import CountingProvider, check_document, child_urls, fetch, header, page_urls
 
@@ -88,14 +95,63 @@ async def test_conditional_request_is_answered_without_iterating() -> None:
 
 
 async def test_head_answers_headers_without_rendering() -> None:
-    """HEAD sends GET's headers, no body, and never iterates entries."""
+    """HEAD sends GET's headers and no body; it reads one batch (to answer GET's status)."""
     provider = CountingProvider(10)
     core = _core({"p": provider})
     get, _ = await fetch(core, "/sitemap-p-1.xml")
     head, body = await fetch(core, "/sitemap-p-1.xml", method="HEAD")
     assert head.status == 200 and body == b""
     assert head.headers == get.headers
-    assert provider.iterations == 1
+    assert provider.iterations == 2
+
+
+async def test_head_status_matches_get() -> None:
+    """HEAD answers the status GET would (404 for an empty page, 503 for a failing provider),
+    and error replies to HEAD carry no body."""
+
+    def broken() -> list[str]:
+        raise RuntimeError("database down")
+
+    def invalid() -> list[str]:
+        return ["not a url"]
+
+    core = _core({"bad": broken, "empty": invalid, "good": ["/a"]})
+    for path, status in [
+        ("/sitemap-bad-1.xml", 503),
+        ("/sitemap-empty-1.xml", 404),
+        ("/sitemap-good-2.xml", 404),
+        ("/sitemap-good-1.xml", 200),
+    ]:
+        get, _ = await fetch(core, path)
+        head, body = await fetch(core, path, method="HEAD")
+        assert (get.status, head.status, body) == (status, status, b""), path
+        assert header(head, "Content-Length") == header(get, "Content-Length")
+    reply, body = await fetch(core, "/sitemap.xml", method="POST")
+    assert reply.status == 405 and body
+
+
+async def test_if_none_match_star_on_a_missing_page_is_404() -> None:
+    """If-None-Match: * matches only a representation that exists (RFC 9110 §13.1.2)."""
+
+    def invalid() -> list[str]:
+        return ["not a url"]
+
+    core = _core({"p": CountingProvider(3), "q": invalid})
+    reply, _ = await fetch(core, "/sitemap-q-1.xml", if_none_match="*")
+    assert reply.status == 404
+    reply, _ = await fetch(core, "/sitemap-p-1.xml", if_none_match="*")
+    assert reply.status == 304
+
+
+async def test_host_then_method_for_every_document() -> None:
+    """A bad Host is 400 before a bad method is 405, for robots.txt and sitemaps alike."""
+    core = _core({"p": ["/a"]}, hosts=TrustedHosts(hosts=["example.com"]))
+    for path in ("/robots.txt", "/sitemap.xml", "/sitemap-p-1.xml"):
+        reply, _ = await fetch(core, path, method="POST", host="evil.example")
+        assert reply.status == 400, path
+        reply, _ = await fetch(core, path, method="POST", host="example.com")
+        assert reply.status == 405, path
+        assert header(reply, "Allow") == "GET, HEAD"
 
 
 async def test_gzip_body_decompresses_to_identity_body() -> None:
@@ -191,7 +247,7 @@ async def test_failing_section_gets_503_while_others_serve(
         raise ConnectionError("db down")
         yield "/never"  # pragma: no cover
 
-    core = _core({"bad": broken, "good": ["/a"]}, retry_after=30)
+    core = _core({"bad": broken, "good": ["/a"]}, http=HTTPSettings(retry_after=30))
     with caplog.at_level(logging.ERROR, logger="sitemap_middleware"):
         reply, body = await fetch(core, "/sitemap-bad-1.xml")
     assert reply.status == 503 and header(reply, "Retry-After") == "30"
@@ -258,9 +314,8 @@ async def test_forged_host_never_reaches_urls() -> None:
 
 async def test_trusted_hosts_allow_list() -> None:
     """With an allow-list, a listed Host is used and an unlisted one gets 400, never echoed."""
-    core = _core(
-        {"p": ["/a"]}, trusted_hosts=["example.com", "www.example.com"], trust_forwarded=True
-    )
+    hosts = TrustedHosts(hosts=["example.com", "www.example.com"], forwarded="x-forwarded")
+    core = _core({"p": ["/a"]}, hosts=hosts)
     _, body = await fetch(core, "/sitemap.xml", host="www.example.com")
     assert page_urls(check_document(body)) == ["https://www.example.com/a"]
     _, body = await fetch(
@@ -274,14 +329,15 @@ async def test_trusted_hosts_allow_list() -> None:
 
 
 async def test_rfc7239_forwarded_header_when_trusted() -> None:
-    """Forwarded (RFC 7239) is read only with trust_forwarded, wins over X-Forwarded-*,
-    and its host still has to be on the allow-list."""
-    forwarded = 'for=192.0.2.60;proto=http;Host="www.example.com", for=10.0.0.1;host=x'
-    untrusted = _core({"p": ["/a"]}, trusted_hosts=["example.com", "www.example.com"])
+    """Forwarded (RFC 7239) is read only when configured, and its host still has to be on
+    the allow-list; malformed values count as absent."""
+    forwarded = 'for=10.0.0.1;host=x, for=192.0.2.60;proto=http;Host="www.example.com"'
+    untrusted = _core({"p": ["/a"]}, hosts=TrustedHosts(hosts=["example.com", "www.example.com"]))
     _, body = await fetch(untrusted, "/sitemap.xml", host="example.com", forwarded=forwarded)
     assert page_urls(check_document(body)) == ["https://example.com/a"]
     core = _core(
-        {"p": ["/a"]}, trusted_hosts=["example.com", "www.example.com"], trust_forwarded=True
+        {"p": ["/a"]},
+        hosts=TrustedHosts(hosts=["example.com", "www.example.com"], forwarded="forwarded"),
     )
     _, body = await fetch(
         core, "/sitemap.xml", host="example.com", forwarded=forwarded, x_forwarded_host="x"
@@ -297,6 +353,80 @@ async def test_rfc7239_forwarded_header_when_trusted() -> None:
         assert page_urls(check_document(body)) == ["https://example.com/a"]
 
 
+@pytest.mark.parametrize(
+    ("family", "proxies", "headers", "expected"),
+    [
+        # The client sent its own value first; the one trusted proxy appended the real one.
+        (
+            "x-forwarded",
+            1,
+            {
+                "x_forwarded_proto": "http, https",
+                "x_forwarded_host": "evil.example, www.example.com",
+            },
+            "https://www.example.com/a",
+        ),
+        (
+            "forwarded",
+            1,
+            {"forwarded": "proto=http;host=evil.example, proto=https;host=www.example.com"},
+            "https://www.example.com/a",
+        ),
+        # Two proxies: the second value from the right is what the outer one wrote.
+        (
+            "x-forwarded",
+            2,
+            {
+                "x_forwarded_proto": "http, https, http",
+                "x_forwarded_host": "evil.example, www.example.com, inner",
+            },
+            "https://www.example.com/a",
+        ),
+        # Fewer values than proxies: none is trusted (werkzeug ProxyFix), Host decides.
+        (
+            "x-forwarded",
+            2,
+            {"x_forwarded_proto": "http", "x_forwarded_host": "www.example.com"},
+            "https://example.com/a",
+        ),
+        # One family only: a client's Forwarded never beats the proxy's X-Forwarded-*.
+        (
+            "x-forwarded",
+            1,
+            {"forwarded": "proto=http;host=www.example.com", "x_forwarded_proto": "https"},
+            "https://example.com/a",
+        ),
+        (
+            "forwarded",
+            1,
+            {"x_forwarded_proto": "http", "x_forwarded_host": "www.example.com"},
+            "https://example.com/a",
+        ),
+    ],
+    ids=[
+        "xf-client-first",
+        "fwd-client-first",
+        "xf-two-hops",
+        "xf-too-few",
+        "xf-ignores-fwd",
+        "fwd-ignores-xf",
+    ],
+)
+async def test_trusted_proxies_are_counted_from_the_right(
+    family: Any, proxies: int, headers: dict[str, str], expected: str
+) -> None:
+    """Only the value the outermost trusted proxy wrote decides scheme and host."""
+    policy = TrustedHosts(
+        hosts=["example.com", "www.example.com"], forwarded=family, proxies=proxies
+    )
+    core = _core({"p": ["/a"]}, hosts=policy)
+    reply, body = await fetch(core, "/sitemap.xml", host="example.com", **headers)
+    assert reply.status == 200
+    assert page_urls(check_document(body)) == [expected]
+    vary = header(reply, "Vary") or ""
+    assert "Host" in vary and ("Forwarded" in vary or "X-Forwarded-Proto" in vary)
+
+
 async def test_news_section_pages_hold_at_most_1000() -> None:
     """Section(max_urls=1000) caps a news section's pages below the global limit."""
     entries = [SitemapEntry(f"/n/{i}") for i in range(1500)]
@@ -306,14 +436,14 @@ async def test_news_section_pages_hold_at_most_1000() -> None:
 
 
 async def test_render_fallback_validators_give_etag_for_unversioned_providers() -> None:
-    """fallback_validators='render' gives an ETag (and 304s) to providers that report nothing."""
+    """RenderFallback gives an ETag (and 304s) to providers that report nothing."""
     calls = []
 
     def entries() -> list[str]:
         calls.append(1)
         return ["/a", "/b"]
 
-    core = _core({"p": entries}, fallback_validators="render")
+    core = _core({"p": entries}, render_fallback=RenderFallback())
     first, body = await fetch(core, "/sitemap-p-1.xml")
     etag = header(first, "ETag")
     assert etag is not None
@@ -326,11 +456,10 @@ async def test_render_fallback_validators_give_etag_for_unversioned_providers() 
 
 
 async def test_render_fallback_streams_without_validators_past_its_bound() -> None:
-    """A page larger than render_cache_max_bytes streams whole, without an ETag."""
+    """A page larger than RenderFallback.max_bytes streams whole, without an ETag."""
     core = _core(
         {"p": lambda: [f"/x/{i}" for i in range(3000)]},
-        fallback_validators="render",
-        render_cache_max_bytes=70_000,
+        render_fallback=RenderFallback(max_bytes=70_000),
     )
     reply, body = await fetch(core, "/sitemap-p-1.xml")
     assert header(reply, "ETag") is None

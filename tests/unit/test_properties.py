@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from sitemap_middleware import InvalidEntryError, SitemapConfig, SitemapError
+from sitemap_middleware import InvalidEntryError, SitemapConfig, SitemapError, TrustedHosts
 from sitemap_middleware._engine.core import READ_HEADERS, RequestInfo, SitemapCore
 from sitemap_middleware._sansio.models import coerce_entry, entry_parts, simple_fields
 from sitemap_middleware._sansio.urls import normalize_loc
@@ -269,8 +269,7 @@ def test_hostile_requests_never_fail(
         max_urls_per_page=10,
         text_sitemaps=True,
         stylesheet=True,
-        trusted_hosts=["example.com"] if trusted else (),
-        trust_forwarded=trusted,
+        hosts=TrustedHosts(hosts=["example.com"], forwarded="forwarded") if trusted else None,
     )
     core = SitemapCore(config)
 
@@ -279,10 +278,7 @@ def test_hostile_requests_never_fail(
         target = core.route(request)
         if target is None:
             return
-        if target.kind.value == "robots":
-            reply = await core.respond_robots(request, None)
-        else:
-            reply = await core.respond(target, request)
+        reply = await core.respond(target, request)
         assert reply.status in (200, 304, 400, 404, 405, 406)
         body = await collect(reply)
         assert b"Traceback" not in body

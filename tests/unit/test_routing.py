@@ -5,16 +5,16 @@ from __future__ import annotations
 import pytest
 
 from sitemap_middleware import SitemapConfig
-from sitemap_middleware._sansio.routing import Kind, Target, match
+from sitemap_middleware._sansio.routing import Kind, Routes, Target, match
 
 
-def _config(**kwargs: object) -> SitemapConfig:
+def _config(**kwargs: object) -> Routes:
     options: dict[str, object] = {
         "base_url": "https://example.com",
         "sections": {"blog": ["/a"], "news-de": ["/b"]},
     }
     options.update(kwargs)
-    return SitemapConfig(**options)  # type: ignore[arg-type]
+    return Routes.from_config(SitemapConfig(**options))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -63,7 +63,23 @@ def test_match_with_prefix_text_and_stylesheet() -> None:
 
 
 def test_match_without_robots_or_gzip_files() -> None:
-    """robots_path=None and gzip_files=False hand those paths to the app."""
-    config = _config(robots_path=None, gzip_files=False)
+    """robots=None and gzip_files=False hand those paths to the app."""
+    config = _config(robots=None, gzip_files=False)
     assert match("/robots.txt", config) is None
     assert match("/sitemap.xml.gz", config) is None
+
+
+@pytest.mark.parametrize("digits", ["\u0661", "\uff11", "1\u0662", "\u0967"], ids=repr)
+def test_page_numbers_are_ascii_digits_only(digits: str) -> None:
+    """Non-ASCII digits (Arabic-Indic, full-width, Devanagari) name no page: the app gets them."""
+    assert match(f"/sitemap-blog-{digits}.xml", _config()) is None
+
+
+def test_base_url_with_non_ascii_path_is_routed() -> None:
+    """A base URL path with non-ASCII characters is advertised percent-encoded and routed
+    from the decoded request path the servers hand over."""
+    config = SitemapConfig(base_url="https://example.com/café/", sections={"p": ["/a"]})
+    assert config.base.directory == "/caf%C3%A9/"
+    routes = Routes.from_config(config)
+    assert match("/café/sitemap.xml", routes) == Target(Kind.ROOT)
+    assert match("/café/sitemap-p-1.xml", routes) == Target(Kind.PAGE, section="p", page=1)

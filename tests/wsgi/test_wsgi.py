@@ -12,7 +12,7 @@ from flask import Flask
 from werkzeug.middleware.lint import LintMiddleware
 from werkzeug.test import Client
 
-from sitemap_middleware import SitemapConfig, WSGISitemapMiddleware
+from sitemap_middleware import RenderFallback, Robots, SitemapConfig, WSGISitemapMiddleware
 from tests.helpers import CountingProvider, RecordingCache, check_document, page_urls
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def test_conditional_304_and_head_pass_lint() -> None:
     assert again.status_code == 304 and again.data == b""
     head = client.head("/sitemap-p-1.xml")
     assert head.status_code == 200 and head.data == b""
-    assert provider.iterations == 1
+    assert provider.iterations == 2  # the GET, and HEAD's first batch (its status)
     assert gzip.decompress(first.data).startswith(b"<?xml")
 
 
@@ -99,8 +99,7 @@ def test_close_releases_the_render_cache_and_it_serves_304s() -> None:
     config = SitemapConfig(
         base_url="https://example.com",
         sections={"p": lambda: ["/a"]},
-        fallback_validators="render",
-        render_cache=cache,
+        render_fallback=RenderFallback(cache=cache),
     )
     middleware = WSGISitemapMiddleware(_app, config=config)
     client = BufferedClient(validator(LintMiddleware(middleware)))
@@ -130,7 +129,7 @@ def test_flask_wsgi_app_and_append_robots() -> None:
         return "User-agent: *\nDisallow: /admin\n", 200, {"Content-Type": "text/plain"}
 
     config = SitemapConfig(
-        base_url="https://example.com", sections={"pages": ["/"]}, robots_mode="append"
+        base_url="https://example.com", sections={"pages": ["/"]}, robots=Robots(mode="append")
     )
     app.wsgi_app = WSGISitemapMiddleware(app.wsgi_app, config=config)  # type: ignore[method-assign]
     client = app.test_client()

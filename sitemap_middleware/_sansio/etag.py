@@ -1,0 +1,63 @@
+"""The ETag recipe: this module alone says what goes into an entity tag.
+
+Tags are deterministic (no process or machine state), so every instance of an app
+answers the same tag for the same content (RFC 9110 §8.8.3):
+
+- a document whose providers report a version: hash of the configuration fingerprint,
+  the base URL, the document name and each section's (name, count, version token,
+  version time); a 304 then never touches entries;
+- bytes already in hand (robots.txt, the stylesheet, a rendered document): hash of a
+  kind and the bytes;
+- each representation gets its own strong tag (gzip and identity bytes differ).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .types import Encoding
+
+if TYPE_CHECKING:
+    from .._providers.base import ProviderVersion
+
+__all__ = ["content_etag", "document_etag", "make_etag", "representation_etag", "version_parts"]
+
+
+def make_etag(*parts: str) -> str:
+    """A deterministic opaque tag from strings."""
+    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:32]
+
+
+def content_etag(kind: str, data: bytes, *context: str) -> str:
+    """The tag of bytes already rendered, e.g. ``content_etag("robots", body)``."""
+    return make_etag(kind, *context, hashlib.sha256(data).hexdigest())
+
+
+def version_parts(version: ProviderVersion | None) -> tuple[str, str] | None:
+    """A provider version as tag input (token, last-modified), or None when it says nothing."""
+    if version is None or not (version.token or version.last_modified):
+        return None
+    modified = version.last_modified.isoformat() if version.last_modified else ""
+    return version.token or "", modified
+
+
+def document_etag(
+    fingerprint: str, prefix: str, name: str, sections: Sequence[Sequence[str] | None]
+) -> str | None:
+    """The tag of a document built from sections; None if any section cannot vouch."""
+    parts = [fingerprint, prefix, name]
+    for section in sections:
+        if section is None:
+            return None
+        parts += section
+    return make_etag(*parts)
+
+
+def representation_etag(tag: str, encoding: Encoding, gzip_file: bool = False) -> str:
+    """A distinct strong tag per representation: gzip and identity bytes differ."""
+    if gzip_file:
+        return f"{tag}-gzfile"
+    return tag if encoding == "identity" else f"{tag}-gzip"

@@ -1,0 +1,28 @@
+"""The protocol's size limits: this module alone owns them (sitemaps.org 0.9, Google).
+
+Everything that caps a file, a URL or a value imports its number from here.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MAX_BYTES",
+    "MAX_IMAGES_PER_URL",
+    "MAX_INDEX_ENTRIES",
+    "MAX_NEWS_PER_FILE",
+    "MAX_URLS",
+    "MAX_URL_LENGTH",
+]
+
+#: URLs in one <urlset> (sitemaps.org).
+MAX_URLS = 50_000
+#: Uncompressed bytes of one sitemap or index file (sitemaps.org: 50 MiB).
+MAX_BYTES = 52_428_800
+#: <sitemap> children of one <sitemapindex> (sitemaps.org).
+MAX_INDEX_ENTRIES = 50_000
+#: <news:news> entries in one sitemap (Google News).
+MAX_NEWS_PER_FILE = 1_000
+#: <image:image> entries of one <url> (Google).
+MAX_IMAGES_PER_URL = 1_000
+#: sitemaps.org: a <loc> "must be less than 2,048 characters".
+MAX_URL_LENGTH = 2_048

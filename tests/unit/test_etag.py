@@ -1,0 +1,49 @@
+"""The ETag recipe (sitemap_middleware._sansio.etag)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from sitemap_middleware import ProviderVersion
+from sitemap_middleware._sansio.etag import (
+    content_etag,
+    document_etag,
+    make_etag,
+    representation_etag,
+    version_parts,
+)
+
+
+def test_etags_are_deterministic_and_differ_per_encoding() -> None:
+    """The same inputs give the same tag; gzip and identity tags differ."""
+    tag = make_etag("a", "b")
+    assert tag == make_etag("a", "b") != make_etag("ab")
+    assert representation_etag(tag, "identity") != representation_etag(tag, "gzip")
+    assert representation_etag(tag, "gzip", gzip_file=True) not in (
+        tag,
+        representation_etag(tag, "gzip"),
+    )
+
+
+def test_document_etag_needs_every_section_to_vouch() -> None:
+    """A document's tag exists only when every section reports a version, and changes with any."""
+    one = document_etag("fp", "https://example.com/", "index", [("a", "1", "v1", "")])
+    assert one is not None
+    assert one != document_etag("fp", "https://example.com/", "index", [("a", "1", "v2", "")])
+    assert one != document_etag("fp", "https://example.org/", "index", [("a", "1", "v1", "")])
+    assert (
+        document_etag("fp", "https://example.com/", "index", [("a", "1", "v1", ""), None]) is None
+    )
+
+
+def test_version_parts_and_content_etag() -> None:
+    """An empty version says nothing; content tags follow the bytes and their kind."""
+    assert version_parts(None) is None
+    assert version_parts(ProviderVersion()) is None
+    when = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    assert version_parts(ProviderVersion(token="t", last_modified=when)) == ("t", when.isoformat())
+    assert content_etag("robots", b"a") == content_etag("robots", b"a")
+    assert content_etag("robots", b"a") not in (
+        content_etag("robots", b"b"),
+        content_etag("xsl", b"a"),
+    )

@@ -1,0 +1,98 @@
+"""The location rule and URL normalisation (sitemap_middleware._sansio.urls)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sitemap_middleware import InvalidEntryError, SitemapConfig
+from sitemap_middleware._engine.core import SitemapCore
+from sitemap_middleware._sansio.urls import BaseURL, normalize_loc, remove_dot_segments
+from tests.helpers import check_document, fetch, page_urls
+
+SHOP = BaseURL.parse("https://example.com/shop")
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("/a/b/c/./../../g", "/a/g"),  # RFC 3986 §5.2.4's own example
+        ("/mid/content=5/../6", "/mid/6"),
+        ("/../a", "/a"),
+        ("/a/..", "/"),
+        ("/a/.", "/a/"),
+        ("/a/.hidden", "/a/.hidden"),
+        ("/a/..b/c", "/a/..b/c"),
+    ],
+)
+def test_remove_dot_segments(path: str, expected: str) -> None:
+    """Dot segments resolve as RFC 3986 says; names that only start with a dot stay."""
+    assert remove_dot_segments(path) == expected
+
+
+@pytest.mark.parametrize(
+    "loc",
+    [
+        "https://example.com/shop/../admin",
+        "https://example.com/shop/%2e%2e/admin",
+        "https://example.com/shop/.%2E/admin",
+        "/../admin",
+        "/x/../../admin",
+        "https://example.com/shopping",
+        "https://example.org/shop/a",
+    ],
+)
+def test_locate_refuses_urls_outside_the_base(loc: str) -> None:
+    """The location rule holds after dot segments are resolved, however they are spelled."""
+    with pytest.raises(InvalidEntryError, match="is outside https://example.com/shop/"):
+        SHOP.locate(normalize_loc(loc))
+
+
+@pytest.mark.parametrize(
+    ("loc", "expected"),
+    [
+        ("https://example.com/shop/a/../b", "https://example.com/shop/b"),
+        ("/a/./b", "https://example.com/shop/a/b"),
+        ("/a/%2E%2E/b?q=/../x", "https://example.com/shop/b?q=/../x"),  # query untouched
+        ("https://example.com/shop/", "https://example.com/shop/"),
+    ],
+)
+def test_locate_resolves_dot_segments_inside_the_base(loc: str, expected: str) -> None:
+    """Dot segments that stay inside the base resolve to the URL they name."""
+    assert SHOP.locate(normalize_loc(loc)) == expected
+
+
+def test_relative_loc_longer_than_2048_once_joined_is_refused() -> None:
+    """A relative loc that grows past 2,048 characters when joined is left out, not written."""
+    loc = "/" + "a" * 2040
+    assert normalize_loc(loc) == loc
+    with pytest.raises(InvalidEntryError, match="longer than 2048"):
+        SHOP.locate(loc)
+
+
+@pytest.mark.anyio
+async def test_dot_segments_never_reach_a_sitemap() -> None:
+    """Entries naming a path outside the base through '..' are left out of the page."""
+    config = SitemapConfig(
+        base_url="https://example.com/shop",
+        sections={"p": ["https://example.com/shop/../admin", "/ok/../fine", "/../secret"]},
+    )
+    _, body = await fetch(SitemapCore(config), "/shop/sitemap.xml")
+    assert page_urls(check_document(body)) == ["https://example.com/shop/fine"]
+
+
+segment = st.sampled_from(["a", "b", ".", "..", "%2e", "%2E%2e", ".x"])
+
+
+@given(st.lists(segment, max_size=8))
+def test_located_urls_never_escape_the_base(segments: list[str]) -> None:
+    """Whatever dot segments a path holds, a located URL lies under the base and has none left."""
+    loc = "/" + "/".join(segments)
+    try:
+        url = SHOP.locate(normalize_loc(loc))
+    except InvalidEntryError:
+        return
+    assert url.startswith(SHOP.prefix)
+    path = url[len("https://example.com") :]
+    assert "/./" not in path + "/" and "/../" not in path + "/"
