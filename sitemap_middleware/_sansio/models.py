@@ -13,15 +13,12 @@ from .limits import MAX_IMAGES_PER_URL, MAX_URL_LENGTH
 from .types import CHANGEFREQS, ChangeFreq
 from .urls import canonical_url_match, normalize_loc
 from .values import check_number, date_value_and_text
+from .xml import CHANGEFREQ_ELEMENT, PRIORITY_ELEMENT, lastmod_element, priority_element
 
 __all__ = ["Admitted", "SitemapEntry", "coerce_entry", "entry_parts", "simple_fields"]
 
 _T = TypeVar("_T")
 _CHANGEFREQ_CHOICES = ", ".join(sorted(CHANGEFREQS))
-# The elements for the seven words and the eleven usual priorities, built once: a
-# lookup is both the validity check and the rendering for nearly every URL.
-_CHANGEFREQ_ELEMENT = {word: f"<changefreq>{word}</changefreq>" for word in CHANGEFREQS}
-_PRIORITY_ELEMENT = {p / 10: f"<priority>{p / 10:.4g}</priority>" for p in range(11)}
 _PLAIN_KEYS = frozenset(("loc", "lastmod", "changefreq", "priority"))
 
 SimpleFields = tuple[str, "date | datetime | None", "ChangeFreq | None", "float | None", str]
@@ -48,22 +45,22 @@ def simple_fields(
     tail = ""
     if lastmod is not None:
         lastmod, text = date_value_and_text("lastmod", lastmod)
-        tail = "<lastmod>" + text + "</lastmod>"
+        tail = lastmod_element(text)
     if changefreq is not None:
-        element = _CHANGEFREQ_ELEMENT.get(changefreq) if type(changefreq) is str else None
+        element = CHANGEFREQ_ELEMENT.get(changefreq) if type(changefreq) is str else None
         if element is None:
             word = changefreq.lower() if isinstance(changefreq, str) else None
             if word not in CHANGEFREQS:
                 raise InvalidEntryError(
                     "changefreq", changefreq, f"must be one of {_CHANGEFREQ_CHOICES}"
                 )
-            changefreq, element = word, _CHANGEFREQ_ELEMENT[word]
+            changefreq, element = word, CHANGEFREQ_ELEMENT[word]
         tail += element
     if priority is not None:
-        element = _PRIORITY_ELEMENT.get(priority) if type(priority) is float else None
+        element = PRIORITY_ELEMENT.get(priority) if type(priority) is float else None
         if element is None:
             priority = check_number("priority", priority, 0.0, 1.0)
-            element = f"<priority>{priority:.4g}</priority>"
+            element = priority_element(priority)
         tail += element
     return loc, lastmod, changefreq, priority, tail  # type: ignore[return-value]
 

@@ -15,6 +15,7 @@ from .extensions import NewsArticle, Video
 from .limits import MAX_INDEX_ENTRIES, MAX_NEWS_PER_FILE
 from .models import Admitted, SitemapEntry
 from .values import format_w3c
+from .xml import escape, escape_loc
 
 __all__ = [
     "CHUNK_SIZE",
@@ -22,7 +23,6 @@ __all__ = [
     "IndexWriter",
     "TextWriter",
     "UrlsetWriter",
-    "escape",
 ]
 
 #: Bytes per emitted chunk: big enough that per-chunk costs (a send, a zlib flush, a
@@ -37,30 +37,6 @@ EXTENSION_NS = {
     "news": "http://www.google.com/schemas/sitemap-news/0.9",
     "xhtml": "http://www.w3.org/1999/xhtml",
 }
-
-
-def escape(text: str) -> str:
-    """Entity-escape the five XML specials (sitemaps.org requires all five)."""
-    if "&" in text:
-        text = text.replace("&", "&amp;")
-    if "<" in text:
-        text = text.replace("<", "&lt;")
-    if ">" in text:
-        text = text.replace(">", "&gt;")
-    if "'" in text:
-        text = text.replace("'", "&apos;")
-    if '"' in text:
-        text = text.replace('"', "&quot;")
-    return text
-
-
-def _escape_loc(url: str) -> str:
-    # Normalised URLs percent-encode < > " and spaces; only & and ' can remain.
-    if "&" in url:
-        url = url.replace("&", "&amp;")
-    if "'" in url:
-        url = url.replace("'", "&apos;")
-    return url
 
 
 def _prolog(stylesheet_href: str | None) -> str:
@@ -180,7 +156,7 @@ class UrlsetWriter(_LimitedWriter):
         max_items, room = self.max_items, self.max_bytes - self._closing
         for loc, tail, extended in batch:
             if "&" in loc or "'" in loc:
-                loc = _escape_loc(loc)
+                loc = escape_loc(loc)
             if extended is None:
                 text = f"<url><loc>{loc}</loc>{tail}</url>\n"
                 length = len(text)  # loc and the simple fields are always ASCII
@@ -209,7 +185,7 @@ class UrlsetWriter(_LimitedWriter):
         for image in entry.images:
             parts += (
                 f"<image:image{self._xmlns('image')}><image:loc>",
-                _escape_loc(self._resolve(image.loc)),
+                escape_loc(self._resolve(image.loc)),
                 "</image:loc></image:image>",
             )
         for video in entry.videos:
@@ -227,7 +203,7 @@ class UrlsetWriter(_LimitedWriter):
                 f'<xhtml:link{self._xmlns("xhtml")} rel="alternate" hreflang="',
                 escape(alt.hreflang),
                 '" href="',
-                _escape_loc(self._resolve(alt.href)),
+                escape_loc(self._resolve(alt.href)),
                 '"/>',
             )
         return "".join(parts)
@@ -245,17 +221,17 @@ class UrlsetWriter(_LimitedWriter):
         # Element order follows the sequence in Google's sitemap-video/1.1 XSD.
         out = [
             f"<video:video{self._xmlns('video')}>",
-            f"<video:thumbnail_loc>{_escape_loc(self._resolve(v.thumbnail_loc))}</video:thumbnail_loc>",
+            f"<video:thumbnail_loc>{escape_loc(self._resolve(v.thumbnail_loc))}</video:thumbnail_loc>",
             f"<video:title>{escape(v.title)}</video:title>",
             f"<video:description>{escape(v.description)}</video:description>",
         ]
         if v.content_loc is not None:
             out.append(
-                f"<video:content_loc>{_escape_loc(self._resolve(v.content_loc))}</video:content_loc>"
+                f"<video:content_loc>{escape_loc(self._resolve(v.content_loc))}</video:content_loc>"
             )
         if v.player_loc is not None:
             out.append(
-                f"<video:player_loc>{_escape_loc(self._resolve(v.player_loc))}</video:player_loc>"
+                f"<video:player_loc>{escape_loc(self._resolve(v.player_loc))}</video:player_loc>"
             )
         if v.duration is not None:
             out.append(f"<video:duration>{v.duration}</video:duration>")
@@ -287,7 +263,7 @@ class UrlsetWriter(_LimitedWriter):
             )
         if v.uploader is not None:
             info = (
-                f' info="{_escape_loc(self._resolve(v.uploader_info))}"' if v.uploader_info else ""
+                f' info="{escape_loc(self._resolve(v.uploader_info))}"' if v.uploader_info else ""
             )
             out.append(f"<video:uploader{info}>{escape(v.uploader)}</video:uploader>")
         if v.platform is not None:
@@ -330,7 +306,7 @@ class IndexWriter(_LimitedWriter):
         return self._start(f'{_prolog(self._stylesheet_href)}<sitemapindex xmlns="{SITEMAP_NS}">\n')
 
     def sitemap(self, loc: str, lastmod: datetime | None) -> str:
-        text = f"<sitemap><loc>{_escape_loc(loc)}</loc>"
+        text = f"<sitemap><loc>{escape_loc(loc)}</loc>"
         if lastmod is not None:
             text += f"<lastmod>{format_w3c(lastmod)}</lastmod>"
         return self._account(text + "</sitemap>\n")

@@ -11,7 +11,6 @@ from sitemap_middleware import (
     Alternate,
     Image,
     NewsArticle,
-    RobotsGroup,
     SitemapEntry,
     SitemapLimitError,
     Video,
@@ -23,9 +22,7 @@ from sitemap_middleware._sansio.render import (
     IndexWriter,
     TextWriter,
     UrlsetWriter,
-    escape,
 )
-from sitemap_middleware._sansio.robots import append_sitemap_lines, render_robots
 from tests.helpers import check_document, page_urls, require_schemas
 
 
@@ -52,21 +49,6 @@ def _document(entries: list[SitemapEntry], **kwargs: object) -> bytes:
     parts += [_url(writer, e) for e in entries]
     parts.append(writer.close())
     return "".join(parts).encode()
-
-
-@pytest.mark.parametrize(
-    ("raw", "escaped"),
-    [
-        ("a&b", "a&amp;b"),
-        ("<t>", "&lt;t&gt;"),
-        ("it's", "it&apos;s"),
-        ('"q"', "&quot;q&quot;"),
-        ("plain", "plain"),
-    ],
-)
-def test_escape_handles_all_five_entities(raw: str, escaped: str) -> None:
-    """All five XML specials are entity-escaped, as sitemaps.org requires."""
-    assert escape(raw) == escaped
 
 
 def test_render_escapes_ampersand_and_apostrophe_in_loc() -> None:
@@ -196,36 +178,6 @@ def test_index_writer_and_text_writer() -> None:
     assert _url(text, SitemapEntry("/a")) == "https://example.com/a\n"
     with pytest.raises(SitemapLimitError):
         _url(text, SitemapEntry("/a"))
-
-
-def test_render_robots_groups_and_sitemaps() -> None:
-    """robots.txt has groups, then Sitemap lines; no non-standard directives."""
-    text = render_robots(
-        [RobotsGroup(("Googlebot",), allow=("/",), disallow=("/admin",)), RobotsGroup()],
-        ["https://example.com/sitemap.xml"],
-    )
-    assert text == (
-        "User-agent: Googlebot\nAllow: /\nDisallow: /admin\n\n"
-        "User-agent: *\nDisallow:\n\nSitemap: https://example.com/sitemap.xml\n"
-    )
-    assert "Host:" not in text and "Crawl-delay" not in text
-
-
-def test_append_sitemap_lines_keeps_app_rules_once() -> None:
-    """Appending to the app's robots.txt keeps its rules and adds each Sitemap line once."""
-    url = "https://example.com/sitemap.xml"
-    result = append_sitemap_lines("User-agent: *\nDisallow: /x", [url])
-    assert result == f"User-agent: *\nDisallow: /x\n\nSitemap: {url}\n"
-    assert append_sitemap_lines(result, [url]) == result
-
-
-@pytest.mark.parametrize(
-    "bad", [{"disallow": ("admin",)}, {"allow": ("/a\nHost: evil",)}, {"user_agents": ()}]
-)
-def test_robots_group_rejects_bad_rules(bad: dict[str, object]) -> None:
-    """Rules must be one-line paths; a group needs a user agent."""
-    with pytest.raises(ValueError):
-        RobotsGroup(**bad)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,132 @@
+"""Host policy (sitemap_middleware._sansio.hosts): which base URL a request is answered for."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sitemap_middleware import SitemapConfig, TrustedHosts
+from sitemap_middleware._engine.core import SitemapCore
+from tests.helpers import check_document, fetch, header, page_urls
+
+pytestmark = pytest.mark.anyio
+
+
+def _core(sections: dict[str, Any], **kwargs: Any) -> SitemapCore:
+    return SitemapCore(SitemapConfig(base_url="https://example.com", sections=sections, **kwargs))
+
+
+async def test_trusted_hosts_allow_list() -> None:
+    """With an allow-list, a listed Host is used and an unlisted one gets 400, never echoed."""
+    hosts = TrustedHosts(hosts=["example.com", "www.example.com"], forwarded="x-forwarded")
+    core = _core({"p": ["/a"]}, hosts=hosts)
+    _, body = await fetch(core, "/sitemap.xml", host="www.example.com")
+    assert page_urls(check_document(body)) == ["https://www.example.com/a"]
+    _, body = await fetch(
+        core, "/sitemap.xml", host="x", x_forwarded_host="www.example.com", x_forwarded_proto="http"
+    )
+    assert page_urls(check_document(body)) == ["http://www.example.com/a"]
+    reply, body = await fetch(core, "/sitemap.xml", host="evil.example")
+    assert reply.status == 400 and b"evil" not in body
+    reply, body = await fetch(core, "/robots.txt", host="evil.example")
+    assert reply.status == 400 and b"evil" not in body
+
+
+async def test_rfc7239_forwarded_header_when_trusted() -> None:
+    """Forwarded (RFC 7239) is read only when configured, and its host still has to be on
+    the allow-list; malformed values count as absent."""
+    forwarded = 'for=10.0.0.1;host=x, for=192.0.2.60;proto=http;Host="www.example.com"'
+    untrusted = _core({"p": ["/a"]}, hosts=TrustedHosts(hosts=["example.com", "www.example.com"]))
+    _, body = await fetch(untrusted, "/sitemap.xml", host="example.com", forwarded=forwarded)
+    assert page_urls(check_document(body)) == ["https://example.com/a"]
+    core = _core(
+        {"p": ["/a"]},
+        hosts=TrustedHosts(hosts=["example.com", "www.example.com"], forwarded="forwarded"),
+    )
+    _, body = await fetch(
+        core, "/sitemap.xml", host="example.com", forwarded=forwarded, x_forwarded_host="x"
+    )
+    assert page_urls(check_document(body)) == ["http://www.example.com/a"]
+    reply, body = await fetch(
+        core, "/sitemap.xml", host="example.com", forwarded="host=evil.example"
+    )
+    assert reply.status == 400 and b"evil" not in body
+    for malformed in ("for", ";;;", 'host="', "proto=gopher", ","):
+        reply, body = await fetch(core, "/sitemap.xml", host="example.com", forwarded=malformed)
+        assert reply.status == 200
+        assert page_urls(check_document(body)) == ["https://example.com/a"]
+
+
+@pytest.mark.parametrize(
+    ("family", "proxies", "headers", "expected"),
+    [
+        # The client sent its own value first; the one trusted proxy appended the real one.
+        (
+            "x-forwarded",
+            1,
+            {
+                "x_forwarded_proto": "http, https",
+                "x_forwarded_host": "evil.example, www.example.com",
+            },
+            "https://www.example.com/a",
+        ),
+        (
+            "forwarded",
+            1,
+            {"forwarded": "proto=http;host=evil.example, proto=https;host=www.example.com"},
+            "https://www.example.com/a",
+        ),
+        # Two proxies: the second value from the right is what the outer one wrote.
+        (
+            "x-forwarded",
+            2,
+            {
+                "x_forwarded_proto": "http, https, http",
+                "x_forwarded_host": "evil.example, www.example.com, inner",
+            },
+            "https://www.example.com/a",
+        ),
+        # Fewer values than proxies: none is trusted (werkzeug ProxyFix), Host decides.
+        (
+            "x-forwarded",
+            2,
+            {"x_forwarded_proto": "http", "x_forwarded_host": "www.example.com"},
+            "https://example.com/a",
+        ),
+        # One family only: a client's Forwarded never beats the proxy's X-Forwarded-*.
+        (
+            "x-forwarded",
+            1,
+            {"forwarded": "proto=http;host=www.example.com", "x_forwarded_proto": "https"},
+            "https://example.com/a",
+        ),
+        (
+            "forwarded",
+            1,
+            {"x_forwarded_proto": "http", "x_forwarded_host": "www.example.com"},
+            "https://example.com/a",
+        ),
+    ],
+    ids=[
+        "xf-client-first",
+        "fwd-client-first",
+        "xf-two-hops",
+        "xf-too-few",
+        "xf-ignores-fwd",
+        "fwd-ignores-xf",
+    ],
+)
+async def test_trusted_proxies_are_counted_from_the_right(
+    family: Any, proxies: int, headers: dict[str, str], expected: str
+) -> None:
+    """Only the value the outermost trusted proxy wrote decides scheme and host."""
+    policy = TrustedHosts(
+        hosts=["example.com", "www.example.com"], forwarded=family, proxies=proxies
+    )
+    core = _core({"p": ["/a"]}, hosts=policy)
+    reply, body = await fetch(core, "/sitemap.xml", host="example.com", **headers)
+    assert reply.status == 200
+    assert page_urls(check_document(body)) == [expected]
+    vary = header(reply, "Vary") or ""
+    assert "Host" in vary and ("Forwarded" in vary or "X-Forwarded-Proto" in vary)
