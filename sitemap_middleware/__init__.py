@@ -10,7 +10,7 @@ from ._adapters.asgi import ASGISitemapMiddleware
 from ._adapters.wsgi import WSGISitemapMiddleware
 from ._caches.memory import MemoryRenderCache, RenderCache
 from ._caches.redis import RedisRenderCache
-from ._config import Section, SitemapConfig
+from ._config import Section, SitemapConfig, Tenants
 from ._exceptions import (
     ConfigurationError,
     InvalidEntryError,
@@ -82,6 +82,7 @@ __all__ = [
     "SupportsPageLastModified",
     "SupportsPages",
     "SupportsVersion",
+    "Tenants",
     "TextFileProvider",
     "TrustedHosts",
     "UrlProvider",

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ._exceptions import ConfigurationError, InvalidEntryError
 from ._providers.base import ProviderLike, UrlProvider, as_provider
 from ._sansio.limits import MAX_BYTES, MAX_URLS
-from ._sansio.urls import BaseURL
+from ._sansio.urls import BaseURL, normalize_loc
 from ._settings import HTTPSettings, RenderFallback, Robots, TrustedHosts, check_int, check_number
 
-__all__ = ["Section", "SitemapConfig"]
+__all__ = ["Section", "SitemapConfig", "Tenants"]
 
 _SECTION_NAME = re.compile(r"[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*")
 _FILE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
@@ -75,6 +75,9 @@ class SitemapConfig:
     :param render_fallback: :class:`RenderFallback` to give documents whose providers
         report no freshness an ETag from their rendered bytes; ``None`` streams them
         without validators.
+    :param external_sitemaps: sitemaps served elsewhere (another app, a CDN, a subdomain
+        whose robots.txt points here), as absolute URLs or paths on this origin. They are
+        listed in the index (``sitemap.xml`` is then always the index) and in robots.txt.
     """
 
     base_url: str
@@ -93,6 +96,7 @@ class SitemapConfig:
     http: HTTPSettings = HTTPSettings()
     hosts: TrustedHosts | None = None
     render_fallback: RenderFallback | None = None
+    external_sitemaps: Sequence[str] = ()
 
     base: BaseURL = field(init=False, repr=False)
     resolved_sections: tuple[_ResolvedSection, ...] = field(init=False, repr=False)
@@ -106,6 +110,7 @@ class SitemapConfig:
         object.__setattr__(self, "base", base)
         self._check_values()
         self._check_names()
+        object.__setattr__(self, "external_sitemaps", self._check_externals())
         object.__setattr__(self, "resolved_sections", self._resolve_sections())
         object.__setattr__(self, "fingerprint", self._fingerprint())
 
@@ -160,6 +165,20 @@ class SitemapConfig:
                 f"base_url path must be ASCII once encoded, got {self.base.directory!r}"
             )
 
+    def _check_externals(self) -> tuple[str, ...]:
+        values = self.external_sitemaps
+        if isinstance(values, str) or not isinstance(values, Sequence):
+            raise ConfigurationError(
+                f"SitemapConfig.external_sitemaps must be a sequence of URLs, got {values!r}"
+            )
+        checked = []
+        for value in values:
+            try:
+                checked.append(normalize_loc(value, "external_sitemaps"))
+            except InvalidEntryError as exc:
+                raise ConfigurationError(f"SitemapConfig.external_sitemaps: {exc}") from None
+        return tuple(checked)
+
     def _resolve_sections(self) -> tuple[_ResolvedSection, ...]:
         if not isinstance(self.sections, Mapping) or not self.sections:
             raise ConfigurationError(f"sections must be a non-empty mapping, got {self.sections!r}")
@@ -202,6 +221,7 @@ class SitemapConfig:
             repr(None if robots is None else (robots.path, robots.mode, robots.groups)),
             str(self.gzip_files),
             str(self.http.gzip_level),
+            repr(self.external_sitemaps),
         ]
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
 
@@ -219,3 +239,48 @@ def _page_like(prefix: str, name: str) -> bool:
     stem = name[len(prefix) : -len(".xml")]
     section, _, number = stem.rpartition("-")
     return bool(section) and number.isascii() and number.isdigit()
+
+
+_HOST_KEY = re.compile(r"[a-z0-9.-]+(?::[0-9]+)?", re.ASCII)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tenants:
+    """Several sites behind one middleware, each host with its own :class:`SitemapConfig`.
+
+    ``sites`` maps a request host (lower-case ``host`` or ``host:port``; IDNA names as
+    ``xn--``) to that site's configuration: its base URL, sections, robots rules. For
+    many or changing sites, ``resolve(host)`` returns a configuration (or ``None`` for an
+    unknown host); its answers are kept for the ``cache_size`` most recent hosts, so it
+    must be cheap and may be called again later. Providers receive their tenant the
+    way ``resolve`` builds them (a closure or an argument)::
+
+        Tenants(resolve=lambda host: site_config(host) if host in SHOPS else None)
+
+    Only the ``Host`` header picks the site (exact ``host:port`` first, then the host
+    without its port); a host no site claims gets a 400 on sitemap and robots.txt paths.
+    Each site's validators, render cache keys and Redis keys hold its own base URL, so
+    sites never share a render.
+    """
+
+    sites: Mapping[str, SitemapConfig] = field(default_factory=dict)
+    resolve: Callable[[str], SitemapConfig | None] | None = None
+    cache_size: int = 256
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.sites, Mapping):
+            raise ConfigurationError(f"Tenants.sites must be a mapping, got {self.sites!r}")
+        for host, config in self.sites.items():
+            if not (isinstance(host, str) and _HOST_KEY.fullmatch(host)):
+                raise ConfigurationError(
+                    f"Tenants.sites keys must be lower-case ASCII host[:port], got {host!r}"
+                )
+            if not isinstance(config, SitemapConfig):
+                raise ConfigurationError(
+                    f"Tenants.sites[{host!r}] must be a SitemapConfig, got {config!r}"
+                )
+        if self.resolve is not None and not callable(self.resolve):
+            raise ConfigurationError(f"Tenants.resolve must be callable, got {self.resolve!r}")
+        if not self.sites and self.resolve is None:
+            raise ConfigurationError("Tenants needs sites, resolve, or both")
+        check_int("Tenants", "cache_size", self.cache_size, 1, 1_000_000)

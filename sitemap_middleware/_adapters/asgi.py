@@ -7,21 +7,28 @@ import anyio.lowlevel
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .._config import SitemapConfig
-from .._engine.core import READ_HEADERS, Reply, RequestInfo, SitemapCore
+from .._config import SitemapConfig, Tenants
+from .._engine.core import READ_HEADERS, Reply, RequestInfo
 from .._engine.stream import logger
+from .._engine.tenants import make_core
 from .._sansio.robots import AppRobots, AppRobotsRequest
 
 __all__ = ["ASGISitemapMiddleware"]
 
 
-def request_info(method: str, path: str, headers: Headers) -> RequestInfo:
+def request_info(scope: Scope) -> RequestInfo:
+    """The request as the core reads it: method, full decoded path, mount, our headers."""
+    headers = Headers(scope=scope)
     values = {}
     for name in READ_HEADERS:
         found = headers.getlist(name)
         if found:
             values[name] = ", ".join(found)
-    return RequestInfo(method.upper(), path, values)
+    root_path: str = scope.get("root_path", "")
+    path: str = scope["path"]
+    if root_path and not path.startswith(root_path):
+        path = root_path + path  # servers and routers before ASGI's "full path" rule
+    return RequestInfo(scope["method"].upper(), path, values, root_path)
 
 
 class ASGISitemapMiddleware:
@@ -45,14 +52,12 @@ class ASGISitemapMiddleware:
     when ``config.trusted_hosts`` opts in, and then only allow-listed hosts pass.
 
     :param app: the ASGI application to wrap.
-    :param config: the :class:`SitemapConfig`.
+    :param config: the :class:`SitemapConfig`, or :class:`Tenants` for several sites.
     """
 
-    def __init__(self, app: ASGIApp, *, config: SitemapConfig) -> None:
-        if not isinstance(config, SitemapConfig):
-            raise TypeError(f"config must be a SitemapConfig, got {type(config).__name__}")
+    def __init__(self, app: ASGIApp, *, config: SitemapConfig | Tenants) -> None:
         self.app = app
-        self.core = SitemapCore(config)
+        self.core = make_core(config)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -61,7 +66,7 @@ class ASGISitemapMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request = request_info(scope["method"], scope["path"], Headers(scope=scope))
+        request = request_info(scope)
         target = self.core.route(request)
         if target is None:
             await self.app(scope, receive, send)

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 
 from anyio.from_thread import BlockingPortal
 
-from .._config import SitemapConfig
-from .._engine.core import READ_HEADERS, RequestInfo, SitemapCore
+from .._config import SitemapConfig, Tenants
+from .._engine.core import READ_HEADERS, RequestInfo
+from .._engine.tenants import make_core
 from .._sansio.robots import AppRobots, AppRobotsRequest
 from .portal import get_portal
 
@@ -43,7 +44,7 @@ class WSGISitemapMiddleware:
     release what the configuration holds open (a :class:`RedisRenderCache`'s connections).
 
     :param app: the WSGI application to wrap.
-    :param config: the :class:`SitemapConfig`.
+    :param config: the :class:`SitemapConfig`, or :class:`Tenants` for several sites.
     :param portal: an anyio ``BlockingPortal`` to use instead of the per-process one.
     """
 
@@ -51,13 +52,11 @@ class WSGISitemapMiddleware:
         self,
         app: WSGIApplication,
         *,
-        config: SitemapConfig,
+        config: SitemapConfig | Tenants,
         portal: BlockingPortal | None = None,
     ) -> None:
-        if not isinstance(config, SitemapConfig):
-            raise TypeError(f"config must be a SitemapConfig, got {type(config).__name__}")
         self.app = app
-        self.core = SitemapCore(config)
+        self.core = make_core(config)
         self._portal = portal
 
     def close(self) -> None:
@@ -65,10 +64,12 @@ class WSGISitemapMiddleware:
         (self._portal or get_portal()).call(self.core.aclose)
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        root_path = _decoded(environ.get("SCRIPT_NAME", ""))
         request = RequestInfo(
             environ.get("REQUEST_METHOD", "GET").upper(),
-            _decoded_path(environ),
+            root_path + _decoded(environ.get("PATH_INFO", "")),
             {k: environ[v] for k, v in _ENVIRON_HEADERS.items() if v in environ},
+            root_path,
         )
         target = self.core.route(request)
         if target is None:
@@ -84,9 +85,8 @@ class WSGISitemapMiddleware:
         return PortalBody(portal, reply.body)
 
 
-def _decoded_path(environ: WSGIEnvironment) -> str:
-    """SCRIPT_NAME + PATH_INFO as Unicode: WSGI hands over UTF-8 bytes as latin-1 text."""
-    path: str = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")
+def _decoded(path: str) -> str:
+    """A WSGI path as Unicode: WSGI hands over the UTF-8 bytes as latin-1 text (PEP 3333)."""
     try:
         return path.encode("latin-1").decode("utf-8")
     except UnicodeError:

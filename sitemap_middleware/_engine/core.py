@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from .._config import SitemapConfig
+from .._exceptions import InvalidEntryError
 from .._sansio.compress import choose_encoding, gzip_chunks
 from .._sansio.conditional import is_not_modified, not_modified_filter, validator_headers
 from .._sansio.etag import content_etag, representation_etag
@@ -47,13 +48,15 @@ LOG_APP_ROBOTS = (
 class RequestInfo:
     """What the core needs from a request; adapters build it from a scope or environ.
 
-    ``path`` is decoded (percent-escapes resolved, UTF-8). ``headers`` maps lower-case
-    names to values (repeated headers joined with ``, ``).
+    ``path`` is the full decoded path (percent-escapes resolved, UTF-8); ``root_path`` the
+    part of it the app is mounted at (ASGI ``root_path``, WSGI ``SCRIPT_NAME``), or ``""``.
+    ``headers`` maps lower-case names to values (repeated headers joined with ``, ``).
     """
 
     method: str
     path: str
     headers: Mapping[str, str] = field(default_factory=dict)
+    root_path: str = ""
 
 
 @dataclass(slots=True)
@@ -76,7 +79,7 @@ class SitemapCore:
 
     def route(self, request: RequestInfo) -> Target | None:
         """Our target for this request, or ``None`` to hand it to the wrapped app."""
-        return match(request.path, self.routes)
+        return match(request.path, self.routes, request.root_path)
 
     def app_robots_request(self, target: Target, request: RequestInfo) -> AppRobotsRequest | None:
         """What to ask the wrapped app for before :meth:`respond`, if anything.
@@ -114,8 +117,11 @@ class SitemapCore:
     def _check(self, request: RequestInfo) -> BaseURL:
         try:
             base = base_for(self.config.base, self.config.hosts, request.headers)
+            base = base.mounted(request.root_path)
         except HostNotAllowed:
             raise HTTPError(400, "Bad Request: host not allowed") from None  # never echoed
+        except InvalidEntryError:  # a root_path that cannot be a URL path
+            raise HTTPError(400, "Bad Request: invalid mount path") from None
         if request.method not in ("GET", "HEAD"):
             raise HTTPError(405, "Method Not Allowed", [("Allow", "GET, HEAD")])
         return base
@@ -172,7 +178,9 @@ class SitemapCore:
     ) -> Reply:
         robots = self.config.robots
         assert robots is not None  # routing names robots.txt only when configured
-        text = robots_text(robots, [base.file_url(self.config.sitemap_name)], app_robots)
+        urls = [base.file_url(self.config.sitemap_name)]
+        urls += (base.origin_url(loc) for loc in self.config.external_sitemaps)
+        text = robots_text(robots, urls, app_robots)
         if text is None:
             problem = "no answer"
             if app_robots is not None:

@@ -88,7 +88,9 @@ class Documents:
             return await self._page_document(target, base)
         plans, failed = await plan_all(self.config, base)
         total = sum(plan.count for plan in plans)
-        fits = not failed and total <= self.config.max_urls_per_page
+        # Sitemaps served elsewhere can only be reached through an index.
+        fits = not failed and not self.config.external_sitemaps
+        fits = fits and total <= self.config.max_urls_per_page
         if target.kind is Kind.ROOT and fits and all(p.count <= p.page_size for p in plans):
             return self._single_urlset(target, base, plans)
         if target.text:
@@ -215,7 +217,8 @@ class Documents:
     def _index_document(
         self, base: BaseURL, plans: Sequence[SectionPlan], failed: Sequence[str]
     ) -> Document:
-        pages = sum(plan.pages for plan in plans)
+        externals = [base.origin_url(loc) for loc in self.config.external_sitemaps]
+        pages = sum(plan.pages for plan in plans) + len(externals)
         if pages == 0:
             if failed:
                 raise unavailable(self.config)
@@ -239,6 +242,8 @@ class Documents:
                     loc = base.file_url(page_name(config.page_prefix, plan.name, number))
                     if out := chunker.add(writer.sitemap(loc, plan.page_lastmods[number - 1])):
                         yield out
+            for loc in externals:
+                chunker.add(writer.sitemap(loc, None))
             chunker.add(writer.close())
             yield chunker.flush()
 

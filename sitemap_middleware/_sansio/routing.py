@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
+from .urls import mount_directory
+
 if TYPE_CHECKING:
     from .._config import SitemapConfig
 
@@ -93,11 +95,15 @@ class Routes:
         )
 
 
-def match(path: str, routes: Routes) -> Target | None:
-    """The target a decoded request path names, or ``None`` to pass it to the app."""
-    if routes.robots_path is not None and path == routes.robots_path:
+def match(path: str, routes: Routes, root_path: str = "") -> Target | None:
+    """The target a decoded request path names, or ``None`` to pass it to the app.
+
+    Under a mount (``root_path``, ASGI's root_path or WSGI's SCRIPT_NAME) documents are
+    answered below the mount; robots.txt only at the host's root, where crawlers read it.
+    """
+    if routes.robots_path is not None and path == routes.robots_path and not root_path:
         return Target(Kind.ROBOTS)
-    directory = routes.directory
+    directory = mount_directory(routes.directory, root_path)
     if not path.startswith(directory):
         return None
     name = path[len(directory) :]

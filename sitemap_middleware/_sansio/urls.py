@@ -14,7 +14,13 @@ from urllib.parse import quote, urlsplit
 from .._exceptions import InvalidEntryError
 from .limits import MAX_URL_LENGTH
 
-__all__ = ["BaseURL", "canonical_url_match", "normalize_loc", "remove_dot_segments"]
+__all__ = [
+    "BaseURL",
+    "canonical_url_match",
+    "mount_directory",
+    "normalize_loc",
+    "remove_dot_segments",
+]
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -119,6 +125,19 @@ def _without_dot_segments(url: str) -> str:
     return url[:start] + remove_dot_segments(path) + url[end:]
 
 
+def mount_directory(directory: str, root_path: str) -> str:
+    """Where requests arrive for an app mounted at ``root_path`` under ``directory``.
+
+    ``directory`` ends in ``/``; ``root_path`` is ``""`` or ``/prefix``. A base URL that
+    already names the prefix is not given it twice, so configurations written before
+    mounts were read keep working.
+    """
+    root = root_path.rstrip("/")
+    if not root or directory.endswith(root + "/"):
+        return directory
+    return directory[:-1] + root + "/"
+
+
 def _has_dot_segment(url: str) -> bool:
     return "/." in url or "%2e" in url or "%2E" in url
 
@@ -179,6 +198,13 @@ class BaseURL:
         """The same directory on another origin (for an allow-listed Host)."""
         return BaseURL(f"{scheme}://{host}", self.directory)
 
+    def mounted(self, root_path: str) -> BaseURL:
+        """The base of an app mounted at ``root_path`` (decoded, from root_path/SCRIPT_NAME)."""
+        if not root_path:
+            return self
+        encoded = _quote(root_path, _PATH_SAFE, "root_path", root_path)
+        return BaseURL(self.origin, mount_directory(self.directory, encoded))
+
     @property
     def prefix(self) -> str:
         return self.origin + self.directory
@@ -213,6 +239,10 @@ class BaseURL:
         if len(url) > MAX_URL_LENGTH:
             raise InvalidEntryError(field, url, f"is longer than {MAX_URL_LENGTH} characters")
         return url
+
+    def origin_url(self, url: str) -> str:
+        """``url`` itself if absolute, else a path on this origin (``/blog/sitemap.xml``)."""
+        return self.origin + url if url.startswith("/") else url
 
     def file_url(self, name: str) -> str:
         """Absolute URL of a file served in the sitemap directory."""
