@@ -31,6 +31,7 @@ from ._providers.base import (
     as_provider,
 )
 from ._providers.files import DirectoryProvider, TextFileProvider
+from ._providers.i18n import Languages
 from ._providers.routes import FlaskRoutesProvider, StarletteRoutesProvider
 from ._sansio.extensions import Alternate, Image, NewsArticle, Video, news_cutoff
 from ._sansio.models import SitemapEntry
@@ -60,6 +61,7 @@ __all__ = [
     "HTTPSettings",
     "Image",
     "InvalidEntryError",
+    "Languages",
     "MemoryRenderCache",
     "NewsArticle",
     "ProviderError",

@@ -10,9 +10,11 @@ import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from ._exceptions import ConfigurationError, InvalidEntryError
 from ._providers.base import ProviderLike, UrlProvider, as_provider
+from ._providers.i18n import Languages, localized
 from ._sansio.limits import MAX_BYTES, MAX_URLS
 from ._sansio.urls import BaseURL, normalize_loc
 from ._settings import HTTPSettings, RenderFallback, Robots, TrustedHosts, check_int, check_number
@@ -28,15 +30,20 @@ class Section:
     """A provider plus per-section settings.
 
     ``max_urls`` caps a page below the protocol's 50,000 (use 1,000 for Google News).
+    ``languages`` lists every entry once per language with reciprocal hreflang
+    alternates (see :class:`Languages`).
     A plain provider in ``SitemapConfig.sections`` is a section with defaults.
     """
 
     provider: ProviderLike
     max_urls: int | None = None
+    languages: Languages | None = None
 
     def __post_init__(self) -> None:
         if self.max_urls is not None:
             check_int("Section", "max_urls", self.max_urls, 1, MAX_URLS)
+        if self.languages is not None and not isinstance(self.languages, Languages):
+            raise ConfigurationError(f"Section.languages must be Languages, got {self.languages!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +85,8 @@ class SitemapConfig:
     :param external_sitemaps: sitemaps served elsewhere (another app, a CDN, a subdomain
         whose robots.txt points here), as absolute URLs or paths on this origin. They are
         listed in the index (``sitemap.xml`` is then always the index) and in robots.txt.
+    :param news_max_age: news articles published longer ago are left out of every
+        sitemap (Google News reads only the last two days); ``None`` keeps them all.
     """
 
     base_url: str
@@ -97,6 +106,7 @@ class SitemapConfig:
     hosts: TrustedHosts | None = None
     render_fallback: RenderFallback | None = None
     external_sitemaps: Sequence[str] = ()
+    news_max_age: timedelta | None = timedelta(days=2)
 
     base: BaseURL = field(init=False, repr=False)
     resolved_sections: tuple[_ResolvedSection, ...] = field(init=False, repr=False)
@@ -129,6 +139,11 @@ class SitemapConfig:
                 raise ConfigurationError(
                     f"SitemapConfig.{name} must be a {kind.__name__}, got {value!r}"
                 )
+        age = self.news_max_age
+        if age is not None and not (isinstance(age, timedelta) and age > timedelta(0)):
+            raise ConfigurationError(
+                f"SitemapConfig.news_max_age must be a positive timedelta or None, got {age!r}"
+            )
         for name in ("gzip_files", "text_sitemaps", "strict"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigurationError(
@@ -199,6 +214,8 @@ class SitemapConfig:
                 provider = as_provider(section.provider)
             except TypeError as exc:
                 raise ConfigurationError(f"section {name!r}: {exc}") from None
+            if section.languages is not None:
+                provider = localized(provider, section.languages)
             resolved.append(_ResolvedSection(name, provider, max_urls))
         return tuple(resolved)
 
@@ -222,6 +239,8 @@ class SitemapConfig:
             str(self.gzip_files),
             str(self.http.gzip_level),
             repr(self.external_sitemaps),
+            repr(self.news_max_age),
+            repr([_languages_key(value) for value in self.sections.values()]),
         ]
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
 
@@ -230,6 +249,16 @@ class SitemapConfig:
             if section.name == name:
                 return section
         return None
+
+
+def _languages_key(value: object) -> tuple[object, ...] | None:
+    """What of a section's Languages shapes output, stable across processes."""
+    languages = value.languages if isinstance(value, Section) else None
+    if languages is None:
+        return None
+    url = languages.url
+    pattern = url if isinstance(url, str) else f"{url.__module__}.{url.__qualname__}"
+    return (languages.codes, pattern, languages.x_default)
 
 
 def _page_like(prefix: str, name: str) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from importlib import resources
 
 from .._caches.memory import MemoryRenderCache, RenderCache
@@ -175,7 +175,12 @@ class Documents:
             limit=section.max_urls,
             timeout=self.config.provider_timeout,
             strict=self.config.strict,
+            news_cutoff=self._news_cutoff(),
         )
+
+    def _news_cutoff(self) -> datetime | None:
+        age = self.config.news_max_age
+        return None if age is None else datetime.now(timezone.utc) - age
 
     async def _open_urlset(
         self, name: str, base: BaseURL, streams: list[EntryStream], text: bool

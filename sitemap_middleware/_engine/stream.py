@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Any
 
 import anyio
 
 from .._exceptions import InvalidEntryError, ProviderError, ProviderTimeoutError
 from .._providers.base import SupportsPages, UrlProvider
-from .._sansio.models import Admitted, entry_parts
+from .._sansio.extensions import alternate_problem, is_old_news
+from .._sansio.models import Admitted, SitemapEntry, entry_parts
 from .._sansio.urls import BaseURL
 
 __all__ = ["BATCH_SIZE", "EntryStream", "call_provider", "logger"]
@@ -25,6 +27,17 @@ MAX_LOGGED_INVALID = 20
 
 LOG_INVALID_ENTRY = "sitemap section %r: skipping invalid entry: %s"
 LOG_INVALID_SUMMARY = "sitemap section %r: skipped %d more invalid entries"
+LOG_OLD_NEWS = "sitemap section %r: left out %d news articles older than the news window"
+LOG_ONCE = "sitemap section %r: %s (reported once per section)"
+#: (section, kind) already reported: a problem that recurs on every request is logged once.
+_REPORTED: set[tuple[str, str]] = set()
+
+
+def report_once(section: str, kind: str, message: str) -> None:
+    """Warn about a section-wide problem once per process, not once per entry."""
+    if (section, kind) not in _REPORTED and len(_REPORTED) < 10_000:
+        _REPORTED.add((section, kind))
+        logger.warning(LOG_ONCE, section, message)
 
 
 async def call_provider(section: str, timeout: float, awaitable: Any) -> Any:
@@ -58,8 +71,11 @@ class EntryStream:
         limit: int | None = None,
         timeout: float,
         strict: bool,
+        news_cutoff: datetime | None = None,
     ) -> None:
         self.name = name
+        self._news_cutoff = news_cutoff
+        self._old_news = 0
         self._base = base
         self._timeout = timeout
         self._strict = strict
@@ -135,14 +151,32 @@ class EntryStream:
                 if self._invalid <= MAX_LOGGED_INVALID:
                     logger.warning(LOG_INVALID_ENTRY, self.name, exc)
                 continue
+            if extended is not None and not self._keep_extended(loc, extended):
+                continue
             admitted.append((loc, tail, extended))
         return admitted
+
+    def _keep_extended(self, loc: str, entry: SitemapEntry) -> bool:
+        """News past the window is left out; hand-written alternates are checked."""
+        cutoff = self._news_cutoff
+        if entry.news is not None and cutoff is not None and is_old_news(entry.news, cutoff):
+            self._old_news += 1
+            return False
+        if entry.alternates:
+            hrefs = [self._base.join_if_relative(a.href) for a in entry.alternates]
+            problem = alternate_problem(loc, hrefs)
+            if problem is not None:
+                report_once(self.name, "alternates", problem)
+        return True
 
     async def aclose(self) -> None:
         """Close the provider's iterator (its ``finally`` blocks run now)."""
         if self._invalid > MAX_LOGGED_INVALID:
             logger.warning(LOG_INVALID_SUMMARY, self.name, self._invalid - MAX_LOGGED_INVALID)
             self._invalid = 0
+        if self._old_news:
+            logger.info(LOG_OLD_NEWS, self.name, self._old_news)
+            self._old_news = 0
         iterator, self._iterator = self._iterator, None
         aclose = getattr(iterator, "aclose", None)
         if aclose is not None:

@@ -13,13 +13,15 @@ from datetime import date, datetime, timedelta, timezone
 
 from .._exceptions import InvalidEntryError
 from .urls import normalize_loc
-from .values import check_number, check_text, to_date_value
+from .values import check_number, check_text, to_date_value, to_datetime
 
 __all__ = [
     "Alternate",
     "Image",
     "NewsArticle",
     "Video",
+    "alternate_problem",
+    "is_old_news",
     "news_cutoff",
 ]
 
@@ -102,6 +104,24 @@ class NewsArticle:
         _set(
             self, "publication_date", to_date_value("news.publication_date", self.publication_date)
         )
+
+
+def is_old_news(news: NewsArticle, cutoff: datetime) -> bool:
+    """Whether an article was published before ``cutoff`` (Google News: two days)."""
+    published = to_datetime(news.publication_date)
+    if published.tzinfo is None:  # naive times are UTC, as everywhere else
+        published = published.replace(tzinfo=timezone.utc)
+    return published < cutoff
+
+
+def alternate_problem(loc: str, hrefs: Sequence[str]) -> str | None:
+    """What is wrong with a URL's own alternate set, or None (Google: include yourself)."""
+    if loc not in hrefs:
+        return (
+            f"{loc} lists hreflang alternates but not itself: every language version must "
+            "list the whole set, its own URL included"
+        )
+    return None
 
 
 def news_cutoff(now: datetime | None = None, days: int = 2) -> datetime:

@@ -413,7 +413,7 @@ async def test_crawler_reads_image_and_news_data_back() -> None:
             title="Hello & bye",
         ),
     )
-    _, body = await fetch(_core({"p": [entry]}), "/sitemap.xml")
+    _, body = await fetch(_core({"p": [entry]}, news_max_age=None), "/sitemap.xml")
     (page,) = check_document(body).all_pages()
     assert page.images is not None and page.news_story is not None
     assert [image.loc for image in page.images] == [

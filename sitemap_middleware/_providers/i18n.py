@@ -1,0 +1,184 @@
+"""Languages: every entry of a section in each language, with reciprocal hreflang alternates.
+
+A section that declares :class:`Languages` has its provider yield one language-neutral
+entry per page of the site (``/products/1``); each becomes one ``<url>`` per language
+(``/en/products/1``, ``/de/products/1``, ...), and every one of them lists the whole set,
+itself included, plus ``x-default`` when configured, as Google requires
+(https://developers.google.com/search/docs/specialty/international/localized-versions).
+This is what Django's ``i18n``/``alternates``/``x_default`` and next-sitemap's
+``alternateRefs`` do.
+
+The wrapper keeps the provider's capabilities: ``count()`` becomes count x languages,
+``page(offset, limit)`` asks the provider only for the items that page covers.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .._exceptions import ConfigurationError, InvalidEntryError
+from .._sansio.extensions import Alternate
+from .._sansio.models import SitemapEntry, coerce_entry
+from .base import ProviderVersion, SupportsCount, SupportsPages, SupportsVersion, UrlProvider
+
+__all__ = ["Languages", "localized"]
+
+# BCP 47 language[-script][-region], the subset hreflang accepts.
+_CODE = re.compile(r"[a-z]{2,3}(?:-[A-Z][a-z]{3})?(?:-(?:[A-Z]{2}|[0-9]{3}))?")
+_ORIGIN = re.compile(r"https?://[^/]+")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Languages:
+    """The languages of a section and how an entry's URL maps to each.
+
+    :param codes: hreflang codes (BCP 47: ``en``, ``de-AT``, ``zh-Hant``), in the order
+        the alternates are written.
+    :param url: a pattern with ``{lang}`` and ``{path}`` (the neutral entry's path,
+        starting with ``/``), e.g. ``"/{lang}{path}"``; or a function
+        ``(path, lang) -> path`` for anything else.
+    :param x_default: the code whose URL is also the ``x-default`` alternate.
+    """
+
+    codes: Sequence[str]
+    url: str | Callable[[str, str], str] = "/{lang}{path}"
+    x_default: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.codes, str):
+            raise ConfigurationError("Languages.codes must be a sequence of codes, not a string")
+        codes = tuple(self.codes)
+        for code in codes:
+            if not (isinstance(code, str) and _CODE.fullmatch(code)):
+                raise ConfigurationError(
+                    f"Languages.codes entries must be BCP 47 codes such as 'en', 'de-AT' or "
+                    f"'zh-Hant', got {code!r}"
+                )
+        if not codes or len(set(codes)) != len(codes):
+            raise ConfigurationError(f"Languages.codes must name distinct codes, got {codes!r}")
+        object.__setattr__(self, "codes", codes)
+        if isinstance(self.url, str):
+            if "{lang}" not in self.url or "{path}" not in self.url:
+                raise ConfigurationError(
+                    f"Languages.url must hold {{lang}} and {{path}}, got {self.url!r}"
+                )
+        elif not callable(self.url):
+            raise ConfigurationError(
+                f"Languages.url must be a pattern or a function, got {self.url!r}"
+            )
+        if self.x_default is not None and self.x_default not in codes:
+            raise ConfigurationError(
+                f"Languages.x_default must be one of {codes!r}, got {self.x_default!r}"
+            )
+
+    def path_for(self, path: str, lang: str) -> str:
+        """The path of ``path``'s version in ``lang``."""
+        if isinstance(self.url, str):
+            return self.url.replace("{lang}", lang).replace("{path}", path)
+        return self.url(path, lang)
+
+    def expand(self, item: Any) -> list[Any]:
+        """One entry per language, each with the full reciprocal set of alternates.
+
+        An item that is not a valid entry is passed on unchanged, so the section logs and
+        leaves out that one item as it does any other.
+        """
+        try:
+            entry = coerce_entry(item)
+        except InvalidEntryError:
+            return [item]
+        origin_match = _ORIGIN.match(entry.loc)
+        origin = origin_match.group(0) if origin_match else ""
+        path = entry.loc[len(origin) :] or "/"
+        urls = {code: origin + self.path_for(path, code) for code in self.codes}
+        alternates = [Alternate(code, url) for code, url in urls.items()]
+        if self.x_default is not None:
+            alternates.append(Alternate("x-default", urls[self.x_default]))
+        return [
+            SitemapEntry(
+                url,
+                lastmod=entry.lastmod,
+                changefreq=entry.changefreq,
+                priority=entry.priority,
+                images=entry.images,
+                videos=entry.videos,
+                news=entry.news,
+                alternates=alternates,
+            )
+            for url in urls.values()
+        ]
+
+
+class _Localized:
+    """Entries of ``inner``, each expanded into every language."""
+
+    def __init__(self, inner: UrlProvider, languages: Languages) -> None:
+        self.inner = inner
+        self.languages = languages
+        self.factor = len(languages.codes)
+
+    async def _expanded(
+        self, source: AsyncIterator[Any], skip: int, limit: int | None
+    ) -> AsyncIterator[Any]:
+        try:
+            async for item in source:
+                for entry in self.languages.expand(item):
+                    if skip:
+                        skip -= 1
+                        continue
+                    if limit is not None:
+                        if limit == 0:
+                            return
+                        limit -= 1
+                    yield entry
+        finally:
+            aclose = getattr(source, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    def entries(self) -> AsyncIterator[Any]:
+        return self._expanded(aiter(self.inner.entries()), 0, None)
+
+
+class _Counted(_Localized):
+    async def count(self) -> int:
+        assert isinstance(self.inner, SupportsCount)
+        return await self.inner.count() * self.factor
+
+
+class _Paged(_Counted):
+    def page(self, offset: int, limit: int) -> AsyncIterator[Any]:
+        assert isinstance(self.inner, SupportsPages)
+        first = offset // self.factor
+        items = math.ceil((offset - first * self.factor + limit) / self.factor)
+        return self._expanded(
+            aiter(self.inner.page(first, items)), offset - first * self.factor, limit
+        )
+
+
+class _Versioned:
+    inner: UrlProvider
+
+    async def version(self) -> ProviderVersion:
+        assert isinstance(self.inner, SupportsVersion)
+        return await self.inner.version()
+
+
+_KINDS: dict[tuple[bool, bool, bool], type[_Localized]] = {}
+
+
+def localized(provider: UrlProvider, languages: Languages) -> UrlProvider:
+    """``provider`` with every entry in each of ``languages``, its capabilities kept."""
+    counted = isinstance(provider, SupportsCount)
+    paged = counted and isinstance(provider, SupportsPages)
+    versioned = isinstance(provider, SupportsVersion)
+    key = (counted, paged, versioned)
+    if key not in _KINDS:
+        base: type[_Localized] = _Paged if paged else _Counted if counted else _Localized
+        bases: tuple[type, ...] = (base, _Versioned) if versioned else (base,)
+        _KINDS[key] = type("LocalizedProvider", bases, {})
+    return _KINDS[key](provider, languages)
