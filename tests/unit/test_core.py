@@ -421,3 +421,45 @@ async def test_crawler_reads_image_and_news_data_back() -> None:
         "https://cdn.example.net/j.png",
     ]
     assert page.news_story.title == "Hello & bye" and page.news_story.publication_name == "Times"
+
+
+# -- review-core: defects found by the hostile review ---------------------------------
+
+
+async def test_if_modified_since_on_a_missing_page_is_404() -> None:
+    """A page GET answers 404 must not be 304 to If-Modified-Since (as for If-None-Match: *)."""
+    from datetime import datetime, timezone
+
+    from sitemap_middleware import ProviderVersion
+
+    class Versioned:  # no count(): a past-the-end page is found empty when opened
+        async def entries(self) -> AsyncIterator[str]:
+            yield "/x"
+
+        async def version(self) -> ProviderVersion:
+            return ProviderVersion(last_modified=datetime(2024, 1, 1, tzinfo=timezone.utc))
+
+    core = _core({"v": Versioned()})
+    get, _ = await fetch(core, "/sitemap-v-7.xml")
+    assert get.status == 404
+    reply, _ = await fetch(
+        core, "/sitemap-v-7.xml", if_modified_since="Mon, 01 Jan 2035 00:00:00 GMT"
+    )
+    assert reply.status == 404
+
+
+async def test_head_closes_the_provider_before_answering() -> None:
+    """HEAD reads the first batch; the provider's iterator is closed then, not at GC."""
+    closed: list[bool] = []
+
+    async def pages() -> AsyncIterator[str]:
+        try:
+            for number in range(2000):
+                yield f"/p/{number}"
+        finally:
+            closed.append(True)
+
+    core = _core({"g": pages})
+    reply, _ = await fetch(core, "/sitemap-g-1.xml", method="HEAD")
+    assert reply.status == 200
+    assert closed == [True]

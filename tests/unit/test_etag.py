@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import Any
+
+import pytest
 
 from sitemap_middleware import ProviderVersion
 from sitemap_middleware._sansio.etag import (
@@ -47,3 +50,51 @@ def test_version_parts_and_content_etag() -> None:
         content_etag("robots", b"b"),
         content_etag("xsl", b"a"),
     )
+
+
+# -- review-core: defects found by the hostile review ---------------------------------
+
+
+def test_news_window_moving_changes_the_etag(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An article leaving the news window changes the body, so the strong ETag must change
+    (else a crawler's If-None-Match gets 304 for a document that is no longer the same)."""
+    from datetime import timedelta
+
+    import anyio
+
+    from sitemap_middleware import NewsArticle, SitemapConfig, SitemapEntry
+    from sitemap_middleware._engine import documents
+    from sitemap_middleware._engine.core import SitemapCore
+    from tests.helpers import fetch, header
+
+    published = datetime(2024, 5, 1, 12, tzinfo=timezone.utc)
+    article = SitemapEntry(
+        "/news/1",
+        news=NewsArticle(
+            publication_name="Daily", language="en", publication_date=published, title="T"
+        ),
+    )
+    core = SitemapCore(
+        SitemapConfig(base_url="https://example.com", sections={"n": [article, "/about"]})
+    )
+
+    def at(now: datetime) -> type[datetime]:
+        class Clock(datetime):
+            @classmethod
+            def now(cls, tz: Any = None) -> Any:  # type: ignore[override]
+                return now
+
+        return Clock
+
+    async def get(now: datetime) -> tuple[str | None, bytes]:
+        monkeypatch.setattr(documents, "datetime", at(now))
+        reply, body = await fetch(core, "/sitemap.xml")
+        return header(reply, "ETag"), body
+
+    async def main() -> None:
+        tag_in, body_in = await get(published + timedelta(days=1))
+        tag_out, body_out = await get(published + timedelta(days=3))
+        assert b"/news/1" in body_in and b"/news/1" not in body_out
+        assert tag_in != tag_out
+
+    anyio.run(main)

@@ -209,3 +209,63 @@ async def test_news_older_than_two_days_is_left_out(caplog: pytest.LogCaptureFix
         SitemapConfig(
             base_url="https://example.com", sections={"n": entries}, news_max_age=timedelta(0)
         )
+
+
+# -- review-core: defects found by the hostile review ---------------------------------
+
+
+class _PagedList:
+    """A provider with count() and page() over a fixed list of raw items."""
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = items
+
+    async def entries(self) -> Any:
+        for item in self.items:
+            yield item
+
+    def page(self, offset: int, limit: int) -> Any:
+        async def gen() -> Any:
+            for item in self.items[offset : offset + limit]:
+                yield item
+
+        return gen()
+
+    async def count(self) -> int:
+        return len(self.items)
+
+
+@pytest.mark.anyio
+async def test_languages_pages_never_repeat_a_url_after_an_invalid_item() -> None:
+    # 2 languages, 3 URLs a page: page 2 starts half-way through item 1 by arithmetic,
+    # but item 0 (invalid) expanded to one raw item, not two.
+    bad = {"loc": "/a", "priority": 7}
+    config = SitemapConfig(
+        base_url="https://example.com",
+        max_urls_per_page=3,
+        sections={
+            "p": Section(_PagedList([bad, "/b", "/c", "/d"]), languages=Languages(codes=("en", "de")))
+        },
+    )
+    found = await _collect(SitemapCore(config))  # asserts "listed twice"
+    assert sorted(found) == [f"https://example.com/{lang}/{p}" for lang in ("de", "en") for p in "bcd"]
+
+
+@pytest.mark.anyio
+async def test_languages_keep_absolute_entries_under_a_base_path() -> None:
+    # "/p/1" and "https://example.com/shop/p/1" are the same page under a /shop base.
+    config = SitemapConfig(
+        base_url="https://example.com/shop",
+        sections={
+            "p": Section(
+                ["https://example.com/shop/p/1", "/p/2"], languages=Languages(codes=("en", "de"))
+            )
+        },
+    )
+    _, body = await fetch(SitemapCore(config), "/shop/sitemap.xml")
+    assert set(_alternates(body)) == {
+        "https://example.com/shop/en/p/1",
+        "https://example.com/shop/de/p/1",
+        "https://example.com/shop/en/p/2",
+        "https://example.com/shop/de/p/2",
+    }

@@ -123,3 +123,14 @@ def test_grouped_defaults_keep_the_small_api_small() -> None:
     )
     assert config.robots == Robots() and config.http == HTTPSettings()
     assert config.hosts is None and config.render_fallback is None
+
+
+# -- review-core: defects found by the hostile review ---------------------------------
+
+
+@pytest.mark.parametrize("stylesheet", [1, "/a\x00b.xsl", "/a\nb.xsl"])
+def test_stylesheet_must_be_a_bool_or_a_url(stylesheet: Any) -> None:
+    """stylesheet=1 crashed every request with a TypeError; a NUL made every XML document
+    ill-formed. Either is refused at setup, like the other settings."""
+    with pytest.raises(ConfigurationError, match="stylesheet"):
+        _config(stylesheet=stylesheet)
