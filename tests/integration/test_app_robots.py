@@ -226,3 +226,61 @@ def test_wsgi_sub_request_gets_a_clean_environ() -> None:
     assert inner["REQUEST_METHOD"] == "GET"
     assert not {"HTTP_IF_NONE_MATCH", "HTTP_ACCEPT_ENCODING", "HTTP_RANGE"} & inner.keys()
     assert inner["wsgi.input"].read() == b""
+
+
+# -- review-core: defects found by the hostile review ---------------------------------
+
+
+def test_wsgi_append_keeps_rules_the_app_writes_with_write() -> None:
+    """PEP 3333's write() callable is part of the body: its rules must not be dropped
+    (the reply was our Sitemap line alone, losing the app's Disallow)."""
+
+    def legacy(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        write = start_response("200 OK", [("Content-Type", "text/plain")])
+        write(RULES.encode())
+        return []
+
+    middleware = WSGISitemapMiddleware(legacy, config=_config())
+    environ = {
+        "REQUEST_METHOD": "GET",
+        "PATH_INFO": "/robots.txt",
+        "SERVER_NAME": "example.com",
+        "SERVER_PORT": "80",
+        "wsgi.input": None,
+    }
+    statuses: list[str] = []
+    body = middleware(environ, lambda status, headers, exc_info=None: statuses.append(status))  # type: ignore[arg-type]
+    text = b"".join(body).decode()
+    assert statuses == ["200 OK"]
+    assert text.startswith(RULES) and text.endswith(SITEMAP_LINE + "\n")
+
+
+def test_asgi_append_answers_once_the_apps_file_is_complete() -> None:
+    """A response is complete when its last body message is sent; the app's background
+    task (Starlette runs it after that, inside the app call) must not delay robots.txt
+    by its duration, nor be cancelled at app_timeout."""
+    import time
+
+    from starlette.background import BackgroundTask
+
+    finished: list[bool] = []
+
+    async def audit() -> None:
+        await anyio.sleep(1.5)
+        finished.append(True)
+
+    async def robots(request: Request) -> PlainTextResponse:
+        return PlainTextResponse(RULES, background=BackgroundTask(audit))
+
+    app = ASGISitemapMiddleware(Starlette(routes=[Route("/robots.txt", robots)]), config=_config())
+
+    async def main() -> float:
+        transport = httpx.ASGITransport(app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://example.com") as client:
+            started = time.monotonic()
+            response = await client.get("/robots.txt")
+            elapsed = time.monotonic() - started
+        assert response.status_code == 200 and response.text.startswith(RULES)
+        return elapsed
+
+    assert anyio.run(main) < 1.0
