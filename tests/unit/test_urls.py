@@ -96,3 +96,15 @@ def test_located_urls_never_escape_the_base(segments: list[str]) -> None:
     assert url.startswith(SHOP.prefix)
     path = url[len("https://example.com") :]
     assert "/./" not in path + "/" and "/../" not in path + "/"
+
+
+# -- review-core: defects found by the hostile review ---------------------------------
+
+
+def test_a_mount_path_is_percent_encoded_as_text() -> None:
+    """root_path / SCRIPT_NAME are decoded: a literal "%41" in the mount is the three
+    characters %, 4, 1 and must be written %2541; "%41" would name /aA/ instead."""
+    from sitemap_middleware._sansio.urls import BaseURL
+
+    base = BaseURL.parse("https://example.com")
+    assert base.mounted("/a%41").prefix == "https://example.com/a%2541/"
