@@ -134,3 +134,15 @@ def test_stylesheet_must_be_a_bool_or_a_url(stylesheet: Any) -> None:
     ill-formed. Either is refused at setup, like the other settings."""
     with pytest.raises(ConfigurationError, match="stylesheet"):
         _config(stylesheet=stylesheet)
+
+
+@pytest.mark.parametrize("base_url", ["https://example.com/a/../b", "https://example.com/a/./b"])
+def test_base_url_with_dot_segments_is_resolved_or_refused(base_url: str) -> None:
+    """The location rule resolves dot segments in every loc but not in base_url, so
+    https://example.com/a/../b was accepted and then refused every URL it lists (and its
+    routes only matched un-normalised request paths)."""
+    try:
+        config = SitemapConfig(base_url=base_url, sections={"p": ["/x"]})
+    except ConfigurationError:
+        return
+    assert "/." not in config.base.prefix
