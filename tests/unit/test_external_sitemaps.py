@@ -58,3 +58,23 @@ def test_external_sitemaps_must_be_urls(bad: str) -> None:
         SitemapConfig(
             base_url="https://example.com", sections={"p": ["/a"]}, external_sitemaps=[bad]
         )
+
+
+# -- review-core: defects found by the hostile review ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "externals",
+    [
+        ["/shop/sitemap.xml"],  # our own entry point: the index listed itself
+        ["/shop/sitemap_index.xml"],  # an index inside an index (not allowed by the protocol)
+        ["/blog/sitemap.xml", "/blog/sitemap.xml"],  # listed twice, two Sitemap: lines
+    ],
+)
+def test_external_sitemaps_refuse_our_own_documents_and_repeats(externals: list[str]) -> None:
+    with pytest.raises(ConfigurationError, match="external_sitemaps"):
+        SitemapConfig(
+            base_url="https://example.com/shop",
+            sections={"p": ["/a"]},
+            external_sitemaps=externals,
+        )
