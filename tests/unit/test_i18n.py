@@ -269,3 +269,28 @@ async def test_languages_keep_absolute_entries_under_a_base_path() -> None:
         "https://example.com/shop/en/p/2",
         "https://example.com/shop/de/p/2",
     }
+
+
+@pytest.mark.anyio
+async def test_index_never_lists_a_news_page_the_window_emptied() -> None:
+    """README: an empty section has no pages and the index leaves it out. A news section
+    whose articles are all past news_max_age was still listed, and its page answered 404."""
+    old = SitemapEntry(
+        "/news/1",
+        news=NewsArticle(
+            publication_name="Daily",
+            language="en",
+            publication_date=datetime(2020, 1, 1, tzinfo=timezone.utc),
+            title="Old",
+        ),
+    )
+    core = SitemapCore(
+        SitemapConfig(
+            base_url="https://example.com",
+            sections={"pages": ["/a"], "news": Section([old], max_urls=1000)},
+        )
+    )
+    _, body = await fetch(core, "/sitemap_index.xml")
+    for child in child_urls(check_document(body)):
+        reply, _ = await fetch(core, child.removeprefix("https://example.com"))
+        assert reply.status == 200, child
