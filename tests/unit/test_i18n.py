@@ -294,3 +294,24 @@ async def test_index_never_lists_a_news_page_the_window_emptied() -> None:
     for child in child_urls(check_document(body)):
         reply, _ = await fetch(core, child.removeprefix("https://example.com"))
         assert reply.status == 200, child
+
+
+@pytest.mark.anyio
+async def test_languages_keep_the_index_lastmod_of_each_page() -> None:
+    """Languages keeps count() and page(); page_last_modified() was dropped, so every
+    index child of a language section lost its <lastmod> (SQLAlchemyProvider included)."""
+
+    class Dated(_PagedList):
+        async def page_last_modified(self, size: int) -> list[datetime | None]:
+            return [datetime(2024, 1, 4, tzinfo=timezone.utc)] * -(-len(self.items) // size)
+
+    config = SitemapConfig(
+        base_url="https://example.com",
+        max_urls_per_page=2,
+        sections={"p": Section(Dated(["/a", "/b"]), languages=Languages(codes=("en", "de")))},
+    )
+    _, body = await fetch(SitemapCore(config), "/sitemap_index.xml")
+    root = ET.fromstring(body)
+    children = root.findall(f"{SM}sitemap")
+    assert len(children) == 2
+    assert all(child.findtext(f"{SM}lastmod") for child in children)
