@@ -284,3 +284,34 @@ def test_asgi_append_answers_once_the_apps_file_is_complete() -> None:
         return elapsed
 
     assert anyio.run(main) < 1.0
+
+
+def test_asgi_append_answers_503_at_app_timeout_even_for_a_sync_endpoint() -> None:
+    """Starlette/FastAPI run plain ``def`` endpoints in a worker thread, which cancellation
+    cannot interrupt: robots.txt answered 503 only when the endpoint returned (3 s here),
+    not at app_timeout (0.5 s) as documented."""
+    import time
+
+    release = threading.Event()
+
+    def robots(request: Request) -> PlainTextResponse:
+        release.wait(3)
+        return PlainTextResponse(RULES)
+
+    app = ASGISitemapMiddleware(
+        Starlette(routes=[Route("/robots.txt", robots)]), config=_config(timeout=0.5)
+    )
+
+    async def main() -> tuple[int, float]:
+        transport = httpx.ASGITransport(app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://example.com") as client:
+            started = time.monotonic()
+            response = await client.get("/robots.txt")
+            return response.status_code, time.monotonic() - started
+
+    try:
+        status, elapsed = anyio.run(main)
+    finally:
+        release.set()
+    assert status == 503
+    assert elapsed < 2.0
