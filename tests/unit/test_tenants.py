@@ -66,3 +66,28 @@ async def test_a_failing_resolve_is_called_and_logged_once_per_request(
     assert status == 400
     assert asked == ["a.shop.com"]
     assert len(caplog.records) == 1
+
+
+async def test_a_site_evicted_from_the_resolve_cache_releases_its_render_cache() -> None:
+    """cache_size evicts a resolved site's core without closing it, and aclose() no longer
+    sees it: each eviction leaks what its render cache holds open (Redis connections)."""
+    from sitemap_middleware import RenderFallback
+    from tests.helpers import RecordingCache
+
+    caches: list[RecordingCache] = []
+
+    def resolve(host: str) -> SitemapConfig | None:
+        cache = RecordingCache()
+        caches.append(cache)
+        return SitemapConfig(
+            base_url=f"https://{host}",
+            sections={"p": ["/a"]},
+            render_fallback=RenderFallback(cache=cache),
+        )
+
+    cores = TenantCores(Tenants(resolve=resolve, cache_size=1))
+    for host in ("a.shop.com", "b.shop.com", "c.shop.com"):
+        status, _ = await _get(cores, host)
+        assert status == 200
+    await cores.aclose()
+    assert [cache.closed for cache in caches] == [1, 1, 1]
