@@ -315,3 +315,18 @@ async def test_languages_keep_the_index_lastmod_of_each_page() -> None:
     children = root.findall(f"{SM}sitemap")
     assert len(children) == 2
     assert all(child.findtext(f"{SM}lastmod") for child in children)
+
+
+@pytest.mark.anyio
+async def test_one_entry_too_long_once_localized_is_left_out_not_the_section() -> None:
+    """A neutral path that fits 2,048 characters but not with "/de" in front made
+    Languages raise inside the provider: the whole section answered 503 (or aborted
+    mid-stream), where any other invalid entry is left out and logged."""
+    long = "/" + "a" * 2045
+    config = SitemapConfig(
+        base_url="https://example.com",
+        sections={"p": Section(["/ok", long], languages=Languages(codes=("en", "de")))},
+    )
+    reply, body = await fetch(SitemapCore(config), "/sitemap.xml")
+    assert reply.status == 200
+    assert set(_alternates(body)) == {"https://example.com/en/ok", "https://example.com/de/ok"}
