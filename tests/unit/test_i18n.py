@@ -244,11 +244,15 @@ async def test_languages_pages_never_repeat_a_url_after_an_invalid_item() -> Non
         base_url="https://example.com",
         max_urls_per_page=3,
         sections={
-            "p": Section(_PagedList([bad, "/b", "/c", "/d"]), languages=Languages(codes=("en", "de")))
+            "p": Section(
+                _PagedList([bad, "/b", "/c", "/d"]), languages=Languages(codes=("en", "de"))
+            )
         },
     )
     found = await _collect(SitemapCore(config))  # asserts "listed twice"
-    assert sorted(found) == [f"https://example.com/{lang}/{p}" for lang in ("de", "en") for p in "bcd"]
+    assert sorted(found) == [
+        f"https://example.com/{lang}/{p}" for lang in ("de", "en") for p in "bcd"
+    ]
 
 
 @pytest.mark.anyio
