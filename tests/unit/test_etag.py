@@ -81,7 +81,7 @@ def test_news_window_moving_changes_the_etag(monkeypatch: pytest.MonkeyPatch) ->
     def at(now: datetime) -> type[datetime]:
         class Clock(datetime):
             @classmethod
-            def now(cls, tz: Any = None) -> Any:  # type: ignore[override]
+            def now(cls, tz: Any = None) -> Any:
                 return now
 
         return Clock
