@@ -15,9 +15,17 @@ from datetime import timedelta
 from ._exceptions import ConfigurationError, InvalidEntryError
 from ._providers.base import ProviderLike, UrlProvider, as_provider
 from ._providers.i18n import Languages, localized
-from ._sansio.limits import MAX_BYTES, MAX_URLS
+from ._sansio.limits import MAX_BYTES, MAX_NEWS_PER_FILE, MAX_URLS
 from ._sansio.urls import BaseURL, normalize_loc
-from ._settings import HTTPSettings, RenderFallback, Robots, TrustedHosts, check_int, check_number
+from ._settings import (
+    HOST_PATTERN,
+    HTTPSettings,
+    RenderFallback,
+    Robots,
+    TrustedHosts,
+    check_int,
+    check_number,
+)
 
 __all__ = ["Section", "SitemapConfig", "Tenants"]
 
@@ -31,17 +39,22 @@ class Section:
 
     ``max_urls`` caps a page below the protocol's 50,000 (use 1,000 for Google News).
     ``languages`` lists every entry once per language with reciprocal hreflang
-    alternates (see :class:`Languages`).
+    alternates (see :class:`Languages`). ``news=True`` makes it a Google News section:
+    pages of at most 1,000 URLs unless ``max_urls`` says fewer, and articles older than
+    ``SitemapConfig.news_max_age`` left out (its validators move with that window, hourly).
     A plain provider in ``SitemapConfig.sections`` is a section with defaults.
     """
 
     provider: ProviderLike
     max_urls: int | None = None
     languages: Languages | None = None
+    news: bool = False
 
     def __post_init__(self) -> None:
         if self.max_urls is not None:
             check_int("Section", "max_urls", self.max_urls, 1, MAX_URLS)
+        if not isinstance(self.news, bool):
+            raise ConfigurationError(f"Section.news must be True or False, got {self.news!r}")
         if self.languages is not None and not isinstance(self.languages, Languages):
             raise ConfigurationError(f"Section.languages must be Languages, got {self.languages!r}")
 
@@ -51,6 +64,7 @@ class _ResolvedSection:
     name: str
     provider: UrlProvider
     max_urls: int
+    news: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,8 +99,9 @@ class SitemapConfig:
     :param external_sitemaps: sitemaps served elsewhere (another app, a CDN, a subdomain
         whose robots.txt points here), as absolute URLs or paths on this origin. They are
         listed in the index (``sitemap.xml`` is then always the index) and in robots.txt.
-    :param news_max_age: news articles published longer ago are left out of every
-        sitemap (Google News reads only the last two days); ``None`` keeps them all.
+    :param news_max_age: in sections declared ``Section(..., news=True)``, articles
+        published longer ago are left out (Google News reads only the last two days);
+        ``None`` keeps them all.
     """
 
     base_url: str
@@ -144,6 +159,14 @@ class SitemapConfig:
             raise ConfigurationError(
                 f"SitemapConfig.news_max_age must be a positive timedelta or None, got {age!r}"
             )
+        stylesheet = self.stylesheet
+        if not isinstance(stylesheet, bool):
+            try:
+                normalize_loc(stylesheet, "stylesheet")
+            except InvalidEntryError as exc:
+                raise ConfigurationError(
+                    f"SitemapConfig.stylesheet must be True, False or a URL: {exc}"
+                ) from None
         for name in ("gzip_files", "text_sitemaps", "strict"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigurationError(
@@ -186,12 +209,21 @@ class SitemapConfig:
             raise ConfigurationError(
                 f"SitemapConfig.external_sitemaps must be a sequence of URLs, got {values!r}"
             )
-        checked = []
+        checked: list[str] = []
+        ours = {self.base.file_url(self.sitemap_name), self.base.file_url(self.index_name)}
         for value in values:
             try:
-                checked.append(normalize_loc(value, "external_sitemaps"))
+                loc = normalize_loc(value, "external_sitemaps")
             except InvalidEntryError as exc:
                 raise ConfigurationError(f"SitemapConfig.external_sitemaps: {exc}") from None
+            if self.base.origin_url(loc) in ours:
+                raise ConfigurationError(
+                    f"SitemapConfig.external_sitemaps must not name our own {value!r}: the "
+                    "index would list itself"
+                )
+            if loc in checked:
+                raise ConfigurationError(f"SitemapConfig.external_sitemaps lists {value!r} twice")
+            checked.append(loc)
         return tuple(checked)
 
     def _resolve_sections(self) -> tuple[_ResolvedSection, ...]:
@@ -204,7 +236,10 @@ class SitemapConfig:
                     f"section name {name!r} must hold only ASCII letters, digits, '_' and inner '-'"
                 )
             section = value if isinstance(value, Section) else Section(value)
-            max_urls = section.max_urls if section.max_urls is not None else self.max_urls_per_page
+            default = self.max_urls_per_page
+            if section.news:
+                default = min(default, MAX_NEWS_PER_FILE)
+            max_urls = section.max_urls if section.max_urls is not None else default
             if max_urls > self.max_urls_per_page:
                 raise ConfigurationError(
                     f"section {name!r}: max_urls must be from 1 to "
@@ -215,8 +250,8 @@ class SitemapConfig:
             except TypeError as exc:
                 raise ConfigurationError(f"section {name!r}: {exc}") from None
             if section.languages is not None:
-                provider = localized(provider, section.languages)
-            resolved.append(_ResolvedSection(name, provider, max_urls))
+                provider = localized(provider, section.languages, self.base.directory)
+            resolved.append(_ResolvedSection(name, provider, max_urls, section.news))
         return tuple(resolved)
 
     def _fingerprint(self) -> str:
@@ -234,7 +269,7 @@ class SitemapConfig:
             repr(self.stylesheet),
             str(self.text_sitemaps),
             str(self.strict),
-            repr([(s.name, s.max_urls) for s in self.resolved_sections]),
+            repr([(s.name, s.max_urls, s.news) for s in self.resolved_sections]),
             repr(None if robots is None else (robots.path, robots.mode, robots.groups)),
             str(self.gzip_files),
             str(self.http.gzip_level),
@@ -270,9 +305,6 @@ def _page_like(prefix: str, name: str) -> bool:
     return bool(section) and number.isascii() and number.isdigit()
 
 
-_HOST_KEY = re.compile(r"[a-z0-9.-]+(?::[0-9]+)?", re.ASCII)
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Tenants:
     """Several sites behind one middleware, each host with its own :class:`SitemapConfig`.
@@ -300,7 +332,7 @@ class Tenants:
         if not isinstance(self.sites, Mapping):
             raise ConfigurationError(f"Tenants.sites must be a mapping, got {self.sites!r}")
         for host, config in self.sites.items():
-            if not (isinstance(host, str) and _HOST_KEY.fullmatch(host)):
+            if not (isinstance(host, str) and HOST_PATTERN.fullmatch(host)):
                 raise ConfigurationError(
                     f"Tenants.sites keys must be lower-case ASCII host[:port], got {host!r}"
                 )

@@ -16,6 +16,7 @@ from ._caches.memory import RenderCache
 from ._exceptions import ConfigurationError
 
 __all__ = [
+    "HOST_PATTERN",
     "HTTPSettings",
     "RenderFallback",
     "Robots",
@@ -30,7 +31,8 @@ __all__ = [
 _ROBOTS_FORBIDDEN = re.compile("[\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029#]")
 # RFC 9110 §5.5: a field value is visible ASCII, space and tab; CR, LF and NUL never.
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
-_HOST = re.compile(r"[a-z0-9.-]+(?::[0-9]+)?", re.ASCII)
+#: A lower-case ASCII host name with an optional port (IDNA names as xn--).
+HOST_PATTERN = re.compile(r"[a-z0-9.-]+(?::[0-9]+)?", re.ASCII)
 
 
 def check_int(owner: str, name: str, value: object, low: int, high: int) -> None:
@@ -109,7 +111,7 @@ class Robots:
     :param groups: user-agent groups of a generated robots.txt.
     :param mode: ``"generate"`` writes robots.txt from ``groups``; ``"append"`` serves the
         app's own robots.txt with our ``Sitemap:`` line added (``groups`` are used when
-        the app answers 404 or 410).
+        the app answers a 4xx other than 429: it has no robots.txt).
     :param app_timeout: in ``"append"`` mode, seconds the app has to answer its own
         robots.txt; past that (or on an error) robots.txt answers 503, never an
         allow-everything file in place of the app's rules.
@@ -204,7 +206,7 @@ class TrustedHosts:
                 "TrustedHosts.hosts must be a sequence of host names, not a string"
             )
         for host in hosts:
-            if not _HOST.fullmatch(host):
+            if not HOST_PATTERN.fullmatch(host):
                 raise ConfigurationError(
                     f"TrustedHosts.hosts entries must be lower-case ASCII host[:port] (IDNA "
                     f"names as xn--), got {host!r}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import anyio
 import anyio.lowlevel
+from anyio.abc import TaskGroup
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -28,7 +29,7 @@ def request_info(scope: Scope) -> RequestInfo:
     path: str = scope["path"]
     if root_path and not path.startswith(root_path):
         path = root_path + path  # servers and routers before ASGI's "full path" rule
-    return RequestInfo(scope["method"].upper(), path, values, root_path)
+    return RequestInfo(scope["method"], path, values, root_path)
 
 
 class ASGISitemapMiddleware:
@@ -49,7 +50,7 @@ class ASGISitemapMiddleware:
     holds open, such as a :class:`RedisRenderCache`'s connections.
 
     Security: URLs are built from ``config.base_url``; the ``Host`` header is read only
-    when ``config.trusted_hosts`` opts in, and then only allow-listed hosts pass.
+    when ``config.hosts`` (:class:`TrustedHosts`) opts in, and then only allow-listed hosts pass.
 
     :param app: the ASGI application to wrap.
     :param config: the :class:`SitemapConfig`, or :class:`Tenants` for several sites.
@@ -71,11 +72,17 @@ class ASGISitemapMiddleware:
         if target is None:
             await self.app(scope, receive, send)
             return
-        app_robots = None
-        if (ask := self.core.app_robots_request(target, request)) is not None:
-            app_robots = await fetch_app_robots(self.app, scope, ask)
-        reply = await self.core.respond(target, request, app_robots)
-        await send_reply(reply, receive, send)
+        if (ask := self.core.app_robots_request(target, request)) is None:
+            await send_reply(await self.core.respond(target, request), receive, send)
+            return
+        # The app runs beside us: robots.txt is answered once the app's file is complete
+        # or app_timeout has passed, whatever the app does next (a background task, a
+        # worker thread no cancellation reaches). It then has app_timeout more to finish.
+        async with anyio.create_task_group() as group:
+            app_robots = await fetch_app_robots(self.app, scope, ask, group)
+            reply = await self.core.respond(target, request, app_robots)
+            await send_reply(reply, receive, send)
+            group.cancel_scope.deadline = anyio.current_time() + ask.timeout
 
     def _closing_on_shutdown(self, send: Send) -> Send:
         """Close our resources on the server's loop before the app reports shutdown."""
@@ -88,7 +95,9 @@ class ASGISitemapMiddleware:
         return closing_send
 
 
-async def fetch_app_robots(app: ASGIApp, scope: Scope, ask: AppRobotsRequest) -> AppRobots:
+async def fetch_app_robots(
+    app: ASGIApp, scope: Scope, ask: AppRobotsRequest, group: TaskGroup
+) -> AppRobots:
     """GET the wrapped app's own robots.txt, behaving like a real client.
 
     The request body comes once; after that ``receive()`` waits, and answers
@@ -126,6 +135,7 @@ async def fetch_app_robots(app: ASGIApp, scope: Scope, ask: AppRobotsRequest) ->
             if not message.get("more_body", False) or size > ask.max_bytes:
                 complete = True
                 done.set()
+                settled.set()
         await anyio.lowlevel.checkpoint()  # lets the time limit reach an app that never awaits
 
     extensions = scope.get("extensions") or {}
@@ -140,14 +150,24 @@ async def fetch_app_robots(app: ASGIApp, scope: Scope, ask: AppRobotsRequest) ->
             if k.decode("latin-1").lower() not in ask.drop_headers
         ],
     )
-    try:
-        with anyio.move_on_after(ask.timeout):
+    settled = anyio.Event()  # the file is complete, or the app has returned
+    failure: list[str] = []
+
+    async def run() -> None:
+        try:
             await app(inner, receive, send)
-    except Exception as exc:  # the app's failure is reported as robots.txt's 503
-        if not complete:  # (after a complete answer it is only our OSError surfacing)
-            return AppRobots.failed(f"{type(exc).__name__}: {exc}")
-    finally:
-        done.set()
+        except Exception as exc:  # the app's failure is reported as robots.txt's 503
+            if not complete:  # (after a complete answer it is only our OSError surfacing)
+                failure.append(f"{type(exc).__name__}: {exc}")
+        finally:
+            settled.set()
+
+    group.start_soon(run)
+    with anyio.move_on_after(ask.timeout):
+        await settled.wait()
+    done.set()  # from now on the app's receive() answers http.disconnect
+    if failure:
+        return AppRobots.failed(failure[0])
     if status is None or not complete:
         return AppRobots.failed(f"no complete answer within {ask.timeout:g} s")
     return AppRobots(status, b"".join(chunks))

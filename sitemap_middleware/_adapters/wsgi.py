@@ -24,6 +24,8 @@ __all__ = ["WSGISitemapMiddleware"]
 
 #: WSGI environ keys of the headers the core reads (CGI style: HTTP_ + upper, _ for -).
 _ENVIRON_HEADERS = {name: "HTTP_" + name.upper().replace("-", "_") for name in READ_HEADERS}
+#: robots.txt sub-requests (threads) that may wait for the app at once, per process.
+_SUBREQUESTS = threading.BoundedSemaphore(8)
 #: Bytes gathered per portal hop: one thread hand-off per ~256 KiB, not per chunk.
 PULL_BYTES = 256 * 1024
 
@@ -66,7 +68,7 @@ class WSGISitemapMiddleware:
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         root_path = _decoded(environ.get("SCRIPT_NAME", ""))
         request = RequestInfo(
-            environ.get("REQUEST_METHOD", "GET").upper(),
+            environ.get("REQUEST_METHOD", "GET"),
             root_path + _decoded(environ.get("PATH_INFO", "")),
             {k: environ[v] for k, v in _ENVIRON_HEADERS.items() if v in environ},
             root_path,
@@ -103,12 +105,17 @@ def fetch_app_robots(
     """
     answer: list[AppRobots] = []
     deadline = time.monotonic() + ask.timeout
+    # Each app that hangs keeps its thread: at most this many at once, then 503 at once.
+    if not _SUBREQUESTS.acquire(blocking=False):
+        return AppRobots.failed("too many robots.txt sub-requests are still waiting for the app")
 
     def run() -> None:
         try:
             answer.append(_read_app_robots(app, environ, ask, deadline))
         except Exception as exc:  # the app's failure is reported as robots.txt's 503
             answer.append(AppRobots.failed(f"{type(exc).__name__}: {exc}"))
+        finally:
+            _SUBREQUESTS.release()
 
     worker = threading.Thread(target=run, name="sitemap-app-robots", daemon=True)
     worker.start()
@@ -120,12 +127,13 @@ def _read_app_robots(
     app: WSGIApplication, environ: WSGIEnvironment, ask: AppRobotsRequest, deadline: float
 ) -> AppRobots:
     captured: list[str] = []
+    chunks: list[bytes] = []  # what the app writes with write(), then what it returns
 
     def start_response(
         status: str, headers: list[tuple[str, str]], exc_info: object = None
     ) -> object:
         captured[:] = [status]
-        return lambda data: None
+        return chunks.append  # PEP 3333's write(): legacy apps send their body through it
 
     inner = {
         k: v
@@ -136,8 +144,7 @@ def _read_app_robots(
     inner["wsgi.input"] = io.BytesIO(b"")
     inner.pop("CONTENT_TYPE", None)
     result = app(inner, start_response)  # type: ignore[arg-type]
-    chunks: list[bytes] = []
-    size = 0
+    size = sum(len(chunk) for chunk in chunks)
     try:
         for chunk in result:
             chunks.append(chunk)

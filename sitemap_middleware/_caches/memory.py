@@ -1,6 +1,6 @@
 """A small protocol for caching rendered documents, and the in-process default.
 
-Used only by ``fallback_validators="render"``: providers that cannot report their
+Used only by ``render_fallback=RenderFallback()``: providers that cannot report their
 freshness get an ETag from the rendered bytes, kept here for ``ttl`` seconds so
 repeated requests (and their 304s) do not re-render.
 """

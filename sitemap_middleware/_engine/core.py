@@ -160,8 +160,8 @@ class SitemapCore:
         headers += validator_headers(etag, document.last_modified)
 
         if self._not_modified(request, etag, document.last_modified):
-            if _is_star(request):
-                await _confirm(document)  # "*" matches only a representation that exists
+            if _is_star(request) or not document.exists:
+                await _confirm(document)  # a 304 only for a representation that exists
             return Reply(304, not_modified_filter(headers))
         if request.method == "HEAD":
             await _confirm(document)  # the status GET would get: 404 and 503 included
@@ -231,6 +231,15 @@ def _is_star(request: RequestInfo) -> bool:
 
 
 async def _confirm(document: Document) -> None:
-    """Open and close a body to learn its status (raises HTTPError as GET would)."""
+    """Open a body to learn its status (raises HTTPError as GET would), then close it.
+
+    The body is run to its first chunk: an async generator closed before it starts
+    never runs its ``finally``, and that is where the provider's iterator is closed.
+    """
     body = await document.open()
-    await body.aclose()  # type: ignore[attr-defined]
+    try:
+        await anext(body)
+    except StopAsyncIteration:
+        pass
+    finally:
+        await body.aclose()  # type: ignore[attr-defined]

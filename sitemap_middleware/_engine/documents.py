@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from importlib import resources
 
 from .._caches.memory import MemoryRenderCache, RenderCache
@@ -23,7 +23,14 @@ from .._sansio.routing import STYLESHEET_NAME, TEXT_SITEMAP_NAME, Kind, Target, 
 from .._sansio.urls import BaseURL
 from .._settings import RenderFallback
 from .bodies import bytes_body, chain, opened, urlset_body
-from .plan import SectionPlan, plan_all, section_count, section_version
+from .plan import (
+    SectionPlan,
+    news_cutoff,
+    plan_all,
+    plan_section,
+    section_count,
+    section_version,
+)
 from .stream import EntryStream, logger
 
 __all__ = ["TEXT_TYPE", "Document", "Documents", "HTTPError", "unavailable"]
@@ -65,6 +72,9 @@ class Document:
     last_modified: datetime | None
     open: Callable[[], Awaitable[AsyncIterator[bytes]]]
     cacheable: bool = True
+    #: False when only opening the body tells whether it exists (a page of a section
+    #: that cannot count itself): a 304 then needs that check first.
+    exists: bool = True
 
 
 class Documents:
@@ -144,6 +154,8 @@ class Documents:
         try:
             version = await section_version(config, section)
             count = await section_count(config, section)
+            if news_cutoff(config, section) is not None:
+                count = (await plan_section(config, section, base)).count  # what the window keeps
         except ProviderError as exc:
             logger.error(LOG_FAILED, name, 503, exc)
             raise unavailable(self.config) from None
@@ -163,6 +175,7 @@ class Documents:
             etag,
             version.last_modified if version else None,
             open_page,
+            exists=count is not None,
         )
 
     def _stream(self, section: _ResolvedSection, base: BaseURL, offset: int = 0) -> EntryStream:
@@ -175,12 +188,8 @@ class Documents:
             limit=section.max_urls,
             timeout=self.config.provider_timeout,
             strict=self.config.strict,
-            news_cutoff=self._news_cutoff(),
+            news_cutoff=news_cutoff(self.config, section),
         )
-
-    def _news_cutoff(self) -> datetime | None:
-        age = self.config.news_max_age
-        return None if age is None else datetime.now(timezone.utc) - age
 
     async def _open_urlset(
         self, name: str, base: BaseURL, streams: list[EntryStream], text: bool

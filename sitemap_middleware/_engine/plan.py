@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import InvalidEntryError, ProviderError
@@ -25,6 +25,7 @@ __all__ = [
     "plan_all",
     "plan_section",
     "section_count",
+    "news_cutoff",
     "section_version",
 ]
 
@@ -52,6 +53,18 @@ class SectionPlan:
         return (self.name, str(self.count), *parts) if parts else None
 
 
+def news_cutoff(config: SitemapConfig, section: _ResolvedSection) -> datetime | None:
+    """Oldest publication time a news section keeps, moved once an hour (None: no window).
+
+    Whole hours keep the window, and so the validators that include it, identical on
+    every instance and for an hour at a time.
+    """
+    if not section.news or config.news_max_age is None:
+        return None
+    now = datetime.now(timezone.utc).replace(minute=0, second=0, microsecond=0)
+    return now - config.news_max_age
+
+
 async def section_version(
     config: SitemapConfig, section: _ResolvedSection
 ) -> ProviderVersion | None:
@@ -61,6 +74,12 @@ async def section_version(
     version = await call_provider(section.name, config.provider_timeout, provider.version())
     if not isinstance(version, ProviderVersion):
         raise ProviderError(section.name, f"version() returned {version!r}, not ProviderVersion")
+    cutoff = news_cutoff(config, section)
+    if cutoff is not None and (version.token or version.last_modified):
+        # The window changes what is served without the data changing: it is part of
+        # the version.
+        token = f"{version.token or ''}|news>{cutoff.isoformat()}"
+        return ProviderVersion(token=token, last_modified=version.last_modified)
     return version
 
 
@@ -79,7 +98,8 @@ async def plan_section(
 ) -> SectionPlan:
     """Plan one section, iterating it only when it cannot count itself."""
     version = await section_version(config, section)
-    count = await section_count(config, section)
+    # A news section is counted by the articles its window keeps: it cannot count itself.
+    count = None if section.news else await section_count(config, section)
     size = section.max_urls
     if count is not None:
         pages = math.ceil(count / size)
@@ -98,6 +118,9 @@ async def _plan_by_iteration(
     config: SitemapConfig, section: _ResolvedSection, base: BaseURL, version: ProviderVersion | None
 ) -> SectionPlan:
     """Count by reading every entry once; newest lastmod per page comes for free."""
+    cutoff = news_cutoff(config, section)
+    if cutoff is not None:
+        return await _plan_news(config, section, base, version, cutoff)
     stream = EntryStream(
         section.name, section.provider, base, timeout=config.provider_timeout, strict=False
     )
@@ -127,6 +150,39 @@ async def _plan_by_iteration(
     pages = math.ceil(count / size)
     lastmods += [None] * (pages - len(lastmods))
     return SectionPlan(section.name, count, size, tuple(lastmods[:pages]), version)
+
+
+async def _plan_news(
+    config: SitemapConfig,
+    section: _ResolvedSection,
+    base: BaseURL,
+    version: ProviderVersion | None,
+    cutoff: datetime,
+) -> SectionPlan:
+    """A news section's pages hold the articles inside the window, counted as kept."""
+    stream = EntryStream(
+        section.name,
+        section.provider,
+        base,
+        timeout=config.provider_timeout,
+        strict=False,
+        news_cutoff=cutoff,
+    )
+    lastmods: list[datetime | None] = []
+    kept = 0
+    try:
+        while batch := await stream.next_batch():
+            for _, _, entry in batch:
+                page = kept // section.max_urls
+                kept += 1
+                lastmods += [None] * (page + 1 - len(lastmods))
+                if entry is not None and entry.lastmod is not None:
+                    value = to_datetime(entry.lastmod)
+                    current = lastmods[page]
+                    lastmods[page] = value if current is None or value > current else current
+    finally:
+        await stream.aclose()
+    return SectionPlan(section.name, kept, section.max_urls, tuple(lastmods), version)
 
 
 async def plan_all(config: SitemapConfig, base: BaseURL) -> tuple[list[SectionPlan], list[str]]:

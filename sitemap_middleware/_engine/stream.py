@@ -76,6 +76,12 @@ class EntryStream:
         self.name = name
         self._news_cutoff = news_cutoff
         self._old_news = 0
+        # A news section pages by the articles it keeps (inside the window), so a page
+        # never holds only articles the window leaves out: offset and limit count those.
+        self._kept_skip = offset if news_cutoff is not None else 0
+        self._kept_left = limit if news_cutoff is not None else None
+        if news_cutoff is not None:
+            offset, limit = 0, None
         self._base = base
         self._timeout = timeout
         self._strict = strict
@@ -130,10 +136,18 @@ class EntryStream:
     async def next_batch(self) -> list[Admitted]:
         """The next batch of valid entries with their absolute URLs; empty when done."""
         while True:
+            if self._kept_left == 0:
+                return []
             raw = await self.next_raw()
             if not raw:
                 return []
             batch = self.admit(raw)
+            if self._kept_skip:
+                skipped = min(self._kept_skip, len(batch))
+                batch, self._kept_skip = batch[skipped:], self._kept_skip - skipped
+            if self._kept_left is not None:
+                batch = batch[: self._kept_left]
+                self._kept_left -= len(batch)
             if batch:
                 return batch
 

@@ -7,10 +7,12 @@ serve one site or many alike and decide nothing.
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import TypeVar
 
 from .._config import SitemapConfig, Tenants
 from .._sansio.robots import AppRobots, AppRobotsRequest
 from .._sansio.routing import Routes, Target, match
+from .._settings import HOST_PATTERN as _HOST
 from .bodies import bytes_body
 from .core import Reply, RequestInfo, SitemapCore
 from .documents import TEXT_TYPE
@@ -31,18 +33,34 @@ class TenantCores:
     def __init__(self, tenants: Tenants) -> None:
         self._tenants = tenants
         self._static = {host: SitemapCore(config) for host, config in tenants.sites.items()}
-        self._resolved: OrderedDict[str, SitemapCore | None] = OrderedDict()
+        self._resolved: OrderedDict[str, SitemapCore] = OrderedDict()
+        # Unknown hosts are remembered apart, so random Host headers cannot push real
+        # sites out of the cache.
+        self._unknown: OrderedDict[str, None] = OrderedDict()
+        self._evicted: list[SitemapCore] = []
+        # route(), app_robots_request() and respond() of one request look the host up once.
+        self._last: tuple[RequestInfo, SitemapCore | None] | None = None
         first = next(iter(self._static.values()), None)
         self._unknown_routes = first.routes if first is not None else _DEFAULT_ROUTES
 
     def core_for(self, request: RequestInfo) -> SitemapCore | None:
         """The site that answers this request's host, or ``None`` for an unknown host."""
-        host = (request.headers.get("host") or "").strip().lower()
-        bare = host.rsplit(":", 1)[0] if host.rsplit(":", 1)[-1].isdigit() else host
+        last = self._last
+        if last is not None and last[0] is request:
+            return last[1]
+        core = self._lookup(request.headers.get("host") or "")
+        self._last = (request, core)
+        return core
+
+    def _lookup(self, header: str) -> SitemapCore | None:
+        host = header.strip().lower()
+        if not _HOST.fullmatch(host):
+            return None  # not host[:port]: never a site, never passed to resolve()
+        bare = host.rsplit(":", 1)[0]
         for key in (host, bare):
             if key in self._static:
                 return self._static[key]
-        if self._tenants.resolve is None or not host:
+        if self._tenants.resolve is None:
             return None
         return self._resolve(bare)
 
@@ -50,18 +68,23 @@ class TenantCores:
         if host in self._resolved:
             self._resolved.move_to_end(host)
             return self._resolved[host]
+        if host in self._unknown:
+            return None
         try:
             config = self._tenants.resolve(host) if self._tenants.resolve else None
         except Exception as exc:  # a failing lookup is that host's problem, not a crash
             logger.error(LOG_RESOLVE_FAILED, host, type(exc).__name__, exc)
-            return None
+            return None  # not remembered: the next request asks again
         if config is not None and not isinstance(config, SitemapConfig):
             logger.error(LOG_RESOLVE_FAILED, host, "TypeError", f"returned {config!r}")
             config = None
-        core = SitemapCore(config) if config is not None else None
-        self._resolved[host] = core
-        if len(self._resolved) > self._tenants.cache_size:
-            self._resolved.popitem(last=False)
+        if config is None:
+            _remember(self._unknown, host, None, self._tenants.cache_size)
+            return None
+        core = SitemapCore(config)
+        evicted = _remember(self._resolved, host, core, self._tenants.cache_size)
+        if evicted is not None:
+            self._evicted.append(evicted)  # closed on the loop, by the next respond()
         return core
 
     def route(self, request: RequestInfo) -> Target | None:
@@ -77,6 +100,8 @@ class TenantCores:
     async def respond(
         self, target: Target, request: RequestInfo, app_robots: AppRobots | None = None
     ) -> Reply:
+        while self._evicted:
+            await self._evicted.pop().aclose()
         core = self.core_for(request)
         if core is None:
             data = b"Bad Request: host not allowed\n"  # never echoes the host
@@ -89,9 +114,20 @@ class TenantCores:
         return await core.respond(target, request, app_robots)
 
     async def aclose(self) -> None:
-        cores = [*self._static.values(), *(c for c in self._resolved.values() if c is not None)]
-        for core in cores:
+        for core in [*self._static.values(), *self._resolved.values(), *self._evicted]:
             await core.aclose()
+        self._evicted.clear()
+
+
+_V = TypeVar("_V")
+
+
+def _remember(cache: OrderedDict[str, _V], key: str, value: _V, size: int) -> _V | None:
+    """Put ``key`` in an LRU of ``size``; returns the value pushed out, if any."""
+    cache[key] = value
+    if len(cache) > size:
+        return cache.popitem(last=False)[1]
+    return None
 
 
 def make_core(config: SitemapConfig | Tenants) -> SitemapCore | TenantCores:

@@ -18,12 +18,20 @@ import math
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from .._exceptions import ConfigurationError, InvalidEntryError
 from .._sansio.extensions import Alternate
 from .._sansio.models import SitemapEntry, coerce_entry
-from .base import ProviderVersion, SupportsCount, SupportsPages, SupportsVersion, UrlProvider
+from .base import (
+    ProviderVersion,
+    SupportsCount,
+    SupportsPageLastModified,
+    SupportsPages,
+    SupportsVersion,
+    UrlProvider,
+)
 
 __all__ = ["Languages", "localized"]
 
@@ -81,44 +89,52 @@ class Languages:
             return self.url.replace("{lang}", lang).replace("{path}", path)
         return self.url(path, lang)
 
-    def expand(self, item: Any) -> list[Any]:
+    def expand(self, item: Any, directory: str = "/") -> list[Any]:
         """One entry per language, each with the full reciprocal set of alternates.
 
-        An item that is not a valid entry is passed on unchanged, so the section logs and
-        leaves out that one item as it does any other.
+        ``directory`` is the base URL's directory: an absolute entry under it keeps it
+        and gets its language after it, as a relative one does once joined. Whatever
+        cannot be built (an invalid item, a URL too long once localized) stands as one
+        :class:`InvalidEntryError` per language, which the section logs and leaves out:
+        one bad item costs its own URLs and shifts no page.
         """
+        factor = len(self.codes)
         try:
             entry = coerce_entry(item)
-        except InvalidEntryError:
-            return [item]
-        origin_match = _ORIGIN.match(entry.loc)
-        origin = origin_match.group(0) if origin_match else ""
-        path = entry.loc[len(origin) :] or "/"
-        urls = {code: origin + self.path_for(path, code) for code in self.codes}
-        alternates = [Alternate(code, url) for code, url in urls.items()]
-        if self.x_default is not None:
-            alternates.append(Alternate("x-default", urls[self.x_default]))
-        return [
-            SitemapEntry(
-                url,
-                lastmod=entry.lastmod,
-                changefreq=entry.changefreq,
-                priority=entry.priority,
-                images=entry.images,
-                videos=entry.videos,
-                news=entry.news,
-                alternates=alternates,
-            )
-            for url in urls.values()
-        ]
+            origin_match = _ORIGIN.match(entry.loc)
+            origin = origin_match.group(0) if origin_match else ""
+            path = entry.loc[len(origin) :] or "/"
+            prefix = ""
+            if origin and path.startswith(directory):
+                prefix, path = directory[:-1], path[len(directory) - 1 :]
+            urls = {code: origin + prefix + self.path_for(path, code) for code in self.codes}
+            alternates = [Alternate(code, url) for code, url in urls.items()]
+            if self.x_default is not None:
+                alternates.append(Alternate("x-default", urls[self.x_default]))
+            return [
+                SitemapEntry(
+                    url,
+                    lastmod=entry.lastmod,
+                    changefreq=entry.changefreq,
+                    priority=entry.priority,
+                    images=entry.images,
+                    videos=entry.videos,
+                    news=entry.news,
+                    alternates=alternates,
+                )
+                for url in urls.values()
+            ]
+        except InvalidEntryError as exc:
+            return [exc] * factor
 
 
 class _Localized:
     """Entries of ``inner``, each expanded into every language."""
 
-    def __init__(self, inner: UrlProvider, languages: Languages) -> None:
+    def __init__(self, inner: UrlProvider, languages: Languages, directory: str) -> None:
         self.inner = inner
         self.languages = languages
+        self.directory = directory
         self.factor = len(languages.codes)
 
     async def _expanded(
@@ -126,7 +142,7 @@ class _Localized:
     ) -> AsyncIterator[Any]:
         try:
             async for item in source:
-                for entry in self.languages.expand(item):
+                for entry in self.languages.expand(item, self.directory):
                     if skip:
                         skip -= 1
                         continue
@@ -168,17 +184,37 @@ class _Versioned:
         return await self.inner.version()
 
 
-_KINDS: dict[tuple[bool, bool, bool], type[_Localized]] = {}
+class _Dated:
+    inner: UrlProvider
+    factor: int
+
+    async def page_last_modified(self, page_size: int) -> Sequence[datetime | None]:
+        """Each page of ``page_size`` URLs covers items whose newest lastmod is known per item
+        page when the sizes divide; otherwise from item pages of one (exact, dearer)."""
+        assert isinstance(self.inner, SupportsPageLastModified)
+        if page_size % self.factor == 0:
+            return await self.inner.page_last_modified(page_size // self.factor)
+        per_item = await self.inner.page_last_modified(1)
+        pages: list[datetime | None] = []
+        for start in range(0, len(per_item) * self.factor, page_size):
+            first, last = start // self.factor, (start + page_size - 1) // self.factor
+            known = [value for value in per_item[first : last + 1] if value is not None]
+            pages.append(max(known) if known else None)
+        return pages
 
 
-def localized(provider: UrlProvider, languages: Languages) -> UrlProvider:
+_KINDS: dict[tuple[bool, ...], type[_Localized]] = {}
+
+
+def localized(provider: UrlProvider, languages: Languages, directory: str = "/") -> UrlProvider:
     """``provider`` with every entry in each of ``languages``, its capabilities kept."""
     counted = isinstance(provider, SupportsCount)
     paged = counted and isinstance(provider, SupportsPages)
     versioned = isinstance(provider, SupportsVersion)
-    key = (counted, paged, versioned)
+    dated = counted and isinstance(provider, SupportsPageLastModified)
+    key = (counted, paged, versioned, dated)
     if key not in _KINDS:
         base: type[_Localized] = _Paged if paged else _Counted if counted else _Localized
-        bases: tuple[type, ...] = (base, _Versioned) if versioned else (base,)
-        _KINDS[key] = type("LocalizedProvider", bases, {})
-    return _KINDS[key](provider, languages)
+        extra = [kind for kind, wanted in ((_Versioned, versioned), (_Dated, dated)) if wanted]
+        _KINDS[key] = type("LocalizedProvider", (base, *extra), {})
+    return _KINDS[key](provider, languages, directory)

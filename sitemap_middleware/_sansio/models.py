@@ -207,6 +207,8 @@ def entry_parts(item: object) -> Admitted:
     :func:`simple_fields` as an entry, without building one that would be dropped as
     soon as its line is written.
     """
+    if isinstance(item, InvalidEntryError):
+        raise item  # what a wrapping provider could not build: logged and left out
     if type(item) is dict:
         if "loc" in item and item.keys() <= _PLAIN_KEYS:
             loc, _, _, _, tail = simple_fields(**item)

@@ -191,6 +191,8 @@ class BaseURL:
         if "?" in value or "#" in value:
             raise InvalidEntryError("base_url", value, "must not have a query or fragment")
         scheme, host, port, rest = _split_absolute(value, "base_url")
+        # The location rule resolves dot segments in every URL: the base must not hold any.
+        rest = remove_dot_segments(_DOT_ESCAPE.sub(".", rest))
         directory = rest if rest.endswith("/") else rest + "/"
         return cls(_origin(scheme, host, port), directory)
 
@@ -202,7 +204,11 @@ class BaseURL:
         """The base of an app mounted at ``root_path`` (decoded, from root_path/SCRIPT_NAME)."""
         if not root_path:
             return self
-        encoded = _quote(root_path, _PATH_SAFE, "root_path", root_path)
+        # root_path is decoded text: every "%" in it is a character, never an escape.
+        try:
+            encoded = quote(root_path, safe=_PATH_SAFE.replace("%", ""))
+        except UnicodeEncodeError:
+            raise InvalidEntryError("root_path", root_path, "is not valid Unicode") from None
         return BaseURL(self.origin, mount_directory(self.directory, encoded))
 
     @property

@@ -463,3 +463,10 @@ async def test_head_closes_the_provider_before_answering() -> None:
     reply, _ = await fetch(core, "/sitemap-g-1.xml", method="HEAD")
     assert reply.status == 200
     assert closed == [True]
+
+
+async def test_methods_are_case_sensitive() -> None:
+    """RFC 9110 §9.1: "get" is not GET; it gets a 405 like any other unknown method."""
+    core = _core({"p": ["/a"]})
+    reply, _ = await fetch(core, "/sitemap.xml", method="get")
+    assert reply.status == 405

@@ -62,8 +62,8 @@ def test_news_window_moving_changes_the_etag(monkeypatch: pytest.MonkeyPatch) ->
 
     import anyio
 
-    from sitemap_middleware import NewsArticle, SitemapConfig, SitemapEntry
-    from sitemap_middleware._engine import documents
+    from sitemap_middleware import NewsArticle, Section, SitemapConfig, SitemapEntry
+    from sitemap_middleware._engine import plan
     from sitemap_middleware._engine.core import SitemapCore
     from tests.helpers import fetch, header
 
@@ -75,7 +75,10 @@ def test_news_window_moving_changes_the_etag(monkeypatch: pytest.MonkeyPatch) ->
         ),
     )
     core = SitemapCore(
-        SitemapConfig(base_url="https://example.com", sections={"n": [article, "/about"]})
+        SitemapConfig(
+            base_url="https://example.com",
+            sections={"n": Section([article, "/about"], news=True)},
+        )
     )
 
     def at(now: datetime) -> type[datetime]:
@@ -87,7 +90,7 @@ def test_news_window_moving_changes_the_etag(monkeypatch: pytest.MonkeyPatch) ->
         return Clock
 
     async def get(now: datetime) -> tuple[str | None, bytes]:
-        monkeypatch.setattr(documents, "datetime", at(now))
+        monkeypatch.setattr(plan, "datetime", at(now))
         reply, body = await fetch(core, "/sitemap.xml")
         return header(reply, "ETag"), body
 

@@ -192,7 +192,8 @@ async def test_news_older_than_two_days_is_left_out(caplog: pytest.LogCaptureFix
             ),
         ),
     ]
-    core = SitemapCore(SitemapConfig(base_url="https://example.com", sections={"news": entries}))
+    news = Section(entries, news=True)
+    core = SitemapCore(SitemapConfig(base_url="https://example.com", sections={"news": news}))
     with caplog.at_level(logging.INFO, logger="sitemap_middleware"):
         _, body = await fetch(core, "/sitemap.xml")
     assert sorted(_alternates(body)) == [
@@ -201,7 +202,7 @@ async def test_news_older_than_two_days_is_left_out(caplog: pytest.LogCaptureFix
     ]
     assert any("left out 2 news articles" in r.getMessage() for r in caplog.records)
     keep_all = SitemapCore(
-        SitemapConfig(base_url="https://example.com", sections={"news": entries}, news_max_age=None)
+        SitemapConfig(base_url="https://example.com", sections={"news": news}, news_max_age=None)
     )
     _, body = await fetch(keep_all, "/sitemap.xml")
     assert len(_alternates(body)) == 4
@@ -291,7 +292,7 @@ async def test_index_never_lists_a_news_page_the_window_emptied() -> None:
     core = SitemapCore(
         SitemapConfig(
             base_url="https://example.com",
-            sections={"pages": ["/a"], "news": Section([old], max_urls=1000)},
+            sections={"pages": ["/a"], "news": Section([old], news=True)},
         )
     )
     _, body = await fetch(core, "/sitemap_index.xml")
