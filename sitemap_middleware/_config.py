@@ -21,6 +21,7 @@ from ._settings import (
     HOST_PATTERN,
     HTTPSettings,
     RenderFallback,
+    Renders,
     Robots,
     TrustedHosts,
     check_int,
@@ -102,6 +103,8 @@ class SitemapConfig:
     :param news_max_age: in sections declared ``Section(..., news=True)``, articles
         published longer ago are left out (Google News reads only the last two days);
         ``None`` keeps them all.
+    :param renders: :class:`Renders`: how rendered documents are shared between
+        concurrent requests and instances, and served stale (RFC 5861).
     """
 
     base_url: str
@@ -122,6 +125,7 @@ class SitemapConfig:
     render_fallback: RenderFallback | None = None
     external_sitemaps: Sequence[str] = ()
     news_max_age: timedelta | None = timedelta(days=2)
+    renders: Renders = Renders()
 
     base: BaseURL = field(init=False, repr=False)
     resolved_sections: tuple[_ResolvedSection, ...] = field(init=False, repr=False)
@@ -148,9 +152,10 @@ class SitemapConfig:
             ("http", HTTPSettings),
             ("hosts", TrustedHosts),
             ("render_fallback", RenderFallback),
+            ("renders", Renders),
         ):
             value = getattr(self, name)
-            if not (isinstance(value, kind) or (value is None and name != "http")):
+            if not (isinstance(value, kind) or (value is None and name not in ("http", "renders"))):
                 raise ConfigurationError(
                     f"SitemapConfig.{name} must be a {kind.__name__}, got {value!r}"
                 )

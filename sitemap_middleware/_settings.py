@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ._caches.memory import RenderCache
+from ._caches.store import RenderStore
 from ._exceptions import ConfigurationError
 
 __all__ = [
     "HOST_PATTERN",
     "HTTPSettings",
     "RenderFallback",
+    "Renders",
     "Robots",
     "RobotsGroup",
     "TrustedHosts",
@@ -249,3 +251,46 @@ class RenderFallback:
             raise ConfigurationError(
                 f"RenderFallback.cache must implement RenderCache, got {self.cache!r}"
             )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Renders:
+    """Rendered documents: shared by concurrent requests and instances, served stale.
+
+    Concurrent requests for one document always share one provider pass. Complete
+    renders are stored by ETag, so a later request for the same version is answered
+    from the stored bytes; with ``store=RedisRenderStore(url)`` a fleet renders each
+    version once (a short lock) and agrees on validators and ``Last-Modified``.
+
+    :param store: a :class:`RenderStore`; ``None`` keeps renders in this process.
+    :param memory_bytes: bodies kept by the in-process store (least recently used out).
+    :param max_bytes: largest document stored; also the most one shared render holds in
+        memory for requests reading it at different speeds.
+    :param ttl: seconds a stored render answers without asking the provider anything.
+    :param stale_while_revalidate: seconds past ``ttl`` a stored render still answers
+        while one refresh runs in the background (RFC 5861; asyncio only).
+    :param stale_if_error: seconds past ``ttl`` a stored render answers, with its own
+        validators, when the provider fails (RFC 5861).
+    :param lock_ttl: seconds one instance may hold a document's render lock.
+    """
+
+    store: RenderStore | None = None
+    memory_bytes: int = 32 * 1024 * 1024
+    max_bytes: int = 8 * 1024 * 1024
+    ttl: float = 0.0
+    stale_while_revalidate: float = 0.0
+    stale_if_error: float = 0.0
+    lock_ttl: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.store is not None and not isinstance(self.store, RenderStore):
+            raise ConfigurationError(
+                f"Renders.store must implement RenderStore, got {self.store!r}"
+            )
+        check_int("Renders", "memory_bytes", self.memory_bytes, 0, 2**40)
+        check_int("Renders", "max_bytes", self.max_bytes, 1024, 52_428_800)
+        for name in ("ttl", "stale_while_revalidate", "stale_if_error"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value != 0:
+                check_number("Renders", name, value, 0, 86_400 * 365)  # 0 (off) or more
+        check_number("Renders", "lock_ttl", self.lock_ttl, 0, 3600)

@@ -21,9 +21,11 @@ from .._sansio.etag import content_etag, representation_etag
 from .._sansio.hosts import HostNotAllowed, base_for, vary_headers
 from .._sansio.robots import APP_ROBOTS_MAX_BYTES, AppRobots, AppRobotsRequest, robots_text
 from .._sansio.routing import Kind, Routes, Target, match
+from .._sansio.types import Encoding
 from .._sansio.urls import BaseURL
 from .bodies import bytes_body
 from .documents import TEXT_TYPE, Document, Documents, HTTPError, unavailable
+from .shared import SharedRenders, cache_control
 from .stream import logger
 
 __all__ = ["READ_HEADERS", "Reply", "RequestInfo", "SitemapCore"]
@@ -76,6 +78,8 @@ class SitemapCore:
         self.routes = Routes.from_config(config)
         self._documents = Documents(config)
         self._vary = vary_headers(config.hosts)
+        self._shared = SharedRenders(config)
+        self._cache_control = cache_control(config.http.cache_control, config) or ""
 
     def route(self, request: RequestInfo) -> Target | None:
         """Our target for this request, or ``None`` to hand it to the wrapped app."""
@@ -111,6 +115,7 @@ class SitemapCore:
     async def aclose(self) -> None:
         """Release held resources (a shared render cache's connections); call on shutdown."""
         await self._documents.aclose()
+        await self._shared.aclose()
 
     # -- the checks every request passes, once, in this order ------------------------------
 
@@ -139,9 +144,34 @@ class SitemapCore:
         if encoding is None:
             raise HTTPError(406, "Not Acceptable: identity is refused and gzip is not available")
 
+        document = await self._shared.document(
+            target, base, lambda: self._fresh_document(target, base)
+        )
+        try:
+            return await self._answer(request, target, document, encoding, negotiable)
+        except HTTPError as exc:
+            # The render failed before its first byte: a stored render may answer instead.
+            stale = await self._shared.stale(target, base, exc)
+            if stale is None:
+                raise
+            return await self._answer(request, target, stale, encoding, negotiable)
+
+    async def _fresh_document(self, target: Target, base: BaseURL) -> Document:
+        """The document as the providers have it now (no stored render involved)."""
         document = await self._documents.get(target, base)
         if document.etag is None and self.config.render_fallback is not None and target.is_sitemap:
             document = await self._documents.render_validated(target, base, document)
+        return document
+
+    async def _answer(
+        self,
+        request: RequestInfo,
+        target: Target,
+        document: Document,
+        encoding: Encoding,
+        negotiable: bool,
+    ) -> Reply:
+        http = self.config.http
         etag = (
             representation_etag(document.etag, encoding, target.gzip_file)
             if document.etag is not None
@@ -152,7 +182,7 @@ class SitemapCore:
             headers.append(("Content-Encoding", "gzip"))
         headers += self._vary_header(negotiable)
         if http.cache_control and document.cacheable:
-            headers.append(("Cache-Control", http.cache_control))
+            headers.append(("Cache-Control", self._cache_control))
         elif not document.cacheable:
             headers.append(("Cache-Control", "no-store"))
         if http.x_robots_tag:

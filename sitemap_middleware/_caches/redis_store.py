@@ -1,0 +1,178 @@
+"""Renders, first-seen times and render locks in Redis, shared by a fleet (``redis`` extra).
+
+Keys (``prefix`` + SHA-256 of the engine's document key, which holds the configuration
+fingerprint and the base URL):
+
+- ``…:m`` the meta of the last good render (JSON: ETag, type, Last-Modified, when,
+  length, SHA-256), written after its body;
+- ``…:b:<etag>`` the body; read back only if its length and digest match the meta;
+- ``…:s:<etag>`` when that ETag was first seen (``SET NX``: the first instance wins and
+  every instance reads the same time);
+- ``…:l`` the render lock (``SET NX PX``, released by compare-and-delete).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import secrets
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
+
+from .store import RenderMeta, body_matches
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+__all__ = ["RedisRenderStore"]
+
+#: First-seen times outlive renders by far: they are what Last-Modified says for weeks.
+SEEN_KEEP_MS = 90 * 86_400 * 1000
+_UNLOCK = (
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+)
+
+
+class RedisRenderStore:
+    """A :class:`RenderStore` in Redis: ``Renders(store=RedisRenderStore(url))``.
+
+    :param url: a ``redis://`` or ``rediss://`` URL.
+    :param prefix: prepended to every key; give each site sharing a Redis its own.
+    :param timeout: seconds for connecting and for each command.
+
+    One client is kept per event loop (redis-py's asyncio connections belong to the loop
+    that opened them). Needs asyncio. A failing Redis never fails a request: the engine
+    logs a warning and renders as if the store were empty.
+    """
+
+    shared = True
+
+    def __init__(
+        self, url: str, *, prefix: str = "sitemap_middleware:r:", timeout: float = 1.0
+    ) -> None:
+        try:
+            import redis.asyncio  # noqa: F401  (fail here, at configuration, if missing)
+        except ImportError as exc:  # pragma: no cover - the extra is installed in tests
+            raise ImportError(
+                "RedisRenderStore needs the redis package: pip install 'sitemap-middleware[redis]'"
+            ) from exc
+        if not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError(f"url must be a redis://, rediss:// or unix:// URL, got {url!r}")
+        if not isinstance(prefix, str):
+            raise ValueError(f"prefix must be a string, got {prefix!r}")
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+            raise ValueError(f"timeout must be a number of seconds > 0, got {timeout!r}")
+        self._url = url
+        self._prefix = prefix
+        self._timeout = timeout
+        self._clients: WeakKeyDictionary[asyncio.AbstractEventLoop, Redis] = WeakKeyDictionary()
+
+    def _client(self) -> Redis:
+        from redis.asyncio import Redis
+
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = Redis.from_url(
+                self._url, socket_timeout=self._timeout, socket_connect_timeout=self._timeout
+            )
+            self._clients[loop] = client
+        return client
+
+    def _key(self, key: str, kind: str) -> str:
+        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+        return f"{self._prefix}{digest}:{kind}"
+
+    async def meta(self, key: str) -> RenderMeta | None:
+        raw = await self._client().get(self._key(key, "m"))
+        return None if raw is None else _meta_from_json(raw)
+
+    async def body(self, key: str, meta: RenderMeta) -> bytes | None:
+        raw = await self._client().get(self._key(key, "b:" + meta.etag))
+        body = raw if isinstance(raw, bytes) else None
+        return body if body_matches(meta, body) else None
+
+    async def save(self, key: str, meta: RenderMeta, body: bytes, keep: float) -> None:
+        ms = max(1, round(keep * 1000))
+        client = self._client()
+        # Body first: a reader that finds the meta finds its body (or a mismatch: a miss).
+        await client.set(self._key(key, "b:" + meta.etag), body, px=ms)
+        await client.set(self._key(key, "m"), _meta_to_json(meta), px=ms)
+
+    async def touch(self, key: str, meta: RenderMeta, keep: float) -> None:
+        ms = max(1, round(keep * 1000))
+        client = self._client()
+        await client.pexpire(self._key(key, "b:" + meta.etag), ms)
+        await client.set(self._key(key, "m"), _meta_to_json(meta), px=ms)
+
+    async def first_seen(self, key: str, etag: str, now: datetime) -> datetime:
+        name = self._key(key, "s:" + etag)
+        async with self._client().pipeline(transaction=False) as pipe:
+            pipe.set(name, now.isoformat(), nx=True, px=SEEN_KEEP_MS)
+            pipe.get(name)
+            _, raw = await pipe.execute()
+        try:
+            seen = datetime.fromisoformat(raw.decode("ascii"))
+        except (AttributeError, UnicodeDecodeError, ValueError):
+            return now  # not ours or gone: this instance's first sight is all we know
+        return seen if seen.tzinfo is not None else now
+
+    async def lock(self, key: str, ttl: float) -> str | None:
+        token = secrets.token_hex(16)
+        taken = await self._client().set(
+            self._key(key, "l"), token, nx=True, px=max(1, round(ttl * 1000))
+        )
+        return token if taken else None
+
+    async def unlock(self, key: str, token: str) -> None:
+        await self._client().eval(_UNLOCK, 1, self._key(key, "l"), token)
+
+    async def aclose(self) -> None:
+        """Close this loop's connections (call from the loop that used the store)."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.aclose()
+
+
+def _meta_to_json(meta: RenderMeta) -> bytes:
+    return json.dumps(
+        {
+            "etag": meta.etag,
+            "type": meta.content_type,
+            "modified": meta.last_modified.isoformat() if meta.last_modified else None,
+            "at": meta.rendered_at,
+            "length": meta.length,
+            "digest": meta.digest,
+        }
+    ).encode("ascii")
+
+
+def _meta_from_json(raw: Any) -> RenderMeta | None:
+    """The meta, or None for anything we did not write (a foreign or corrupt value)."""
+    try:
+        data = json.loads(raw)
+        modified = data["modified"]
+        meta = RenderMeta(
+            etag=data["etag"],
+            content_type=data["type"],
+            last_modified=None if modified is None else datetime.fromisoformat(modified),
+            rendered_at=float(data["at"]),
+            length=int(data["length"]),
+            digest=data["digest"],
+        )
+    except (ValueError, TypeError, KeyError, UnicodeDecodeError):
+        return None
+    if not (
+        isinstance(meta.etag, str)
+        and meta.etag.isascii()
+        and meta.etag.replace("-", "").isalnum()
+        and isinstance(meta.content_type, str)
+        and meta.content_type.isascii()
+        and meta.content_type.isprintable()
+        and isinstance(meta.digest, str)
+        and (meta.last_modified is None or meta.last_modified.tzinfo is not None)
+    ):
+        return None
+    return meta

@@ -1,0 +1,158 @@
+"""Where the last good render of each document lives: the protocol and the in-process store.
+
+This module alone says what a stored render is. A :class:`RenderMeta` (validators, when
+it was rendered, the body's length and SHA-256) is kept per document; the body is kept
+per (document, ETag) and checked against the meta's length and digest when read, so a
+body that does not match (torn, corrupt, foreign) is a miss, never served. Only complete
+renders are saved (the engine's rule: see ``_engine/shared.py``).
+
+Three more things a fleet must agree on live here too: the time each ETag of a document
+was first seen (its honest ``Last-Modified`` when the provider gives none), and a short
+render lock per document, so one instance renders while the others wait for its bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+__all__ = ["MemoryRenderStore", "RenderMeta", "RenderStore", "body_matches"]
+
+#: First-seen times remembered by the in-process store (a small LRU: a few per document).
+MAX_SEEN = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class RenderMeta:
+    """What is known of a stored render without reading its body.
+
+    ``rendered_at`` is wall-clock seconds (``time.time()``): instances of a fleet compare
+    it, so it cannot be a monotonic clock. ``last_modified`` is what the reply said: the
+    provider's time, or the time this ETag was first seen.
+    """
+
+    etag: str
+    content_type: str
+    last_modified: datetime | None
+    rendered_at: float
+    length: int
+    digest: str
+
+
+def body_matches(meta: RenderMeta, body: bytes | None) -> bool:
+    """Whether ``body`` is exactly the body ``meta`` describes (length, then SHA-256)."""
+    return (
+        body is not None
+        and len(body) == meta.length
+        and hashlib.sha256(body).hexdigest() == meta.digest
+    )
+
+
+@runtime_checkable
+class RenderStore(Protocol):
+    """Stored renders, first-seen times and render locks, in process or shared (Redis)."""
+
+    #: True when other processes see what this store holds (locks are then worth taking).
+    shared: bool
+
+    async def meta(self, key: str) -> RenderMeta | None:
+        """The stored render's meta for document ``key``, or None."""
+        ...
+
+    async def body(self, key: str, meta: RenderMeta) -> bytes | None:
+        """The body ``meta`` describes, or None when missing or not matching it."""
+        ...
+
+    async def save(self, key: str, meta: RenderMeta, body: bytes, keep: float) -> None:
+        """Store a complete render for ``keep`` seconds (body first, then its meta)."""
+        ...
+
+    async def touch(self, key: str, meta: RenderMeta, keep: float) -> None:
+        """Replace the meta only (the same body was found current again)."""
+        ...
+
+    async def first_seen(self, key: str, etag: str, now: datetime) -> datetime:
+        """When ``etag`` of ``key`` was first seen: ``now`` unless someone saw it earlier."""
+        ...
+
+    async def lock(self, key: str, ttl: float) -> str | None:
+        """Take the render lock of ``key`` for ``ttl`` seconds; a token, or None if held."""
+        ...
+
+    async def unlock(self, key: str, token: str) -> None:
+        """Release the lock if ``token`` still holds it."""
+        ...
+
+
+class MemoryRenderStore:
+    """Renders kept in this process, at most ``max_bytes`` of bodies (least recent out).
+
+    Locks always succeed: within a process, requests for one document already share one
+    render (the engine coalesces them).
+    """
+
+    shared = False
+
+    def __init__(self, max_bytes: int = 32 * 1024 * 1024) -> None:
+        self._max_bytes = max_bytes
+        self._size = 0
+        self._items: OrderedDict[str, tuple[float, RenderMeta, bytes]] = OrderedDict()
+        self._seen: OrderedDict[tuple[str, str], datetime] = OrderedDict()
+
+    async def meta(self, key: str) -> RenderMeta | None:
+        item = self._live(key)
+        return None if item is None else item[1]
+
+    async def body(self, key: str, meta: RenderMeta) -> bytes | None:
+        item = self._live(key)
+        if item is None or item[1].etag != meta.etag:
+            return None
+        return item[2]
+
+    async def save(self, key: str, meta: RenderMeta, body: bytes, keep: float) -> None:
+        if len(body) > self._max_bytes:
+            return
+        self._drop(key)
+        self._items[key] = (time.monotonic() + keep, meta, body)
+        self._size += len(body)
+        while self._size > self._max_bytes:
+            self._drop(next(iter(self._items)))
+
+    async def touch(self, key: str, meta: RenderMeta, keep: float) -> None:
+        item = self._items.get(key)
+        if item is not None and item[1].etag == meta.etag:
+            self._items[key] = (time.monotonic() + keep, meta, item[2])
+            self._items.move_to_end(key)
+
+    async def first_seen(self, key: str, etag: str, now: datetime) -> datetime:
+        seen = self._seen.setdefault((key, etag), now)
+        self._seen.move_to_end((key, etag))
+        while len(self._seen) > MAX_SEEN:
+            self._seen.popitem(last=False)
+        return seen
+
+    async def lock(self, key: str, ttl: float) -> str | None:
+        return secrets.token_hex(8)
+
+    async def unlock(self, key: str, token: str) -> None:
+        return None
+
+    def _live(self, key: str) -> tuple[float, RenderMeta, bytes] | None:
+        item = self._items.get(key)
+        if item is None:
+            return None
+        if item[0] < time.monotonic():
+            self._drop(key)
+            return None
+        self._items.move_to_end(key)
+        return item
+
+    def _drop(self, key: str) -> None:
+        item = self._items.pop(key, None)
+        if item is not None:
+            self._size -= len(item[2])

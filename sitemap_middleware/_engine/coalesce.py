@@ -1,0 +1,258 @@
+"""Coalescing: concurrent requests for one document share one provider pass.
+
+This module alone owns sharing a body between requests. A :class:`Flight` is one render
+of one document; every request that asks for it while it runs reads the same chunks:
+
+- whichever reader needs a chunk not produced yet pulls it from the source (under a lock,
+  shielded from that reader's cancellation), so there is no leader to lose: a request
+  that disconnects, first or not, only stops reading, and the others drive on;
+- chunks are kept while the body is at most ``max_bytes`` (so latecomers can join from
+  the first byte, and the complete body can be stored); past that the flight closes to
+  new readers, drops chunks every reader has passed, and the fastest reader waits for
+  the slowest while ``max_bytes`` are held (memory stays bounded);
+- the source is closed when its last reader leaves early; a failure after the first
+  byte reaches every reader (each aborts its own response);
+- ``on_complete`` receives the whole body only when the source ended normally and the
+  body was kept whole: nothing incomplete is ever handed on for storing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import anyio
+
+from .documents import HTTPError
+from .stream import logger
+
+__all__ = ["Flight", "Flights"]
+
+LOG_STORE_FAILED = "sitemap %s: could not hand the finished render on: %s: %s"
+
+Opener = Callable[[], Awaitable[AsyncIterator[bytes]]]
+OnComplete = Callable[[bytes], Awaitable[None]]
+OnEnd = Callable[[], Awaitable[None]]
+
+
+class Flight:
+    """One render of one document, read by every request that joins it."""
+
+    def __init__(
+        self,
+        label: str,
+        opener: Opener,
+        *,
+        max_bytes: int,
+        on_complete: OnComplete | None = None,
+        on_end: OnEnd | None = None,
+    ) -> None:
+        self.label = label
+        self._opener = opener
+        self._max_bytes = max_bytes
+        self._on_complete = on_complete
+        self._on_end = on_end
+        self._lock = anyio.Lock()
+        self._source: AsyncIterator[bytes] | None = None
+        self._opened = False
+        self._open_error: HTTPError | None = None
+        self._chunks: list[bytes] = []
+        self._first = 0  # index of _chunks[0] in the whole body
+        self._held = 0  # bytes in _chunks
+        self._whole = True  # no chunk dropped yet
+        self._done = False
+        self._failure: BaseException | None = None
+        self._readers: dict[int, int] = {}  # reader id -> next chunk index
+        self._next_reader = 0
+        self._moved = anyio.Event()
+        self._ended = False
+        #: Provider passes this flight made (0 or 1): for tests and benchmarks.
+        self.passes = 0
+
+    @property
+    def joinable(self) -> bool:
+        """Whether a new request can still read this flight from its first byte."""
+        return self._whole and not self._ended and self._failure is None
+
+    async def open(self) -> AsyncIterator[bytes]:
+        """Join: the body for one request. Raises the render's HTTPError (404, 503...)."""
+        reader = self._next_reader
+        self._next_reader += 1
+        self._readers[reader] = 0
+        try:
+            if not self._opened:
+                async with self._lock:
+                    if not self._opened:
+                        await self._open_source()
+            if self._open_error is not None:
+                error = self._open_error
+                raise HTTPError(error.status, error.message, error.headers)
+        except BaseException:
+            await self.leave(reader)
+            raise
+        return _Reader(self, reader)
+
+    async def _open_source(self) -> None:
+        # Shielded: the requests waiting on this render must not lose it because the
+        # one that happened to start it went away.
+        with anyio.CancelScope(shield=True):
+            try:
+                self.passes += 1
+                self._source = await self._opener()
+            except HTTPError as exc:
+                self._open_error = exc
+                self._ended = True
+                await self._end()
+            finally:
+                self._opened = True
+
+    async def _next(self, reader: int) -> bytes:
+        """The next chunk for ``reader``; StopAsyncIteration at the end."""
+        while True:
+            index = self._readers.get(reader)
+            if index is None:
+                raise StopAsyncIteration  # closed
+            if index < self._first + len(self._chunks):
+                self._readers[reader] = index + 1
+                self._moved.set()
+                return self._chunks[index - self._first]
+            if self._failure is not None:
+                raise self._failure
+            if self._done:
+                raise StopAsyncIteration
+            await self._pull(index)
+
+    async def _pull(self, index: int) -> None:
+        async with self._lock:
+            if index < self._first + len(self._chunks) or self._done or self._failure:
+                return  # another reader produced it meanwhile
+            while not self._whole and self._held > self._max_bytes:
+                self._trim()
+                if self._held <= self._max_bytes:
+                    break
+                self._moved = anyio.Event()
+                await self._moved.wait()  # the slowest reader holds what we keep
+            source = self._source
+            assert source is not None
+            with anyio.CancelScope(shield=True):
+                try:
+                    chunk = await anext(source)
+                except StopAsyncIteration:
+                    self._done = True
+                    await self._complete()
+                    return
+                except BaseException as exc:
+                    self._failure = exc
+                    await self._end()
+                    return
+            self._chunks.append(chunk)
+            self._held += len(chunk)
+            if self._whole and self._held > self._max_bytes:
+                self._whole = False  # too big to store or to join from the start
+            if not self._whole:
+                self._trim()
+
+    def _trim(self) -> None:
+        slowest = min(self._readers.values(), default=self._first + len(self._chunks))
+        while self._chunks and self._first < slowest:
+            self._held -= len(self._chunks.pop(0))
+            self._first += 1
+
+    async def _complete(self) -> None:
+        # Stored before the flight leaves the registry: a request arriving meanwhile
+        # joins this flight (its chunks are all here) rather than rendering again.
+        if self._whole and self._on_complete is not None:
+            try:
+                await self._on_complete(b"".join(self._chunks))
+            except Exception as exc:  # storing is a bonus; the readers have their bytes
+                logger.warning(LOG_STORE_FAILED, self.label, type(exc).__name__, exc)
+        await self._end()
+
+    async def leave(self, reader: int) -> None:
+        """A reader is done (finished, closed or disconnected)."""
+        self._readers.pop(reader, None)
+        self._moved.set()
+        if self._readers or self._done or self._ended:
+            return
+        # The last reader left early: nobody wants the rest of this render.
+        self._ended = True
+        source, self._source = self._source, None
+        with anyio.CancelScope(shield=True):
+            if source is not None:
+                await source.aclose()  # type: ignore[attr-defined]
+            await self._end()
+
+    async def _end(self) -> None:
+        """Run ``on_end`` once: the flight leaves the registry, locks are released."""
+        on_end, self._on_end = self._on_end, None
+        self._ended = True
+        if on_end is not None:
+            await on_end()
+
+
+class _Reader:
+    """One request's body: an async iterator whose ``aclose`` always leaves the flight.
+
+    (A plain async generator that was never started skips its ``finally`` on
+    ``aclose``, and a HEAD request opens bodies it never reads.)
+    """
+
+    __slots__ = ("_flight", "_reader")
+
+    def __init__(self, flight: Flight, reader: int) -> None:
+        self._flight = flight
+        self._reader = reader
+
+    def __aiter__(self) -> _Reader:
+        return self
+
+    async def __anext__(self) -> bytes:
+        try:
+            return await self._flight._next(self._reader)
+        except BaseException:
+            await self.aclose()
+            raise
+
+    async def aclose(self) -> None:
+        await self._flight.leave(self._reader)
+
+
+class Flights:
+    """The flights running in this process, by document key."""
+
+    def __init__(self) -> None:
+        self._running: dict[str, Flight] = {}
+
+    def get(self, key: str) -> Flight | None:
+        """The running flight ``key`` names, if a new reader can still join it."""
+        flight = self._running.get(key)
+        return flight if flight is not None and flight.joinable else None
+
+    def start(
+        self,
+        key: str,
+        label: str,
+        opener: Opener,
+        *,
+        max_bytes: int,
+        on_complete: OnComplete | None = None,
+        on_end: OnEnd | None = None,
+    ) -> Flight:
+        """Register a new flight for ``key`` (replacing one that can no longer be joined)."""
+
+        async def ended() -> None:
+            if self._running.get(key) is flight:
+                del self._running[key]
+            if on_end is not None:
+                await on_end()
+
+        flight = Flight(label, opener, max_bytes=max_bytes, on_complete=on_complete, on_end=ended)
+        self._running[key] = flight
+        return flight
+
+    def join(self, key: str, label: str, opener: Opener, **kwargs: Any) -> Flight:
+        """The joinable flight for ``key``, or a new one."""
+        return self.get(key) or self.start(key, label, opener, **kwargs)
+
+    def __len__(self) -> int:
+        return len(self._running)

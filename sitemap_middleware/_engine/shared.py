@@ -1,0 +1,309 @@
+"""Shared renders: one render per document version, served stale when allowed.
+
+This module alone decides when a stored render answers instead of the provider
+(:class:`~sitemap_middleware.Renders` configures it):
+
+- a document whose ETag (from provider metadata, or from its bytes in render mode)
+  matches the stored render is answered from the stored bytes: no provider pass;
+- a stored render younger than ``ttl`` answers without asking the provider at all;
+  until ``ttl + stale_while_revalidate`` it still answers while one refresh runs in the
+  background (asyncio; on trio the request revalidates in line instead);
+- when the provider fails before the first byte (503), a stored render younger than
+  ``ttl + stale_if_error`` answers, with its own validators (RFC 5861);
+- otherwise the document is rendered once: concurrent requests share the render
+  (:mod:`.coalesce`) and, with a shared store, instances take a short lock so one
+  renders while the others wait for its bytes;
+- ``Last-Modified`` is the provider's time or, when it gives none, the time the
+  document's ETag was first seen (kept by the store, so a fleet agrees on it).
+
+Only complete renders of complete documents (no section left out) are stored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import math
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from typing import Any, TypeVar
+
+import anyio
+import sniffio
+
+from .._caches.store import MemoryRenderStore, RenderMeta, RenderStore
+from .._config import SitemapConfig
+from .._sansio.routing import Target
+from .._sansio.urls import BaseURL
+from .bodies import bytes_body
+from .coalesce import Flights, Opener
+from .documents import Document, HTTPError, unavailable
+from .stream import logger
+
+__all__ = ["LOG_STALE", "SharedRenders", "cache_control"]
+
+#: Seconds a stored render is kept at least (a document's ETag may match it for long).
+MIN_KEEP = 3600.0
+#: Seconds between looks at the store while another instance holds the render lock.
+LOCK_POLL = 0.02
+
+LOG_STALE = "sitemap %s: serving the stored render (%s; %.1f s old)"
+LOG_STORE_FAILED = "sitemap render store failed %s: %s: %s"
+LOG_REFRESH_FAILED = "sitemap %s: background refresh failed: %s: %s"
+
+_T = TypeVar("_T")
+Fresh = Callable[[], Awaitable[Document]]
+
+
+def cache_control(value: str | None, config: SitemapConfig) -> str | None:
+    """``Cache-Control`` with the RFC 5861 directives the configuration allows."""
+    renders = config.renders
+    if value is None:
+        return None
+    if renders.stale_while_revalidate:
+        value += f", stale-while-revalidate={math.ceil(renders.stale_while_revalidate)}"
+    if renders.stale_if_error:
+        value += f", stale-if-error={math.ceil(renders.stale_if_error)}"
+    return value
+
+
+@dataclass(slots=True)
+class _Lock:
+    """The render lock a flight holds in a shared store, and where its bytes came from."""
+
+    token: str | None = None
+    from_store: bool = False
+
+
+class SharedRenders:
+    """Answers documents from stored renders, coalesced renders, or stale renders."""
+
+    def __init__(self, config: SitemapConfig) -> None:
+        self.config = config
+        self.renders = config.renders
+        self.store: RenderStore = self.renders.store or MemoryRenderStore(self.renders.memory_bytes)
+        self.flights = Flights()
+        self._refreshing: set[str] = set()
+        self._tasks: set[Any] = set()
+
+    def key(self, target: Target, base: BaseURL) -> str:
+        """The store key of ``target`` under the base URL ``base``."""
+        return f"{self.config.fingerprint}|{base.prefix}|{target!r}"
+
+    async def document(self, target: Target, base: BaseURL, fresh: Fresh) -> Document:
+        """The document to answer ``target`` with; ``fresh()`` builds it from providers."""
+        key = self.key(target, base)
+        meta = await self._meta(key)
+        renders = self.renders
+        if meta is not None:
+            age = time.time() - meta.rendered_at
+            if age <= renders.ttl:
+                return self._stored(key, meta)
+            if age <= renders.ttl + renders.stale_while_revalidate and self._revalidate_later(
+                key, meta, fresh
+            ):
+                logger.info(LOG_STALE, key, "stale-while-revalidate", age)
+                return self._stored(key, meta)
+        try:
+            document = await fresh()
+        except HTTPError as exc:
+            stale = self._if_error(key, meta, exc)
+            if stale is None:
+                raise
+            return stale
+        return await self._share(key, document, meta)
+
+    async def stale(self, target: Target, base: BaseURL, exc: HTTPError) -> Document | None:
+        """The stored render to answer with when a render failed before its first byte."""
+        key = self.key(target, base)
+        return self._if_error(key, await self._meta(key), exc)
+
+    async def aclose(self) -> None:
+        """Stop background refreshes and release the store's connections."""
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(BaseException):  # cancelled, or failed and logged
+                await task
+        aclose = getattr(self.store, "aclose", None)
+        if aclose is not None:
+            try:
+                await aclose()
+            except Exception as exc:  # shutting down: report, but let the shutdown finish
+                logger.warning(LOG_STORE_FAILED, "closing", type(exc).__name__, exc)
+
+    # -- the document as answered ----------------------------------------------------------
+
+    async def _share(self, key: str, document: Document, meta: RenderMeta | None) -> Document:
+        if not document.cacheable:
+            return document  # incomplete (a section failed): never stored, never shared
+        etag = document.etag
+        if etag is None:
+            # No content identity: concurrent requests still share one pass.
+            flight_key = key + "|"
+            return replace(document, open=lambda: self._join(flight_key, key, document, None, None))
+        modified = document.last_modified
+        if modified is None:
+            same = meta is not None and meta.etag == etag and meta.last_modified is not None
+            modified = meta.last_modified if same and meta else await self._first_seen(key, etag)
+        document = replace(document, last_modified=modified)
+        if meta is not None and meta.etag == etag:
+            current = replace(meta, last_modified=modified, rendered_at=time.time())
+            if self.renders.ttl or self.renders.stale_while_revalidate:
+                await self._guard("touching", self.store.touch(key, current, self._keep()))
+            return self._stored(key, current, fallback=document)
+        return replace(
+            document, open=lambda: self._join(key + "|" + etag, key, document, etag, modified)
+        )
+
+    def _stored(self, key: str, meta: RenderMeta, fallback: Document | None = None) -> Document:
+        async def open_stored() -> AsyncIterator[bytes]:
+            body = await self._guard("reading", self.store.body(key, meta))
+            if body is not None:
+                return bytes_body(body)
+            if fallback is not None and fallback.etag is not None:
+                return await self._join(
+                    key + "|" + fallback.etag, key, fallback, fallback.etag, meta.last_modified
+                )
+            logger.error(LOG_STORE_FAILED, "reading", "missing body", key)
+            raise unavailable(self.config)
+
+        return Document(meta.content_type, meta.etag, meta.last_modified, open_stored)
+
+    def _if_error(self, key: str, meta: RenderMeta | None, exc: HTTPError) -> Document | None:
+        if exc.status != 503 or meta is None or not self.renders.stale_if_error:
+            return None
+        age = time.time() - meta.rendered_at
+        if age > self.renders.ttl + self.renders.stale_if_error:
+            return None
+        logger.warning(LOG_STALE, key, "stale-if-error", age)
+        return self._stored(key, meta)
+
+    # -- rendering once ----------------------------------------------------------------------
+
+    async def _join(
+        self,
+        flight_key: str,
+        key: str,
+        document: Document,
+        etag: str | None,
+        modified: datetime | None,
+    ) -> AsyncIterator[bytes]:
+        flight = self.flights.get(flight_key)
+        if flight is None:
+            lock = _Lock()
+
+            async def opener() -> AsyncIterator[bytes]:
+                return await self._locked_open(key, etag, document.open, lock)
+
+            async def complete(body: bytes) -> None:
+                if etag is None or lock.from_store:
+                    return
+                meta = RenderMeta(
+                    etag=etag,
+                    content_type=document.content_type,
+                    last_modified=modified,
+                    rendered_at=time.time(),
+                    length=len(body),
+                    digest=hashlib.sha256(body).hexdigest(),
+                )
+                await self._guard("writing", self.store.save(key, meta, body, self._keep()))
+
+            async def end() -> None:
+                token, lock.token = lock.token, None
+                if token is not None:
+                    await self._guard("unlocking", self.store.unlock(key, token))
+
+            flight = self.flights.start(
+                flight_key,
+                key,
+                opener,
+                max_bytes=self.renders.max_bytes,
+                on_complete=complete if etag is not None else None,
+                on_end=end,
+            )
+        return await flight.open()
+
+    async def _locked_open(
+        self, key: str, etag: str | None, open_body: Opener, lock: _Lock
+    ) -> AsyncIterator[bytes]:
+        """Open the render, unless another instance renders this version: then its bytes."""
+        if etag is None or not self.store.shared:
+            return await open_body()
+        deadline = time.monotonic() + self.renders.lock_ttl
+        while True:
+            try:
+                lock.token = await self.store.lock(key, self.renders.lock_ttl)
+            except Exception as exc:
+                logger.warning(LOG_STORE_FAILED, "locking", type(exc).__name__, exc)
+                return await open_body()  # a failing store never fails a request
+            if lock.token is not None:
+                return await open_body()
+            meta = await self._meta(key)
+            if meta is not None and meta.etag == etag:
+                body = await self._guard("reading", self.store.body(key, meta))
+                if body is not None:
+                    lock.from_store = True
+                    return bytes_body(body)
+            if time.monotonic() > deadline:
+                return await open_body()  # the holder is slow or gone: render here too
+            await anyio.sleep(LOCK_POLL)
+
+    # -- stale-while-revalidate --------------------------------------------------------------
+
+    def _revalidate_later(self, key: str, meta: RenderMeta, fresh: Fresh) -> bool:
+        """Start one background refresh of ``key``; False where none can run (trio)."""
+        try:
+            library = sniffio.current_async_library()
+        except sniffio.AsyncLibraryNotFoundError:  # pragma: no cover - always in a loop
+            return False
+        if library != "asyncio":
+            return False
+        if key in self._refreshing:
+            return True
+        import asyncio
+
+        self._refreshing.add(key)
+        task = asyncio.get_running_loop().create_task(self._refresh(key, meta, fresh))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return True
+
+    async def _refresh(self, key: str, meta: RenderMeta, fresh: Fresh) -> None:
+        try:
+            document = await self._share(key, await fresh(), meta)
+            body = await document.open()
+            try:
+                async for _ in body:
+                    pass  # the flight stores the render when it completes
+            finally:
+                await body.aclose()  # type: ignore[attr-defined]
+        except Exception as exc:
+            logger.warning(LOG_REFRESH_FAILED, key, type(exc).__name__, exc)
+        finally:
+            self._refreshing.discard(key)
+
+    # -- the store, which may fail ---------------------------------------------------------
+
+    def _keep(self) -> float:
+        renders = self.renders
+        return max(
+            MIN_KEEP, renders.ttl + max(renders.stale_while_revalidate, renders.stale_if_error)
+        )
+
+    async def _meta(self, key: str) -> RenderMeta | None:
+        return await self._guard("reading", self.store.meta(key))
+
+    async def _first_seen(self, key: str, etag: str) -> datetime | None:
+        now = datetime.now(timezone.utc).replace(microsecond=0)
+        return await self._guard("reading", self.store.first_seen(key, etag, now))
+
+    async def _guard(self, doing: str, call: Awaitable[_T]) -> _T | None:
+        """Await a store call; a failing store is logged and counts as empty."""
+        try:
+            return await call
+        except Exception as exc:
+            logger.warning(LOG_STORE_FAILED, doing, type(exc).__name__, exc)
+            return None
