@@ -10,6 +10,8 @@ from ._adapters.asgi import ASGISitemapMiddleware
 from ._adapters.wsgi import WSGISitemapMiddleware
 from ._caches.memory import MemoryRenderCache, RenderCache
 from ._caches.redis import RedisRenderCache
+from ._caches.redis_store import RedisRenderStore
+from ._caches.store import MemoryRenderStore, RenderStore
 from ._config import Section, SitemapConfig, Tenants
 from ._exceptions import (
     ConfigurationError,
@@ -35,7 +37,14 @@ from ._providers.i18n import Languages
 from ._providers.routes import FlaskRoutesProvider, StarletteRoutesProvider
 from ._sansio.extensions import Alternate, Image, NewsArticle, Video, news_cutoff
 from ._sansio.models import SitemapEntry
-from ._settings import HTTPSettings, RenderFallback, Robots, RobotsGroup, TrustedHosts
+from ._settings import (
+    HTTPSettings,
+    RenderFallback,
+    Renders,
+    Robots,
+    RobotsGroup,
+    TrustedHosts,
+)
 
 if TYPE_CHECKING:
     from ._providers.sql import SQLAlchemyProvider
@@ -63,13 +72,17 @@ __all__ = [
     "InvalidEntryError",
     "Languages",
     "MemoryRenderCache",
+    "MemoryRenderStore",
     "NewsArticle",
     "ProviderError",
     "ProviderTimeoutError",
     "ProviderVersion",
     "RedisRenderCache",
+    "RedisRenderStore",
     "RenderCache",
     "RenderFallback",
+    "RenderStore",
+    "Renders",
     "Robots",
     "RobotsGroup",
     "SQLAlchemyProvider",

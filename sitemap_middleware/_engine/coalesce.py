@@ -133,7 +133,8 @@ class Flight:
                 self._moved = anyio.Event()
                 await self._moved.wait()  # the slowest reader holds what we keep
             source = self._source
-            assert source is not None
+            if source is None:  # ended under a reader: never pass a cut body off as whole
+                raise RuntimeError(f"{self.label}: the shared render ended early")
             with anyio.CancelScope(shield=True):
                 try:
                     chunk = await anext(source)

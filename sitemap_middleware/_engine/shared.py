@@ -42,7 +42,7 @@ from .coalesce import Flights, Opener
 from .documents import Document, HTTPError, unavailable
 from .stream import logger
 
-__all__ = ["LOG_STALE", "SharedRenders", "cache_control"]
+__all__ = ["LOG_STALE", "SharedRenders", "cache_control", "wall_clock"]
 
 #: Seconds a stored render is kept at least (a document's ETag may match it for long).
 MIN_KEEP = 3600.0
@@ -54,6 +54,13 @@ LOG_STORE_FAILED = "sitemap render store failed %s: %s: %s"
 LOG_REFRESH_FAILED = "sitemap %s: background refresh failed: %s: %s"
 
 _T = TypeVar("_T")
+
+
+def wall_clock() -> float:
+    """Seconds since the epoch: what instances of a fleet compare render ages by."""
+    return time.time()
+
+
 Fresh = Callable[[], Awaitable[Document]]
 
 
@@ -98,10 +105,10 @@ class SharedRenders:
         meta = await self._meta(key)
         renders = self.renders
         if meta is not None:
-            age = time.time() - meta.rendered_at
-            if age <= renders.ttl:
+            age = wall_clock() - meta.rendered_at
+            if age < renders.ttl:
                 return self._stored(key, meta)
-            if age <= renders.ttl + renders.stale_while_revalidate and self._revalidate_later(
+            if age < renders.ttl + renders.stale_while_revalidate and self._revalidate_later(
                 key, meta, fresh
             ):
                 logger.info(LOG_STALE, key, "stale-while-revalidate", age)
@@ -150,7 +157,7 @@ class SharedRenders:
             modified = meta.last_modified if same and meta else await self._first_seen(key, etag)
         document = replace(document, last_modified=modified)
         if meta is not None and meta.etag == etag:
-            current = replace(meta, last_modified=modified, rendered_at=time.time())
+            current = replace(meta, last_modified=modified, rendered_at=wall_clock())
             if self.renders.ttl or self.renders.stale_while_revalidate:
                 await self._guard("touching", self.store.touch(key, current, self._keep()))
             return self._stored(key, current, fallback=document)
@@ -175,7 +182,7 @@ class SharedRenders:
     def _if_error(self, key: str, meta: RenderMeta | None, exc: HTTPError) -> Document | None:
         if exc.status != 503 or meta is None or not self.renders.stale_if_error:
             return None
-        age = time.time() - meta.rendered_at
+        age = wall_clock() - meta.rendered_at
         if age > self.renders.ttl + self.renders.stale_if_error:
             return None
         logger.warning(LOG_STALE, key, "stale-if-error", age)
@@ -205,7 +212,7 @@ class SharedRenders:
                     etag=etag,
                     content_type=document.content_type,
                     last_modified=modified,
-                    rendered_at=time.time(),
+                    rendered_at=wall_clock(),
                     length=len(body),
                     digest=hashlib.sha256(body).hexdigest(),
                 )
@@ -297,7 +304,7 @@ class SharedRenders:
         return await self._guard("reading", self.store.meta(key))
 
     async def _first_seen(self, key: str, etag: str) -> datetime | None:
-        now = datetime.now(timezone.utc).replace(microsecond=0)
+        now = datetime.fromtimestamp(int(wall_clock()), timezone.utc)
         return await self._guard("reading", self.store.first_seen(key, etag, now))
 
     async def _guard(self, doing: str, call: Awaitable[_T]) -> _T | None:

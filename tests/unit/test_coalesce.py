@@ -1,0 +1,203 @@
+"""Coalescing: concurrent requests for one document share one provider pass."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import anyio
+import pytest
+
+from sitemap_middleware import SitemapConfig
+from sitemap_middleware._engine.coalesce import Flight, Flights
+from sitemap_middleware._engine.documents import HTTPError
+from tests.helpers import CountingProvider, RequestInfo, SitemapCore, check_document, collect
+
+pytestmark = pytest.mark.anyio
+
+
+def _source(chunks: list[bytes], gate: anyio.Event | None = None, fail_at: int | None = None):  # type: ignore[no-untyped-def]
+    """An opener of a body of ``chunks``; records passes and closes in ``state``."""
+    state = {"passes": 0, "closed": 0, "pulled": 0}
+
+    async def body() -> AsyncIterator[bytes]:
+        state["passes"] += 1
+        try:
+            for number, chunk in enumerate(chunks):
+                if gate is not None and number == 1:
+                    await gate.wait()
+                if fail_at is not None and number == fail_at:
+                    raise RuntimeError("database went away")
+                state["pulled"] += 1
+                yield chunk
+                await anyio.sleep(0)
+        finally:
+            state["closed"] += 1
+
+    async def opener() -> AsyncIterator[bytes]:
+        return body()
+
+    return opener, state
+
+
+async def _read(flight: Flight, out: list[bytes], stop_after: int | None = None) -> None:
+    body = await flight.open()
+    try:
+        async for chunk in body:
+            out.append(chunk)
+            if stop_after is not None and len(out) >= stop_after:
+                return  # a client that disconnects
+    finally:
+        await body.aclose()  # type: ignore[attr-defined]
+
+
+async def test_readers_share_one_pass_and_get_every_chunk() -> None:
+    """Twenty readers of one flight: one pass, each gets the whole body, in order."""
+    chunks = [bytes([n]) * 100 for n in range(50)]
+    opener, state = _source(chunks)
+    flight = Flight("doc", opener, max_bytes=1 << 20)
+    outs: list[list[bytes]] = [[] for _ in range(20)]
+    async with anyio.create_task_group() as tg:
+        for out in outs:
+            tg.start_soon(_read, flight, out)
+    assert state["passes"] == 1 and state["closed"] == 1
+    assert all(out == chunks for out in outs)
+
+
+async def test_first_reader_leaving_does_not_fail_the_others() -> None:
+    """The reader that started the render disconnects after one chunk; the rest finish."""
+    gate = anyio.Event()
+    chunks = [b"a" * 10, b"b" * 10, b"c" * 10]
+    opener, state = _source(chunks, gate)
+    flight = Flight("doc", opener, max_bytes=1 << 20)
+    leader: list[bytes] = []
+    followers: list[list[bytes]] = [[], []]
+    async with anyio.create_task_group() as tg:
+        body = await flight.open()  # the first request starts the pass
+        for out in followers:
+            tg.start_soon(_read, flight, out)
+        await anyio.sleep(0.01)
+        leader.append(await anext(body))
+        await body.aclose()  # type: ignore[attr-defined]  # ... and disconnects
+        gate.set()
+    assert leader == chunks[:1] and followers == [chunks, chunks]
+    assert state["passes"] == 1 and state["closed"] == 1
+
+
+async def test_follower_leaving_does_not_stop_the_others() -> None:
+    """One reader disconnects midway; the others read to the end of the same pass."""
+    chunks = [bytes([n]) * 10 for n in range(20)]
+    opener, state = _source(chunks)
+    flight = Flight("doc", opener, max_bytes=1 << 20)
+    quitter: list[bytes] = []
+    stayers: list[list[bytes]] = [[], []]
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_read, flight, quitter, 3)
+        for out in stayers:
+            tg.start_soon(_read, flight, out)
+    assert quitter == chunks[:3] and stayers == [chunks, chunks]
+    assert state["passes"] == 1
+
+
+async def test_last_reader_leaving_closes_the_source() -> None:
+    """When every reader has gone, the provider's generator is closed at once."""
+    opener, state = _source([b"x" * 10] * 100)
+    flight = Flight("doc", opener, max_bytes=1 << 20)
+    await _read(flight, [], stop_after=2)
+    assert state["closed"] == 1 and state["pulled"] < 100 and not flight.joinable
+
+
+async def test_memory_stays_bounded_and_latecomers_start_their_own() -> None:
+    """Past max_bytes the flight keeps only what its slowest reader has not read yet."""
+    chunks = [bytes([n % 250]) * 1000 for n in range(200)]
+    opener, state = _source(chunks)
+    stored: list[bytes] = []
+
+    async def store(body: bytes) -> None:
+        stored.append(body)
+
+    flights = Flights()
+    flight = flights.start("k", "doc", opener, max_bytes=5000, on_complete=store)
+    peak = 0
+    outs: list[list[bytes]] = [[], []]
+
+    async def watch() -> None:
+        nonlocal peak
+        while len(outs[0]) < len(chunks) or len(outs[1]) < len(chunks):
+            peak = max(peak, flight._held)
+            await anyio.sleep(0)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch)
+        for out in outs:
+            tg.start_soon(_read, flight, out)
+        await anyio.sleep(0.001)
+        assert flights.get("k") is None or len(outs[0]) * 1000 <= 5000  # closed to joiners
+    assert outs == [chunks, chunks]
+    assert peak <= 5000 + 1000 and state["passes"] == 1
+    assert stored == []  # too big to keep whole: never stored
+    assert len(flights) == 0
+
+
+async def test_failure_after_first_byte_reaches_every_reader_and_stores_nothing() -> None:
+    """A provider failing mid-body aborts every response; nothing is stored."""
+    opener, _ = _source([b"x" * 10] * 10, fail_at=5)
+    stored: list[bytes] = []
+
+    async def store(body: bytes) -> None:
+        stored.append(body)
+
+    flight = Flight("doc", opener, max_bytes=1 << 20, on_complete=store)
+    failures = []
+
+    async def reader() -> None:
+        try:
+            await _read(flight, [])
+        except RuntimeError as exc:
+            failures.append(str(exc))
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(3):
+            tg.start_soon(reader)
+    assert failures == ["database went away"] * 3 and stored == []
+
+
+async def test_an_error_before_the_first_byte_reaches_every_reader() -> None:
+    """404/503 decided while opening is every joiner's answer (a fresh exception each)."""
+    calls = 0
+
+    async def opener() -> AsyncIterator[bytes]:
+        nonlocal calls
+        calls += 1
+        raise HTTPError(503, "Service Unavailable", [("Retry-After", "5")])
+
+    flight = Flight("doc", opener, max_bytes=1024)
+    for _ in range(2):
+        with pytest.raises(HTTPError) as info:
+            await flight.open()
+        assert info.value.status == 503 and info.value.headers == [("Retry-After", "5")]
+    assert calls == 1
+
+
+async def test_concurrent_cold_requests_through_the_core_make_one_provider_pass() -> None:
+    """20 concurrent requests for one cold 5,000-URL page: one pass, 20 identical bodies."""
+    provider = CountingProvider(5000)
+    core = SitemapCore(SitemapConfig(base_url="https://example.com", sections={"p": provider}))
+    bodies: list[bytes] = []
+
+    async def get(encoding: str) -> None:
+        request = RequestInfo("GET", "/sitemap-p-1.xml", {"accept-encoding": encoding})
+        target = core.route(request)
+        assert target is not None
+        reply = await core.respond(target, request)
+        assert reply.status == 200
+        if encoding == "identity":
+            bodies.append(await collect(reply))
+        else:
+            await collect(reply)
+
+    async with anyio.create_task_group() as tg:
+        for number in range(20):
+            tg.start_soon(get, "gzip" if number % 4 == 0 else "identity")
+    assert provider.iterations == 1
+    assert len(bodies) == 15 and len(set(bodies)) == 1
+    check_document(bodies[0])

@@ -1,0 +1,197 @@
+"""Stored renders: stale-while-revalidate, stale-if-error, first-seen Last-Modified."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from datetime import datetime, timezone
+
+import anyio
+import pytest
+from werkzeug.http import http_date
+
+from sitemap_middleware import (
+    ConfigurationError,
+    MemoryRenderStore,
+    ProviderVersion,
+    Renders,
+    SitemapConfig,
+)
+from sitemap_middleware._engine import shared
+from tests.helpers import SitemapCore, fetch, header
+
+pytestmark = pytest.mark.anyio
+asyncio_only = pytest.mark.parametrize("anyio_backend", ["asyncio"])
+
+
+class Flaky:
+    """A versioned provider (token only, no time) that can be made to fail or change."""
+
+    def __init__(self, n: int = 30) -> None:
+        self.n = n
+        self.token = "v1"
+        self.fail_version = False
+        self.fail_entries = False
+        self.passes = 0
+
+    async def entries(self) -> AsyncIterator[str]:
+        self.passes += 1
+        if self.fail_entries:
+            raise RuntimeError("database went away")
+        for i in range(self.n):
+            yield f"/item/{i}?a=1&b={self.token}"
+
+    async def version(self) -> ProviderVersion:
+        if self.fail_version:
+            raise RuntimeError("database went away")
+        return ProviderVersion(token=self.token)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    fake = Clock()
+    monkeypatch.setattr(shared, "wall_clock", fake)
+    return fake
+
+
+def _core(provider: Flaky, **renders: object) -> SitemapCore:
+    return SitemapCore(
+        SitemapConfig(
+            base_url="https://example.com",
+            sections={"p": provider},
+            renders=Renders(**renders),  # type: ignore[arg-type]
+        )
+    )
+
+
+async def test_first_seen_time_is_last_modified_and_answers_if_modified_since(
+    clock: Clock,
+) -> None:
+    """A provider with a token but no time: Last-Modified is when this version was first
+    seen; it stays put while the version does, moves when it changes, and gives 304s."""
+    provider = Flaky()
+    core = _core(provider)
+    first, _ = await fetch(core, "/sitemap.xml")
+    seen = http_date(datetime.fromtimestamp(clock.now, timezone.utc))
+    assert header(first, "Last-Modified") == seen
+    clock.now += 500
+    again, _ = await fetch(core, "/sitemap.xml", if_modified_since=seen)
+    assert again.status == 304
+    provider.token = "v2"
+    changed, _ = await fetch(core, "/sitemap.xml", if_modified_since=seen)
+    assert changed.status == 200
+    assert header(changed, "Last-Modified") == http_date(
+        datetime.fromtimestamp(clock.now, timezone.utc)
+    )
+
+
+async def test_two_instances_on_one_store_agree_on_last_modified(clock: Clock) -> None:
+    """Cores sharing a store answer the same Last-Modified, whichever saw it first."""
+    store = MemoryRenderStore()
+    one, two = _core(Flaky(), store=store), _core(Flaky(), store=store)
+    a, _ = await fetch(one, "/sitemap.xml")
+    clock.now += 90
+    b, _ = await fetch(two, "/sitemap.xml")
+    assert header(a, "Last-Modified") == header(b, "Last-Modified") is not None
+    assert header(a, "ETag") == header(b, "ETag")
+
+
+async def test_stale_if_error_serves_the_last_render_with_its_validators(
+    clock: Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The provider fails (metadata, or entries of a new version): the stored render
+    answers 200 with its old validators and 304s, until ttl + stale_if_error has passed."""
+    provider = Flaky()
+    core = _core(provider, stale_if_error=600)
+    good, body = await fetch(core, "/sitemap.xml")
+    assert "stale-if-error=600" in (header(good, "Cache-Control") or "")
+    provider.fail_version = True
+    clock.now += 300
+    with caplog.at_level(logging.WARNING, "sitemap_middleware"):
+        stale, again = await fetch(core, "/sitemap.xml")
+    assert stale.status == 200 and again == body
+    assert header(stale, "ETag") == header(good, "ETag")
+    assert header(stale, "Last-Modified") == header(good, "Last-Modified")
+    assert "stale-if-error" in caplog.text
+    etag = header(good, "ETag")
+    assert etag is not None
+    cached, _ = await fetch(core, "/sitemap.xml", if_none_match=etag)
+    assert cached.status == 304
+    provider.fail_version, provider.fail_entries, provider.token = False, True, "v2"
+    failed_render, again = await fetch(core, "/sitemap.xml")
+    assert failed_render.status == 200 and again == body
+    assert header(failed_render, "ETag") == etag
+    clock.now += 301
+    gone, _ = await fetch(core, "/sitemap.xml")
+    assert gone.status == 503
+
+
+async def test_without_stale_if_error_a_failing_provider_gets_503(clock: Clock) -> None:
+    """stale-if-error is opt-in: by default a failing provider still answers 503."""
+    provider = Flaky()
+    core = _core(provider)
+    await fetch(core, "/sitemap.xml")
+    provider.fail_version = True
+    reply, _ = await fetch(core, "/sitemap.xml")
+    assert reply.status == 503
+
+
+async def test_ttl_answers_without_asking_the_provider(clock: Clock) -> None:
+    """Within ttl a stored render answers and the provider is not asked anything."""
+    provider = Flaky()
+    core = _core(provider, ttl=60)
+    first, body = await fetch(core, "/sitemap-p-1.xml")
+    provider.fail_version = True  # would be a 503 if asked
+    clock.now += 59
+    again, same = await fetch(core, "/sitemap-p-1.xml")
+    assert again.status == 200 and same == body and provider.passes == 1
+
+
+@asyncio_only
+async def test_stale_while_revalidate_answers_at_once_and_refreshes_once(
+    clock: Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Past ttl, within stale_while_revalidate: the old render answers and one refresh
+    renders the new version in the background; the next request gets it."""
+    provider = Flaky()
+    core = _core(provider, ttl=10, stale_while_revalidate=100)
+    first, body = await fetch(core, "/sitemap-p-1.xml")
+    assert "stale-while-revalidate=100" in (header(first, "Cache-Control") or "")
+    provider.token = "v2"
+    clock.now += 50
+    with caplog.at_level(logging.INFO, "sitemap_middleware"):
+        replies = [await fetch(core, "/sitemap-p-1.xml") for _ in range(3)]
+    assert all(reply.status == 200 and data == body for reply, data in replies)
+    assert "stale-while-revalidate" in caplog.text
+    with anyio.fail_after(5):
+        while core._shared._refreshing:
+            await anyio.sleep(0.01)
+    assert provider.passes == 2  # the first render and one refresh
+    fresh, data = await fetch(core, "/sitemap-p-1.xml")
+    assert b"b=v2" in data and header(fresh, "ETag") != header(first, "ETag")
+    await core.aclose()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"ttl": -1}, "Renders.ttl must be"),
+        ({"stale_if_error": "60"}, "Renders.stale_if_error must be"),
+        ({"stale_while_revalidate": float("nan")}, "Renders.stale_while_revalidate must be"),
+        ({"max_bytes": 10}, "Renders.max_bytes must be"),
+        ({"lock_ttl": 0}, "Renders.lock_ttl must be"),
+        ({"store": object()}, "Renders.store must implement RenderStore"),
+    ],
+)
+def test_bad_renders_settings_are_refused(kwargs: dict[str, object], message: str) -> None:
+    """Each bad value is a ConfigurationError naming the setting and the value."""
+    with pytest.raises(ConfigurationError, match=message):
+        Renders(**kwargs)  # type: ignore[arg-type]
