@@ -236,27 +236,35 @@ class SharedRenders:
     async def _locked_open(
         self, key: str, etag: str | None, open_body: Opener, lock: _Lock
     ) -> AsyncIterator[bytes]:
-        """Open the render, unless another instance renders this version: then its bytes."""
-        if etag is None or not self.store.shared:
+        """Open the render, unless this version is stored already or another instance is
+        rendering it (a shared store's lock): then the stored bytes."""
+        if etag is None:
             return await open_body()
         deadline = time.monotonic() + self.renders.lock_ttl
         while True:
+            # Stored meanwhile (by a flight that just ended, or by the lock holder)?
+            if (body := await self._stored_body(key, etag)) is not None:
+                lock.from_store = True
+                return bytes_body(body)
+            if not self.store.shared:
+                return await open_body()
+            if lock.token is not None:
+                return await open_body()  # locked, and checked the store after locking
             try:
                 lock.token = await self.store.lock(key, self.renders.lock_ttl)
             except Exception as exc:
                 logger.warning(LOG_STORE_FAILED, "locking", type(exc).__name__, exc)
                 return await open_body()  # a failing store never fails a request
-            if lock.token is not None:
-                return await open_body()
-            meta = await self._meta(key)
-            if meta is not None and meta.etag == etag:
-                body = await self._guard("reading", self.store.body(key, meta))
-                if body is not None:
-                    lock.from_store = True
-                    return bytes_body(body)
-            if time.monotonic() > deadline:
-                return await open_body()  # the holder is slow or gone: render here too
-            await anyio.sleep(LOCK_POLL)
+            if lock.token is None:
+                if time.monotonic() > deadline:
+                    return await open_body()  # the holder is slow or gone: render here too
+                await anyio.sleep(LOCK_POLL)
+
+    async def _stored_body(self, key: str, etag: str) -> bytes | None:
+        meta = await self._meta(key)
+        if meta is None or meta.etag != etag:
+            return None
+        return await self._guard("reading", self.store.body(key, meta))
 
     # -- stale-while-revalidate --------------------------------------------------------------
 

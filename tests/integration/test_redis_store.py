@@ -1,0 +1,105 @@
+"""RedisRenderStore against a real Redis server (scripts/test starts one)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from sitemap_middleware import RedisRenderStore
+from sitemap_middleware._caches.store import RenderMeta
+
+REDIS_ENV = "SITEMAP_TEST_REDIS_URL"
+asyncio_only = pytest.mark.parametrize("anyio_backend", ["asyncio"])
+
+
+@pytest.fixture
+def store() -> RedisRenderStore:
+    url = os.environ.get(REDIS_ENV)
+    if not url:
+        pytest.skip(f"{REDIS_ENV} is not set: no Redis server (scripts/test starts one)")
+    return RedisRenderStore(url, prefix=f"test-{uuid.uuid4().hex}:")
+
+
+def _meta(body: bytes, etag: str = "abc123") -> RenderMeta:
+    return RenderMeta(
+        etag=etag,
+        content_type="application/xml; charset=utf-8",
+        last_modified=datetime(2024, 5, 1, tzinfo=timezone.utc),
+        rendered_at=1_700_000_000.5,
+        length=len(body),
+        digest=hashlib.sha256(body).hexdigest(),
+    )
+
+
+@asyncio_only
+@pytest.mark.anyio
+async def test_round_trip_and_integrity(store: RedisRenderStore) -> None:
+    """What is saved comes back; a body that does not match its meta is a miss."""
+    body = b"<urlset>\n\x00</urlset>\n"
+    try:
+        assert await store.meta("doc") is None
+        await store.save("doc", _meta(body), body, 60)
+        meta = await store.meta("doc")
+        assert meta == _meta(body)
+        assert await store.body("doc", meta) == body
+        client = store._client()
+        await client.set(store._key("doc", "b:abc123"), body[:-1])  # torn
+        assert await store.body("doc", meta) is None
+        await client.set(store._key("doc", "b:abc123"), body[:-1] + b"X")  # same length
+        assert await store.body("doc", meta) is None
+        await client.set(store._key("doc", "m"), b'{"etag": "x\\r\\nSet-Cookie: a"}')
+        assert await store.meta("doc") is None  # foreign or hostile: a miss
+        await client.set(store._key("doc", "m"), b"not json")
+        assert await store.meta("doc") is None
+    finally:
+        await store.aclose()
+
+
+@asyncio_only
+@pytest.mark.anyio
+async def test_first_seen_is_set_once(store: RedisRenderStore) -> None:
+    """The first instance to see an ETag fixes its time; later sightings read it."""
+    now = datetime(2024, 5, 1, 12, tzinfo=timezone.utc)
+    try:
+        assert await store.first_seen("doc", "e1", now) == now
+        assert await store.first_seen("doc", "e1", now + timedelta(hours=1)) == now
+        later = now + timedelta(days=1)
+        assert await store.first_seen("doc", "e2", later) == later
+    finally:
+        await store.aclose()
+
+
+@asyncio_only
+@pytest.mark.anyio
+async def test_lock_is_exclusive_and_released_only_by_its_holder(store: RedisRenderStore) -> None:
+    """SET NX PX: one holder at a time; a stale token cannot release someone else's lock."""
+    try:
+        token = await store.lock("doc", 5)
+        assert token is not None
+        assert await store.lock("doc", 5) is None
+        await store.unlock("doc", "not-the-token")
+        assert await store.lock("doc", 5) is None
+        await store.unlock("doc", token)
+        again = await store.lock("doc", 5)
+        assert again is not None
+        await store.unlock("doc", again)
+    finally:
+        await store.aclose()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"url": "http://localhost"}, "url must be a redis://"),
+        ({"url": "redis://x", "timeout": 0}, "timeout must be"),
+        ({"url": "redis://x", "prefix": 3}, "prefix must be a string"),
+    ],
+)
+def test_bad_arguments_are_refused(kwargs: dict[str, object], message: str) -> None:
+    """Bad arguments raise ValueError naming the argument and the value."""
+    with pytest.raises(ValueError, match=message):
+        RedisRenderStore(**kwargs)  # type: ignore[arg-type]
