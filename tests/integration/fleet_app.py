@@ -18,7 +18,7 @@ import anyio
 from flask import Flask
 from starlette.applications import Starlette
 
-from sitemap_middleware import ProviderVersion, RedisRenderStore, Renders
+from sitemap_middleware import ProviderVersion, RedisRenderStore, Renders, SitemapConfig
 from tests.integration.servers import asgi_app, make_config, wsgi_app
 
 MARKERS = Path(os.environ.get("SITEMAP_TEST_MARKERS", "."))
@@ -53,7 +53,7 @@ class FleetProvider:
         return ProviderVersion(token="v1")
 
 
-def _config():  # type: ignore[no-untyped-def]
+def _config() -> SitemapConfig:
     store = RedisRenderStore(
         os.environ.get("SITEMAP_TEST_REDIS_URL", "redis://127.0.0.1:6379/0"),
         prefix=os.environ.get("SITEMAP_TEST_PREFIX", "fleet:"),
