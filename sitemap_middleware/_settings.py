@@ -291,6 +291,12 @@ class Renders:
         check_int("Renders", "max_bytes", self.max_bytes, 1024, 52_428_800)
         for name in ("ttl", "stale_while_revalidate", "stale_if_error"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or value != 0:
-                check_number("Renders", name, value, 0, 86_400 * 365)  # 0 (off) or more
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not 0 <= value <= 86_400 * 365  # also false for NaN
+            ):
+                raise ConfigurationError(
+                    f"Renders.{name} must be a number of seconds from 0 to 31536000, got {value!r}"
+                )
         check_number("Renders", "lock_ttl", self.lock_ttl, 0, 3600)
