@@ -21,3 +21,18 @@ def test_benchmark_suite_runs_on_a_tiny_workload(tmp_path: Path) -> None:
     assert results["in_process"][0]["case"].startswith("floor")
     assert all(row["bytes"] > 0 for row in results["in_process"])
     assert "## One 50,000-URL page, in process" in (tmp_path / "smoke.md").read_text()
+
+
+@pytest.mark.slow
+def test_storm_benchmarks_run_on_a_tiny_workload(tmp_path: Path) -> None:
+    """The crawl-storm scenarios produce rows for both adapters; a storm is one pass."""
+    from benchmarks import storms
+
+    results = storms.main(["--smoke", "--out", str(tmp_path)])
+    cases = [row["case"] for row in results["in_process"]]
+    assert any(c.startswith("ASGI") for c in cases) and any(c.startswith("WSGI") for c in cases)
+    assert {
+        row["provider_passes"] for row in results["in_process"] if "provider_passes" in row
+    } == {1}
+    assert len(results["over_http"]) == 2
+    assert "## Crawl storms" in (tmp_path / "storms-smoke.md").read_text()

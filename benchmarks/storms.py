@@ -1,0 +1,238 @@
+"""Crawl-storm benchmarks (issue #13): ``python -m benchmarks.storms [--smoke]``.
+
+Provider = a plain generator function of dicts (no count, no version: the case where
+the engine must do all the work), workload as the floor's (50,000 URLs with ``&`` to
+escape, lastmod, changefreq, priority). Every figure is a median in this one run and a
+ratio to the floor measured in the same round; both adapters run in process.
+
+- a section page, ``/sitemap.xml``, the first index (a new app each time) and a repeated
+  index (the same app);
+- a storm: 20 concurrent cold requests for one page (a new app each round): provider
+  passes and total time against one cold request;
+- the same storm over loopback HTTP (uvicorn, werkzeug): time and server RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+
+from benchmarks import common, floor
+from benchmarks.run import RESULTS, asgi_get, median_seconds, wsgi_call
+from benchmarks.server import running
+
+PAGE = "/sitemap-products-1.xml"
+
+
+class Passes:
+    """A generator-of-dicts provider factory that counts its passes."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.count = 0
+
+    def __call__(self) -> Iterator[dict[str, Any]]:
+        self.count += 1
+        for i in range(self.n):
+            yield {
+                "loc": common.url(i),
+                "lastmod": common.lastmod(i).isoformat(),
+                "changefreq": "daily",
+                "priority": 0.5,
+            }
+
+
+def _config(provider: Passes) -> Any:
+    from sitemap_middleware import SitemapConfig
+
+    return SitemapConfig(base_url=common.BASE_URL, sections={"products": provider})
+
+
+def _asgi(provider: Passes) -> Any:
+    from sitemap_middleware import ASGISitemapMiddleware
+
+    return ASGISitemapMiddleware(common._home_asgi, config=_config(provider))
+
+
+def _wsgi(provider: Passes) -> Any:
+    from sitemap_middleware import WSGISitemapMiddleware
+
+    return WSGISitemapMiddleware(common._home_wsgi, config=_config(provider))
+
+
+def _asgi_storm(app: Any, path: str, k: int) -> None:
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            for _ in range(k):
+                group.start_soon(_one, app, path)
+
+    anyio.run(main)
+
+
+async def _one(app: Any, path: str) -> None:
+    # asgi_get runs its own loop; here every request shares this one, as under uvicorn.
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "headers": [],
+        "http_version": "1.1",
+        "scheme": "https",
+        "server": ("example.com", 443),
+    }
+    sent = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    async def send(message: dict[str, Any]) -> None:
+        return None
+
+    await app(scope, receive, send)
+
+
+def _wsgi_storm(app: Any, path: str, k: int) -> None:
+    with ThreadPoolExecutor(k) as pool:
+        list(pool.map(lambda _: wsgi_call(app, path), range(k)))
+
+
+def in_process(n: int, repeats: int, storm: int) -> list[dict[str, Any]]:
+    raw = common.raw_items(n)
+    rows: list[dict[str, Any]] = []
+    floor_s = median_seconds(lambda: floor.render(raw).encode(), repeats)
+    rows.append({"case": "floor (plain Python join)", "seconds": floor_s, "x_floor": 1.0})
+    for flavour, make, get, storm_call in (
+        ("ASGI", _asgi, asgi_get, _asgi_storm),
+        ("WSGI", _wsgi, wsgi_call, _wsgi_storm),
+    ):
+
+        def case(
+            name: str, call: Callable[[], object], flavour: str = flavour, **extra: Any
+        ) -> None:
+            seconds = median_seconds(call, repeats)
+            row = {"case": f"{flavour}: {name}", "seconds": seconds, "x_floor": seconds / floor_s}
+            rows.append({**row, **extra})
+
+        shared = make(Passes(n))
+        case("section page, generator of dicts", lambda: get(shared, PAGE))  # noqa: B023
+        case("/sitemap.xml, generator of dicts", lambda: get(shared, "/sitemap.xml"))  # noqa: B023
+        case(
+            "first /sitemap_index.xml (new app)",
+            lambda: get(make(Passes(n)), "/sitemap_index.xml"),  # noqa: B023
+        )
+        get(shared, "/sitemap_index.xml")
+        case("repeated /sitemap_index.xml", lambda: get(shared, "/sitemap_index.xml"))  # noqa: B023
+        one = median_seconds(lambda: get(make(Passes(n)), PAGE), repeats)  # noqa: B023
+        passes: list[int] = []
+
+        def burst(passes: list[int] = passes) -> None:
+            provider = Passes(n)
+            storm_call(make(provider), PAGE, storm)  # noqa: B023
+            passes.append(provider.count)
+
+        case(
+            f"{storm} concurrent cold requests for one page",
+            burst,
+            x_one_request=median_seconds(burst, repeats) / one,
+            provider_passes=max(passes),
+        )
+    return rows
+
+
+def over_http(n: int, repeats: int, storm: int) -> list[dict[str, Any]]:
+    """The storm against real servers (stored renders off: every burst is cold)."""
+    rows = []
+    for kind, name in (("asgi", "uvicorn"), ("wsgi", "werkzeug")):
+        env = {"SITEMAP_BENCH_STORE_BYTES": "0"}
+        with running(kind, n, env=env) as server, httpx.Client(timeout=120) as client:
+            url = server.url + PAGE
+
+            async def burst(url: str = url) -> None:
+                async with httpx.AsyncClient(timeout=120) as aclient:
+                    await asyncio.gather(*(aclient.get(url) for _ in range(storm)))
+
+            client.get(url)
+            one = median_seconds(lambda: client.get(url), repeats)  # noqa: B023
+            before = common.rss_kib(server.pid)
+            many = median_seconds(lambda: asyncio.run(burst()), repeats)
+            after = json.loads(client.get(server.url + "/__memory").content)["rss_kib"]
+            rows.append(
+                {
+                    "case": f"{name}: {storm} concurrent cold requests",
+                    "seconds": many,
+                    "x_one_request": many / one,
+                    "server_rss_mib_before": before / 1024,
+                    "server_rss_mib_after": after / 1024,
+                    "server_peak_rss_mib": common.peak_rss_kib(server.pid) / 1024,
+                }
+            )
+    return rows
+
+
+def report(results: dict[str, Any]) -> str:
+    lines = [
+        "## Crawl storms (generator of dicts, 50,000 URLs)\n",
+        "| case | median | x floor | x one request | provider passes |",
+        "|---|---|---|---|---|",
+    ]
+    for row in results["in_process"]:
+        x_one = row.get("x_one_request")
+        lines.append(
+            f"| {row['case']} | {row['seconds'] * 1000:.1f} ms | {row['x_floor']:.2f} | "
+            f"{'' if x_one is None else f'{x_one:.2f}'} | {row.get('provider_passes', '')} |"
+        )
+    lines += [
+        "",
+        "| over HTTP | median | x one request | server RSS before / after / peak |",
+        "|---|---|---|---|",
+    ]
+    for row in results["over_http"]:
+        lines.append(
+            f"| {row['case']} | {row['seconds'] * 1000:.0f} ms | {row['x_one_request']:.2f} | "
+            f"{row['server_rss_mib_before']:.0f} / {row['server_rss_mib_after']:.0f} / "
+            f"{row['server_peak_rss_mib']:.0f} MiB |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    n, repeats, storm = (500, 1, 4) if args.smoke else (50_000, 5, 20)
+    started = time.perf_counter()
+    results: dict[str, Any] = {
+        "in_process": in_process(n, repeats, storm),
+        "over_http": over_http(n, repeats, storm),
+    }
+    results["seconds"] = time.perf_counter() - started
+    args.out.mkdir(parents=True, exist_ok=True)
+    name = "storms-smoke" if args.smoke else "storms"
+    (args.out / f"{name}.json").write_text(json.dumps(results, indent=2))
+    (args.out / f"{name}.md").write_text(report(results))
+    print(report(results), file=sys.stdout)
+    print(f"({results['seconds']:.0f} s)", file=sys.stderr)
+    return results
+
+
+if __name__ == "__main__":
+    main()
