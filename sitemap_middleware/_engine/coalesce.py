@@ -87,6 +87,8 @@ class Flight:
             if self._open_error is not None:
                 error = self._open_error
                 raise HTTPError(error.status, error.message, error.headers)
+            if self._failure is not None:
+                raise self._failure
         except BaseException:
             await self.leave(reader)
             raise
@@ -101,7 +103,9 @@ class Flight:
                 self._source = await self._opener()
             except HTTPError as exc:
                 self._open_error = exc
-                self._ended = True
+                await self._end()
+            except Exception as exc:  # every reader gets it; the render lock is released
+                self._failure = exc
                 await self._end()
             finally:
                 self._opened = True

@@ -144,6 +144,9 @@ class SitemapCore:
         if encoding is None:
             raise HTTPError(406, "Not Acceptable: identity is refused and gzip is not available")
 
+        if not target.is_sitemap:  # the stylesheet: static bytes, nothing to share
+            document = await self._fresh_document(target, base)
+            return await self._answer(request, target, document, encoding, negotiable)
         document = await self._shared.document(
             target, base, lambda: self._fresh_document(target, base)
         )

@@ -201,3 +201,20 @@ async def test_concurrent_cold_requests_through_the_core_make_one_provider_pass(
     assert provider.iterations == 1
     assert len(bodies) == 15 and len(set(bodies)) == 1
     check_document(bodies[0])
+
+
+async def test_an_unexpected_error_while_opening_reaches_every_reader_and_ends_the_flight() -> None:
+    """A bug (not an HTTPError) while opening is raised to each reader and ends the flight."""
+    ended = []
+
+    async def opener() -> AsyncIterator[bytes]:
+        raise KeyError("bug")
+
+    async def end() -> None:
+        ended.append(True)
+
+    flight = Flight("doc", opener, max_bytes=1024, on_end=end)
+    for _ in range(2):
+        with pytest.raises(KeyError):
+            await flight.open()
+    assert ended == [True] and not flight.joinable
