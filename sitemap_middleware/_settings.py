@@ -272,6 +272,8 @@ class Renders:
     :param stale_if_error: seconds past ``ttl`` a stored render answers, with its own
         validators, when the provider fails (RFC 5861).
     :param lock_ttl: seconds one instance may hold a document's render lock.
+    :param plan_ttl: seconds the section plans (page counts and lastmods) of a site are
+        reused when some provider reports no version (with versions: while they hold).
     """
 
     store: RenderStore | None = None
@@ -281,6 +283,7 @@ class Renders:
     stale_while_revalidate: float = 0.0
     stale_if_error: float = 0.0
     lock_ttl: float = 10.0
+    plan_ttl: float = 5.0
 
     def __post_init__(self) -> None:
         if self.store is not None and not isinstance(self.store, RenderStore):
@@ -289,7 +292,7 @@ class Renders:
             )
         check_int("Renders", "memory_bytes", self.memory_bytes, 0, 2**40)
         check_int("Renders", "max_bytes", self.max_bytes, 1024, 52_428_800)
-        for name in ("ttl", "stale_while_revalidate", "stale_if_error"):
+        for name in ("ttl", "stale_while_revalidate", "stale_if_error", "plan_ttl"):
             value = getattr(self, name)
             if (
                 isinstance(value, bool)

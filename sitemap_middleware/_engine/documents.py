@@ -26,11 +26,11 @@ from .bodies import bytes_body, chain, opened, urlset_body
 from .plan import (
     SectionPlan,
     news_cutoff,
-    plan_all,
     plan_section,
     section_count,
     section_version,
 )
+from .plans import PlanMemo
 from .stream import EntryStream, logger
 
 __all__ = ["TEXT_TYPE", "Document", "Documents", "HTTPError", "unavailable"]
@@ -85,6 +85,7 @@ class Documents:
         fallback = config.render_fallback or RenderFallback()
         self._fallback = fallback
         self._cache: RenderCache = fallback.cache or MemoryRenderCache(fallback.size, fallback.ttl)
+        self.plans = PlanMemo(config)
 
     async def get(self, target: Target, base: BaseURL) -> Document:
         """The document ``target`` names, served under ``base``; raises HTTPError."""
@@ -96,7 +97,7 @@ class Documents:
             )
         if target.kind is Kind.PAGE:
             return await self._page_document(target, base)
-        plans, failed = await plan_all(self.config, base)
+        plans, failed = await self.plans.plan_all(base)
         total = sum(plan.count for plan in plans)
         # Sitemaps served elsewhere can only be reached through an index.
         fits = not failed and not self.config.external_sitemaps

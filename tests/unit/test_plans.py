@@ -1,0 +1,108 @@
+"""Plans reused: one planning pass per content version (or per plan_ttl without one)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import anyio
+import pytest
+
+from sitemap_middleware import Renders, SitemapConfig
+from sitemap_middleware._engine import plans as plans_module
+from tests.helpers import CountingProvider, SitemapCore, fetch, header
+
+pytestmark = pytest.mark.anyio
+
+
+class Rows:
+    """A plain generator function (no count, no version) that counts its passes."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.passes = 0
+
+    def __call__(self) -> Iterator[dict[str, object]]:
+        self.passes += 1
+        for i in range(self.n):
+            yield {"loc": f"/r/{i}?a=1&b=2", "lastmod": "2024-05-01", "priority": 0.5}
+
+
+def _core(sections: dict[str, object], **renders: float) -> SitemapCore:
+    return SitemapCore(
+        SitemapConfig(
+            base_url="https://example.com",
+            sections=sections,  # type: ignore[arg-type]
+            max_urls_per_page=100,
+            renders=Renders(**renders),
+        )
+    )
+
+
+async def test_a_crawl_plans_an_unversioned_section_once_within_plan_ttl(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Index, sitemap.xml, HEAD and 304 within plan_ttl: one planning pass; after it, one more."""
+    now = [1000.0]
+    monkeypatch.setattr(plans_module, "monotonic", lambda: now[0])
+    rows = Rows(250)
+    core = _core({"r": rows}, plan_ttl=30)
+    index, body = await fetch(core, "/sitemap_index.xml")
+    assert index.status == 200 and body.count(b"<sitemap>") == 3
+    assert rows.passes == 1
+    again, _ = await fetch(core, "/sitemap.xml")
+    head, _ = await fetch(core, "/sitemap_index.xml", method="HEAD")
+    assert again.status == head.status == 200 and rows.passes == 1
+    now[0] += 31
+    await fetch(core, "/sitemap_index.xml")
+    assert rows.passes == 2
+
+
+async def test_plan_ttl_zero_plans_every_time() -> None:
+    """plan_ttl=0: a section without a version is planned on every request."""
+    rows = Rows(50)
+    core = _core({"r": rows}, plan_ttl=0)
+    for _ in range(3):
+        await fetch(core, "/sitemap_index.xml")
+    assert rows.passes == 3
+
+
+async def test_versioned_sections_are_planned_once_per_version() -> None:
+    """With versions, plans hold until a version changes (whatever the time)."""
+    provider = CountingProvider(250)
+    core = _core({"p": provider}, plan_ttl=0)
+    first, _ = await fetch(core, "/sitemap_index.xml")
+    etag = header(first, "ETag")
+    assert etag is not None
+    not_modified, _ = await fetch(core, "/sitemap_index.xml", if_none_match=etag)
+    assert not_modified.status == 304
+    await fetch(core, "/sitemap_index.xml")
+    assert core._documents.plans.passes == 1
+    provider.n = 260  # a new version token
+    await fetch(core, "/sitemap_index.xml")
+    assert core._documents.plans.passes == 2
+
+
+async def test_concurrent_index_requests_share_one_planning_pass() -> None:
+    """Twenty concurrent cold index requests: one pass over the section."""
+    rows = Rows(300)
+    core = _core({"r": rows})
+
+    async def get() -> None:
+        reply, _ = await fetch(core, "/sitemap_index.xml")
+        assert reply.status == 200
+
+    async with anyio.create_task_group() as group:
+        for _ in range(20):
+            group.start_soon(get)
+    assert rows.passes == 1
+
+
+async def test_a_plan_with_a_failed_section_is_not_kept() -> None:
+    """A failing section leaves the index incomplete, so its plans are planned again."""
+    good = Rows(50)
+    broken = CountingProvider(50, fail_after=0, countable=False, versioned=False)
+    core = _core({"good": good, "broken": broken})
+    for _ in range(2):
+        reply, _ = await fetch(core, "/sitemap_index.xml")
+        assert header(reply, "Cache-Control") == "no-store"
+    assert good.passes == 2
