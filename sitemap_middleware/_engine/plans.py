@@ -14,9 +14,9 @@ not plan it again for every request:
 
 from __future__ import annotations
 
-from time import monotonic
 from collections import OrderedDict
 from collections.abc import Sequence
+from time import monotonic
 
 import anyio
 

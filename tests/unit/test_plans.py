@@ -33,7 +33,7 @@ def _core(sections: dict[str, object], **renders: float) -> SitemapCore:
             base_url="https://example.com",
             sections=sections,  # type: ignore[arg-type]
             max_urls_per_page=100,
-            renders=Renders(**renders),
+            renders=Renders(**renders),  # type: ignore[arg-type]
         )
     )
 
