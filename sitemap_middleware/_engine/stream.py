@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator
 from datetime import datetime
 from typing import Any
 
 import anyio
 
 from .._exceptions import InvalidEntryError, ProviderError, ProviderTimeoutError
-from .._providers.base import SupportsPages, UrlProvider
+from .._providers.base import CallableProvider, SupportsPages, UrlProvider
 from .._sansio.extensions import alternate_problem, is_old_news
 from .._sansio.models import Admitted, SitemapEntry, entry_parts
 from .._sansio.urls import BaseURL
@@ -88,6 +88,10 @@ class EntryStream:
         self._remaining = limit
         self._skip = offset
         self._iterator: AsyncIterator[Any] | None = None
+        # A CallableProvider hands over lists: items wait here until a batch takes them.
+        self._batched = False
+        self._buffer: list[Any] = []
+        self._source_done = False
         self._provider = provider
         self._invalid = 0
         self.exhausted = False
@@ -96,9 +100,13 @@ class EntryStream:
 
     def _open(self) -> AsyncIterator[Any]:
         if self._iterator is None:
+            source: AsyncIterable[Any]
             if isinstance(self._provider, SupportsPages) and self._remaining is not None:
                 source = self._provider.page(self._skip, self._remaining)
                 self._skip = 0
+            elif isinstance(self._provider, CallableProvider):
+                source = self._provider.batches()
+                self._batched = True
             else:
                 source = self._provider.entries()
             self._iterator = aiter(source)
@@ -106,6 +114,8 @@ class EntryStream:
 
     async def _pull(self) -> list[Any]:
         iterator = self._open()
+        if self._batched:
+            return await self._pull_batched(iterator)
         while self._skip:
             try:
                 await anext(iterator)
@@ -121,6 +131,28 @@ class EntryStream:
             except StopAsyncIteration:
                 self.exhausted = True
                 break
+        return items
+
+    async def _pull_batched(self, batches: AsyncIterator[list[Any]]) -> list[Any]:
+        """``_pull`` for sources of lists: skips and takes by slicing, never item by item."""
+        buffer = self._buffer
+        size = BATCH_SIZE if self._remaining is None else min(BATCH_SIZE, self._remaining)
+        while self._skip or len(buffer) < size:
+            if self._skip and buffer:
+                dropped = min(self._skip, len(buffer))
+                del buffer[:dropped]
+                self._skip -= dropped
+                continue
+            if self._source_done:
+                break
+            try:
+                buffer.extend(await anext(batches))
+            except StopAsyncIteration:
+                self._source_done = True
+        items = buffer[:size]
+        del buffer[:size]
+        if self._source_done and not buffer:
+            self.exhausted = True
         return items
 
     async def next_raw(self) -> list[Any]:

@@ -151,13 +151,48 @@ class CallableProvider:
         self._factory = factory
         self._is_async = inspect.iscoroutinefunction(factory) or inspect.isasyncgenfunction(factory)
 
-    async def entries(self) -> AsyncIterator[EntryLike]:
+    async def _call(self) -> Any:
         if self._is_async:
             result = self._factory()
         else:
             result = await anyio.to_thread.run_sync(self._factory)
         if inspect.isawaitable(result):
             result = await result
+        return result
+
+    async def batches(self) -> AsyncIterator[list[EntryLike]]:
+        """What ``entries()`` yields, in lists: one await per list, not per entry.
+
+        Lists and sync iterables come ``SYNC_BATCH`` items at a time (one worker-thread
+        hop per list); an async iterable one item at a time, as it produces them.
+        """
+        result = await self._call()
+        if isinstance(result, AsyncIterable):
+            iterator = aiter(result)
+            try:
+                async for item in iterator:
+                    yield [item]
+            finally:
+                aclose = getattr(iterator, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+        elif isinstance(result, list | tuple):
+            for start in range(0, len(result), SYNC_BATCH):
+                yield list(result[start : start + SYNC_BATCH])
+        elif isinstance(result, Iterable):
+            sync_iter = iter(result)
+            try:
+                while batch := await anyio.to_thread.run_sync(_take, sync_iter):
+                    yield batch
+            finally:
+                close = getattr(sync_iter, "close", None)
+                if close is not None:
+                    close()
+        else:
+            raise TypeError(f"provider factory returned {type(result).__name__}, not an iterable")
+
+    async def entries(self) -> AsyncIterator[EntryLike]:
+        result = await self._call()
         if isinstance(result, AsyncIterable):
             iterator = aiter(result)
             try:
