@@ -11,12 +11,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 
 from .._config import SitemapConfig
 from .._exceptions import InvalidEntryError
 from .._sansio.compress import choose_encoding, gzip_chunks
-from .._sansio.conditional import is_not_modified, not_modified_filter, validator_headers
+from .._sansio.conditional import (
+    is_not_modified,
+    last_modified_at,
+    not_modified_filter,
+    validator_headers,
+)
 from .._sansio.etag import content_etag, representation_etag
 from .._sansio.hosts import HostNotAllowed, base_for, vary_headers
 from .._sansio.robots import APP_ROBOTS_MAX_BYTES, AppRobots, AppRobotsRequest, robots_text
@@ -190,9 +195,10 @@ class SitemapCore:
             headers.append(("Cache-Control", "no-store"))
         if http.x_robots_tag:
             headers.append(("X-Robots-Tag", http.x_robots_tag))
-        headers += validator_headers(etag, document.last_modified)
+        last_modified = last_modified_at(document.last_modified, datetime.now(timezone.utc))
+        headers += validator_headers(etag, last_modified)
 
-        if self._not_modified(request, etag, document.last_modified):
+        if self._not_modified(request, etag, last_modified):
             if _is_star(request) or not document.exists:
                 await _confirm(document)  # a 304 only for a representation that exists
             return Reply(304, not_modified_filter(headers))

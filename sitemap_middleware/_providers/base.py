@@ -11,7 +11,7 @@ import hashlib
 import inspect
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from itertools import islice
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
@@ -47,11 +47,27 @@ class ProviderVersion:
 
     ``token`` changes whenever any entry changes (a revision number, a hash, ``max(id)``
     with a row count); ``last_modified`` is the newest ``lastmod`` of its entries. Either
-    one lets the middleware answer conditional requests without iterating.
+    one lets the middleware answer conditional requests without iterating. A naive
+    ``last_modified`` means UTC (it is stored with the UTC zone); a ``date`` means its
+    midnight UTC.
     """
 
     token: str | None = None
     last_modified: datetime | None = None
+
+    def __post_init__(self) -> None:
+        if self.token is not None and not isinstance(self.token, str):
+            raise TypeError(f"ProviderVersion.token must be a str or None, got {self.token!r}")
+        modified = self.last_modified
+        if modified is None:
+            return
+        if not isinstance(modified, date):
+            raise TypeError(
+                f"ProviderVersion.last_modified must be a datetime or None, got {modified!r}"
+            )
+        # The one place provider freshness gets its zone: versions from several
+        # sections are compared (the index's Last-Modified is their maximum).
+        object.__setattr__(self, "last_modified", to_datetime(modified))
 
 
 @runtime_checkable

@@ -11,7 +11,7 @@ import os
 import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 import anyio.to_thread
@@ -19,7 +19,7 @@ from sqlalchemy import Engine, Select, Table, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ColumnElement
 
-from .._sansio.values import to_datetime
+from .._sansio.values import aware, to_datetime
 from .base import EntryLike, ProviderVersion
 
 __all__ = ["SQLAlchemyProvider"]
@@ -29,7 +29,7 @@ def _aware(value: object) -> datetime | None:
     if value is None:
         return None
     if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        return aware(value)
     return to_datetime(value)  # type: ignore[arg-type]
 
 
