@@ -32,6 +32,7 @@ __all__ = [
     "SupportsVersion",
     "UrlProvider",
     "as_provider",
+    "provider_identity",
 ]
 
 EntryLike: TypeAlias = "SitemapEntry | str | Mapping[str, Any]"
@@ -161,10 +162,11 @@ class CallableProvider:
     loop.
     """
 
-    def __init__(self, factory: Callable[[], Any]) -> None:
+    def __init__(self, factory: Callable[[], Any], *, _identity: str | None = None) -> None:
         if not callable(factory):
             raise TypeError(f"factory must be callable, got {factory!r}")
         self._factory = factory
+        self._identity = _identity or "callable:" + _qualified_name(factory)
         self._is_async = inspect.iscoroutinefunction(factory) or inspect.isasyncgenfunction(factory)
 
     async def entries(self) -> AsyncIterator[EntryLike]:
@@ -200,6 +202,30 @@ class CallableProvider:
             raise TypeError(f"provider factory returned {type(result).__name__}, not an iterable")
 
 
+def provider_identity(provider: UrlProvider) -> str:
+    """What tells this provider's data apart from another's, the same in every process.
+
+    Used in render-cache keys, so two deployments sharing a Redis with the same base URL
+    and section names but other providers never share pages. A provider may say it
+    itself with a ``cache_identity`` string attribute; otherwise it is the content hash
+    of a :class:`StaticProvider`, the qualified name of a :class:`CallableProvider`'s
+    function, or the provider's qualified class name.
+    """
+    identity = getattr(provider, "cache_identity", None)
+    if isinstance(identity, str):
+        return identity
+    if isinstance(provider, StaticProvider):
+        return "static:" + (provider._version.token or "")
+    if isinstance(provider, CallableProvider):
+        return provider._identity
+    return "class:" + _qualified_name(type(provider))
+
+
+def _qualified_name(value: object) -> str:
+    module = getattr(value, "__module__", None) or "?"
+    return f"{module}.{getattr(value, '__qualname__', type(value).__qualname__)}"
+
+
 def _take(iterator: Iterable[EntryLike]) -> list[EntryLike]:
     return list(islice(iterator, SYNC_BATCH))
 
@@ -222,12 +248,12 @@ def as_provider(value: ProviderLike) -> UrlProvider:
                 "an async iterator can be iterated once only; pass the async generator "
                 "function (or a callable returning the iterable) instead"
             )
-        return CallableProvider(lambda: value)
+        return CallableProvider(lambda: value, _identity="iterable:" + _qualified_name(type(value)))
     if isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping):
         if iter(value) is value:
             raise TypeError(
                 "an iterator can be iterated once only; pass the generator function "
                 "(or a callable returning the iterable) instead"
             )
-        return CallableProvider(lambda: value)
+        return CallableProvider(lambda: value, _identity="iterable:" + _qualified_name(type(value)))
     raise TypeError(f"cannot use {type(value).__name__} as a URL provider")
