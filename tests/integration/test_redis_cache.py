@@ -6,6 +6,7 @@ import logging
 import os
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import anyio
 import httpx
@@ -268,7 +269,7 @@ def test_deployments_with_other_providers_never_share_pages(redis_url: str, serv
     def blog_urls() -> list[str]:
         return ["/blog/1"]
 
-    deployments = [
+    deployments: list[dict[str, Any]] = [
         {"p": ShopProducts(["/shop/1"]), "q": shop_urls},
         {"p": BlogPosts(["/blog/1"]), "q": blog_urls},
     ]
