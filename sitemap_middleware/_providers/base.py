@@ -15,10 +15,9 @@ from datetime import date, datetime
 from itertools import islice
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
-import anyio.to_thread
-
 from .._sansio.models import SitemapEntry, coerce_entry
 from .._sansio.values import to_datetime
+from .threads import MAX_SECTION_THREADS, WorkerThreads
 
 __all__ = [
     "CallableProvider",
@@ -160,20 +159,33 @@ class CallableProvider:
     it may return a list, any iterable or an async iterable. Sync code runs in a worker
     thread, ``SYNC_BATCH`` items per hop, so a blocking ORM query never stalls the event
     loop.
+
+    ``provider_timeout`` binds sync code too: a request stops waiting for a blocked
+    thread at once. The thread itself cannot be stopped; it goes on until the blocking
+    call returns. At most ``max_threads`` threads work for this provider at a time,
+    blocked ones included, so a hung database holds a bounded number of threads and
+    other sections keep theirs.
     """
 
-    def __init__(self, factory: Callable[[], Any], *, _identity: str | None = None) -> None:
+    def __init__(
+        self,
+        factory: Callable[[], Any],
+        *,
+        max_threads: int = MAX_SECTION_THREADS,
+        _identity: str | None = None,
+    ) -> None:
         if not callable(factory):
             raise TypeError(f"factory must be callable, got {factory!r}")
         self._factory = factory
         self._identity = _identity or "callable:" + _qualified_name(factory)
         self._is_async = inspect.iscoroutinefunction(factory) or inspect.isasyncgenfunction(factory)
+        self._threads = WorkerThreads(max_threads)
 
     async def entries(self) -> AsyncIterator[EntryLike]:
         if self._is_async:
             result = self._factory()
         else:
-            result = await anyio.to_thread.run_sync(self._factory)
+            result = await self._threads.run(self._factory)
         if inspect.isawaitable(result):
             result = await result
         if isinstance(result, AsyncIterable):
@@ -190,13 +202,23 @@ class CallableProvider:
                 yield item
         elif isinstance(result, Iterable):
             sync_iter = iter(result)
+            close = getattr(sync_iter, "close", None)
+            # Once a hop fails or is given up, closing is the worker's job: a generator
+            # must not be closed while a (hung) thread still executes it.
+            closed_by_worker = False
             try:
-                while batch := await anyio.to_thread.run_sync(_take, sync_iter):
+                while True:
+                    try:
+                        batch = await self._threads.run(_take, sync_iter, cleanup=close)
+                    except BaseException:
+                        closed_by_worker = True
+                        raise
+                    if not batch:
+                        break
                     for item in batch:
                         yield item
             finally:
-                close = getattr(sync_iter, "close", None)
-                if close is not None:
+                if close is not None and not closed_by_worker:
                     close()
         else:
             raise TypeError(f"provider factory returned {type(result).__name__}, not an iterable")

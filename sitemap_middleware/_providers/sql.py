@@ -14,13 +14,13 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-import anyio.to_thread
 from sqlalchemy import Engine, Select, Table, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ColumnElement
 
 from .._sansio.values import aware, to_datetime
 from .base import EntryLike, ProviderVersion
+from .threads import WorkerThreads
 
 __all__ = ["SQLAlchemyProvider"]
 
@@ -98,6 +98,7 @@ class SQLAlchemyProvider:
         self._plans: dict[int, tuple[str, list[Any], list[datetime | None]]] = {}
         self._metadata_ttl = metadata_ttl
         self._metadata: tuple[float, int, ProviderVersion] | None = None
+        self._threads = WorkerThreads()
         _fresh_pool_after_fork(engine)
 
     async def _all(self, statement: Any) -> Sequence[Any]:
@@ -110,7 +111,7 @@ class SQLAlchemyProvider:
             with engine.connect() as conn:
                 return conn.execute(statement).all()
 
-        return await anyio.to_thread.run_sync(run)
+        return await self._threads.run(run)  # a hung query holds a bounded few
 
     async def _rows_from(self, first: Any | None, limit: int | None) -> AsyncIterator[Any]:
         """Rows in key order from ``first`` (inclusive), keyset-batched."""

@@ -5,15 +5,19 @@ Each test here once answered 500, a stale document or nothing at all (issue 12).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from werkzeug.http import parse_date
 
-from sitemap_middleware import ProviderVersion, SitemapEntry
+from sitemap_middleware import ProviderVersion, Section, SitemapEntry
+from sitemap_middleware._providers.threads import MAX_SECTION_THREADS
 from tests.helpers import check_document, child_urls, page_urls
 from tests.integration.servers import make_config, serve
 
@@ -171,3 +175,118 @@ def test_render_mode_failure_after_the_first_byte_aborts(server: str) -> None:
         recovered = httpx.get(url + "/sitemap-p-1.xml")
     assert recovered.status_code == 200
     assert len(page_urls(check_document(recovered.content))) == 20_000
+
+
+class HungRows:
+    """A sync data source that blocks (a hung query) until the test releases it."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.release = threading.Event()
+        self.entered = 0
+        self._lock = threading.Lock()
+
+    def _block(self) -> None:
+        with self._lock:
+            self.entered += 1
+        self.release.wait()
+
+    def rows(self) -> Any:
+        if self.where == "factory":  # the function itself blocks before returning rows
+            self._block()
+            return ["/late"]
+        return self._generate()
+
+    def _generate(self) -> Iterator[str]:
+        yield "/first"
+        self._block()  # the second batch hangs
+        yield "/late"
+
+
+def _rows() -> Iterator[str]:
+    yield from ("/a", "/b")
+
+
+@servers
+@pytest.mark.parametrize("where", ["factory", "generator"])
+def test_timeout_binds_hung_sync_providers(server: str, where: str) -> None:
+    """A hung sync provider answers 503 at provider_timeout while its thread still blocks."""
+    hung = HungRows(where)
+    config = make_config(
+        "https://example.com",
+        {"hung": hung.rows, "ok": _rows},
+        provider_timeout=0.5,
+        max_urls_per_page=1,
+    )
+    try:
+        with serve(server, config) as url:
+            # Bounded, so a request that waits for the hung thread fails the test.
+            page = httpx.get(url + "/sitemap-hung-1.xml", timeout=20)
+            assert hung.entered == 1 and not hung.release.is_set()
+            index = httpx.get(url + "/sitemap_index.xml", timeout=20)
+            ok = httpx.get(url + "/sitemap-ok-1.xml", timeout=20)
+    finally:
+        hung.release.set()
+    if where == "factory":
+        assert page.status_code == 503 and page.headers["retry-after"] == "120"
+    else:  # the first batch came: the page started, then was cut off
+        assert page.status_code == 503 or b"</urlset>" not in page.content
+    assert index.status_code == 200 and index.headers["cache-control"] == "no-store"
+    assert child_urls(check_document(index.content)) == [
+        "https://example.com/sitemap-ok-1.xml",
+        "https://example.com/sitemap-ok-2.xml",
+    ]
+    assert ok.status_code == 200
+
+
+@servers
+def test_hung_sync_work_does_not_starve_other_sections(server: str) -> None:
+    """40 requests stuck on one sync section: its threads are capped, other sections serve."""
+    hung = HungRows("factory")
+    config = make_config(
+        "https://example.com", {"hung": hung.rows, "ok": _rows}, provider_timeout=0.5
+    )
+    try:
+        with serve(server, config) as url, httpx.Client(timeout=20) as client:
+            with ThreadPoolExecutor(40) as pool:
+                stuck = list(
+                    pool.map(
+                        lambda _: client.get(url + "/sitemap-hung-1.xml").status_code, range(40)
+                    )
+                )
+            assert not hung.release.is_set()
+            entered = hung.entered
+            ok = [client.get(url + "/sitemap-ok-1.xml") for _ in range(3)]
+    finally:
+        hung.release.set()
+    assert stuck == [503] * 40
+    assert 1 <= entered <= MAX_SECTION_THREADS  # abandoned threads count against the cap
+    assert [r.status_code for r in ok] == [200] * 3
+    assert page_urls(check_document(ok[0].content)) == [
+        "https://example.com/a",
+        "https://example.com/b",
+    ]
+
+
+class SlowSkip:
+    """No page access: a deep page means reading past every entry before it, slowly."""
+
+    async def entries(self) -> AsyncIterator[str]:
+        for i in range(3000):
+            if i % 500 == 0:
+                await anyio.sleep(0.1)  # each batch is quick; all of them are not
+            yield f"/item/{i}"
+
+
+@servers
+def test_timeout_applies_per_batch_while_skipping_to_a_deep_page(server: str) -> None:
+    """Skipping 2,500 entries takes several batches, each within provider_timeout: 200."""
+    config = make_config(
+        "https://example.com",
+        {"p": Section(SlowSkip(), max_urls=500)},
+        provider_timeout=0.4,
+    )
+    with serve(server, config) as url:
+        page = httpx.get(url + "/sitemap-p-6.xml", timeout=20)
+    assert page.status_code == 200, page.text
+    assert page_urls(check_document(page.content))[0] == "https://example.com/item/2500"
