@@ -1,7 +1,7 @@
 """Rendered documents in Redis, shared by every instance of an app (the ``redis`` extra).
 
-With ``fallback_validators="render"`` each process otherwise renders a page once per
-``render_cache_ttl`` to learn its ETag; a fleet behind a load balancer would render it
+With ``render_fallback=RenderFallback(...)`` each process otherwise renders a page once
+per ``RenderFallback.ttl`` to learn its ETag; a fleet behind a load balancer would render it
 once per instance, and each instance could answer with a different ETag while their
 renders disagree. Sharing the cache makes one render serve them all.
 """
@@ -26,7 +26,7 @@ _TAG = re.compile(rb"[0-9a-f]{32}")
 
 
 class RedisRenderCache:
-    """A :class:`RenderCache` in Redis: ``SitemapConfig(render_cache=RedisRenderCache(url))``.
+    """A :class:`RenderCache` in Redis: ``RenderFallback(cache=RedisRenderCache(url))``.
 
     :param url: a ``redis://`` or ``rediss://`` URL.
     :param ttl: seconds a rendered document stays valid (Redis expires it).

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from werkzeug.http import parse_date
 
-from sitemap_middleware import ProviderVersion, Section, SitemapEntry
+from sitemap_middleware import ProviderVersion, RenderFallback, Section, SitemapEntry
 from sitemap_middleware._providers.threads import MAX_SECTION_THREADS
 from tests.helpers import check_document, child_urls, page_urls
 from tests.integration.servers import make_config, serve
@@ -119,7 +119,7 @@ def test_render_mode_never_stores_an_index_missing_a_section(server: str) -> Non
     flaky = Switchable(3, fail_at=0)
     sections: dict[str, Any] = {"flaky": flaky, "ok": Switchable(2)}
     config = make_config(
-        "https://example.com", sections, fallback_validators="render", max_urls_per_page=2
+        "https://example.com", sections, render_fallback=RenderFallback(), max_urls_per_page=2
     )
     with serve(server, config) as url:
         down = httpx.get(url + "/sitemap_index.xml")
@@ -144,7 +144,7 @@ def test_render_mode_failure_before_the_first_byte_is_503(
 ) -> None:
     """A provider failing while the page renders into the cache: 503 with Retry-After."""
     flaky = Switchable(2000, fail_at=1500)  # after the first batch: mid-render
-    config = make_config("https://example.com", {"p": flaky}, fallback_validators="render")
+    config = make_config("https://example.com", {"p": flaky}, render_fallback=RenderFallback())
     with serve(server, config) as url:
         failed = httpx.get(url + "/sitemap-p-1.xml")
         flaky.fail_at = None
@@ -165,8 +165,7 @@ def test_render_mode_failure_after_the_first_byte_aborts(server: str) -> None:
     config = make_config(
         "https://example.com",
         {"p": flaky},
-        fallback_validators="render",
-        render_cache_max_bytes=64 * 1024,
+        render_fallback=RenderFallback(max_bytes=64 * 1024),
     )
     with serve(server, config) as url:
         with pytest.raises(httpx.RemoteProtocolError):

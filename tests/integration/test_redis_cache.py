@@ -278,8 +278,7 @@ def test_deployments_with_other_providers_never_share_pages(redis_url: str, serv
         config = SitemapConfig(
             base_url="https://example.com",
             sections=sections,
-            fallback_validators="render",
-            render_cache=RedisRenderCache(redis_url, prefix=prefix),
+            render_fallback=RenderFallback(cache=RedisRenderCache(redis_url, prefix=prefix)),
         )
         with serve(server, config) as url:
             bodies.append([httpx.get(url + f"/sitemap-{s}-1.xml").content for s in ("p", "q")])

@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from sitemap_middleware import SitemapConfig
+from sitemap_middleware import RenderFallback, SitemapConfig
 from sitemap_middleware._engine.core import RequestInfo, SitemapCore
 from tests.helpers import collect, fetch, header
 
@@ -40,9 +40,7 @@ async def _peak_of_concurrent_requests(
 ) -> tuple[int, Unversioned, list[int], list[str | None]]:
     """Peak traced memory while CONCURRENT requests stream the page, as a server sends it."""
     provider = Unversioned()
-    options: dict[str, Any] = (
-        {"fallback_validators": "render", "render_cache_max_bytes": CAP} if render else {}
-    )
+    options: dict[str, Any] = {"render_fallback": RenderFallback(max_bytes=CAP)} if render else {}
     core = SitemapCore(
         SitemapConfig(base_url="https://example.com", sections={"p": provider}, **options)
     )
@@ -96,8 +94,7 @@ async def test_a_page_known_too_big_streams_without_buffering() -> None:
         SitemapConfig(
             base_url="https://example.com",
             sections={"p": provider},
-            fallback_validators="render",
-            render_cache_max_bytes=CAP,
+            render_fallback=RenderFallback(max_bytes=CAP),
         )
     )
     await fetch(core, "/sitemap-p-1.xml")
