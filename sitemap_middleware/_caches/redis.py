@@ -97,8 +97,11 @@ class RedisRenderCache:
 
     @staticmethod
     def _encode(etag: bytes, data: bytes) -> bytes:
-        """``sm1 <etag> <length> <sha256>\\n<body>``: what :meth:`_decode` verifies."""
-        digest = hashlib.sha256(data).hexdigest().encode("ascii")
+        """``sm1 <etag> <length> <sha256>\\n<body>``: what :meth:`_decode` verifies.
+
+        The digest covers the tag and the body, so neither can change alone.
+        """
+        digest = _digest(etag, data)
         return b"%s %s %d %s\n%s" % (_FORMAT, etag, len(data), digest, data)
 
     @staticmethod
@@ -115,7 +118,7 @@ class RedisRenderCache:
         _, etag, length, digest = fields
         if not (_TAG.fullmatch(etag) and length.isdigit() and int(length) == len(data)):
             return None
-        if hashlib.sha256(data).hexdigest().encode("ascii") != digest:
+        if _digest(etag, data) != digest:
             return None
         return etag.decode("ascii"), data
 
@@ -124,3 +127,7 @@ class RedisRenderCache:
         client = self._clients.pop(asyncio.get_running_loop(), None)
         if client is not None:
             await client.aclose()
+
+
+def _digest(etag: bytes, data: bytes) -> bytes:
+    return hashlib.sha256(etag + b"\n" + data).hexdigest().encode("ascii")
