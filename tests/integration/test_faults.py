@@ -5,6 +5,7 @@ Each test here once answered 500, a stale document or nothing at all (issue 12).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -145,7 +146,7 @@ def test_render_mode_failure_before_the_first_byte_is_503(
     """A provider failing while the page renders into the cache: 503 with Retry-After."""
     flaky = Switchable(2000, fail_at=1500)  # after the first batch: mid-render
     config = make_config("https://example.com", {"p": flaky}, render_fallback=RenderFallback())
-    with serve(server, config) as url:
+    with caplog.at_level(logging.DEBUG, logger="sitemap_middleware"), serve(server, config) as url:
         failed = httpx.get(url + "/sitemap-p-1.xml")
         flaky.fail_at = None
         recovered = httpx.get(url + "/sitemap-p-1.xml")

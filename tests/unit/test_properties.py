@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -121,12 +123,24 @@ def _serve(values: list[Any], strict: bool) -> tuple[int, bytes]:
     return anyio.run(run)
 
 
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Silence our logger for one example, then restore it (other tests read its records)."""
+    logger = logging.getLogger("sitemap_middleware")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 @SETTINGS
 @given(st.lists(items, max_size=12))
 def test_hostile_entries_give_a_valid_document_or_a_clear_error(values: list[Any]) -> None:
     """Lenient mode: a valid document without the bad entries (or 404 when none is left)."""
-    logging.getLogger("sitemap_middleware").setLevel(logging.CRITICAL)
-    status, body = _serve(values, strict=False)
+    with _quiet():
+        status, body = _serve(values, strict=False)
     assert status in (200, 404)
     if status == 200:
         check_document(body)
@@ -220,9 +234,9 @@ def test_inline_shortcuts_agree_with_the_general_path(loc: Any, lastmod: Any) ->
 @given(st.lists(items, max_size=12))
 def test_hostile_entries_in_strict_mode_raise_package_errors(values: list[Any]) -> None:
     """Strict mode: a valid document, a 500 before headers, or an InvalidEntryError mid-stream."""
-    logging.getLogger("sitemap_middleware").setLevel(logging.CRITICAL)
     try:
-        status, body = _serve(values, strict=True)
+        with _quiet():
+            status, body = _serve(values, strict=True)
     except SitemapError as exc:
         assert isinstance(exc, InvalidEntryError)
         return
