@@ -82,7 +82,7 @@ async def test_concurrent_requests_for_a_page_over_the_cap_buffer_it_once() -> N
     )
     assert len(set(sizes)) == 1 and sizes[0] > CAP
     assert tags == [None] * CONCURRENT  # too big for the cache: no render-derived ETag
-    assert provider.reads == CONCURRENT
+    assert 1 <= provider.reads <= CONCURRENT  # concurrent requests may share one read
     # Was streaming + CONCURRENT * CAP: every request buffered the cap before its first byte.
     assert peak < streaming + 3 * CAP, f"{peak / 2**20:.1f} MiB"
 
