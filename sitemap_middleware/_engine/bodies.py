@@ -9,7 +9,7 @@ from .._sansio.models import Admitted
 from .._sansio.render import Chunker, TextWriter, UrlsetWriter
 from .stream import EntryStream, logger
 
-__all__ = ["bytes_body", "chain", "opened", "urlset_body"]
+__all__ = ["bytes_body", "chain", "logging_abort", "opened", "urlset_body"]
 
 LOG_ABORTED = "sitemap %s: aborting the response after headers were sent: %s"
 
@@ -36,19 +36,13 @@ async def chain(head: list[bytes], rest: AsyncIterator[bytes]) -> AsyncIterator[
 
 
 async def urlset_body(
-    name: str,
     writer: UrlsetWriter | TextWriter,
     streams: list[EntryStream],
     first: list[Admitted],
 ) -> AsyncIterator[bytes]:
-    """Render a urlset (or text sitemap) from open streams; abort, never truncate quietly.
-
-    A failure after the status line cannot become an error page: we log once and
-    re-raise so the server drops the connection and no client mistakes the partial body
-    for a complete sitemap (no closing tag is ever written after a gap).
-    """
+    """Render a urlset (or text sitemap) from open streams; abort, never truncate quietly."""
     chunker = Chunker()
-    try:
+    try:  # errors are logged where the body meets the status line (logging_abort)
         chunker.add(writer.open([entry for _, _, entry in first if entry is not None]))
         batch = first
         for stream in streams:
@@ -60,9 +54,23 @@ async def urlset_body(
                     break
         chunker.add(writer.close())
         yield chunker.flush()
-    except (SitemapError, ValueError) as exc:
-        logger.error(LOG_ABORTED, name, exc)
-        raise
     finally:
         for stream in streams:
             await stream.aclose()
+
+
+async def logging_abort(label: str, body: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """``body`` as sent after the status line: a failure is logged once and re-raised.
+
+    A failure after the status line cannot become an error page: re-raising makes the
+    server drop the connection, so no client mistakes the partial body for a complete
+    sitemap (no closing tag is ever written after a gap).
+    """
+    try:
+        async for chunk in body:
+            yield chunk
+    except (SitemapError, ValueError) as exc:
+        logger.error(LOG_ABORTED, label, exc)
+        raise
+    finally:
+        await body.aclose()  # type: ignore[attr-defined]

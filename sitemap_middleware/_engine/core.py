@@ -11,20 +11,27 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 
+from .._caches.memory import MemoryRenderCache
 from .._config import SitemapConfig
 from .._exceptions import InvalidEntryError
 from .._sansio.compress import choose_encoding, gzip_chunks
-from .._sansio.conditional import is_not_modified, not_modified_filter, validator_headers
+from .._sansio.conditional import (
+    is_not_modified,
+    last_modified_at,
+    not_modified_filter,
+    validator_headers,
+)
 from .._sansio.etag import content_etag, representation_etag
 from .._sansio.hosts import HostNotAllowed, base_for, vary_headers
 from .._sansio.robots import APP_ROBOTS_MAX_BYTES, AppRobots, AppRobotsRequest, robots_text
 from .._sansio.routing import Kind, Routes, Target, match
 from .._sansio.types import Encoding
 from .._sansio.urls import BaseURL
-from .bodies import bytes_body
+from .bodies import bytes_body, logging_abort
 from .documents import TEXT_TYPE, Document, Documents, HTTPError, unavailable
+from .rendered import RenderLimits, RenderValidation
 from .shared import SharedRenders, cache_control
 from .stream import logger
 
@@ -80,6 +87,14 @@ class SitemapCore:
         self._vary = vary_headers(config.hosts)
         self._shared = SharedRenders(config)
         self._cache_control = cache_control(config.http.cache_control, config) or ""
+        self._rendered: RenderValidation | None = None
+        if (fallback := config.render_fallback) is not None:
+            self._rendered = RenderValidation(
+                fallback.cache or MemoryRenderCache(fallback.size, fallback.ttl),
+                config.fingerprint,
+                [(s.name, s.provider) for s in config.resolved_sections],
+                RenderLimits(fallback.max_bytes, fallback.ttl, config.http.retry_after),
+            )
 
     def route(self, request: RequestInfo) -> Target | None:
         """Our target for this request, or ``None`` to hand it to the wrapped app."""
@@ -114,8 +129,9 @@ class SitemapCore:
 
     async def aclose(self) -> None:
         """Release held resources (a shared render cache's connections); call on shutdown."""
-        await self._documents.aclose()
         await self._shared.aclose()
+        if self._rendered is not None:
+            await self._rendered.aclose()
 
     # -- the checks every request passes, once, in this order ------------------------------
 
@@ -145,10 +161,10 @@ class SitemapCore:
             raise HTTPError(406, "Not Acceptable: identity is refused and gzip is not available")
 
         if not target.is_sitemap:  # the stylesheet: static bytes, nothing to share
-            document = await self._fresh_document(target, base)
+            document = await self._fresh_document(target, base, request.path)
             return await self._answer(request, target, document, encoding, negotiable)
         document = await self._shared.document(
-            target, base, lambda: self._fresh_document(target, base)
+            target, base, lambda: self._fresh_document(target, base, request.path)
         )
         try:
             return await self._answer(request, target, document, encoding, negotiable)
@@ -159,11 +175,12 @@ class SitemapCore:
                 raise
             return await self._answer(request, target, stale, encoding, negotiable)
 
-    async def _fresh_document(self, target: Target, base: BaseURL) -> Document:
+    async def _fresh_document(self, target: Target, base: BaseURL, label: str) -> Document:
         """The document as the providers have it now (no stored render involved)."""
         document = await self._documents.get(target, base)
-        if document.etag is None and self.config.render_fallback is not None and target.is_sitemap:
-            document = await self._documents.render_validated(target, base, document)
+        if document.etag is None and self._rendered is not None and target.is_sitemap:
+            key = self._rendered.key(base.prefix, target)
+            document = await self._rendered.validated(key, label, document)
         return document
 
     async def _answer(
@@ -190,9 +207,10 @@ class SitemapCore:
             headers.append(("Cache-Control", "no-store"))
         if http.x_robots_tag:
             headers.append(("X-Robots-Tag", http.x_robots_tag))
-        headers += validator_headers(etag, document.last_modified)
+        last_modified = last_modified_at(document.last_modified, datetime.now(timezone.utc))
+        headers += validator_headers(etag, last_modified)
 
-        if self._not_modified(request, etag, document.last_modified):
+        if self._not_modified(request, etag, last_modified):
             if _is_star(request) or not document.exists:
                 await _confirm(document)  # a 304 only for a representation that exists
             return Reply(304, not_modified_filter(headers))
@@ -202,7 +220,7 @@ class SitemapCore:
         body = await document.open()
         if encoding == "gzip":
             body = gzip_chunks(body, http.gzip_level)
-        return Reply(200, headers, body)
+        return Reply(200, headers, logging_abort(request.path, body))
 
     # -- robots.txt ------------------------------------------------------------------------
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
 
-from .._caches.memory import MemoryRenderCache, RenderCache
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import InvalidEntryError, ProviderError
 from .._sansio.etag import content_etag, document_etag, version_parts
@@ -21,8 +20,7 @@ from .._sansio.models import Admitted
 from .._sansio.render import Chunker, IndexWriter, TextWriter, UrlsetWriter
 from .._sansio.routing import STYLESHEET_NAME, TEXT_SITEMAP_NAME, Kind, Target, page_name
 from .._sansio.urls import BaseURL
-from .._settings import RenderFallback
-from .bodies import bytes_body, chain, opened, urlset_body
+from .bodies import bytes_body, opened, urlset_body
 from .plan import (
     SectionPlan,
     news_cutoff,
@@ -33,13 +31,20 @@ from .plan import (
 from .plans import PlanMemo
 from .stream import EntryStream, logger
 
-__all__ = ["TEXT_TYPE", "Document", "Documents", "HTTPError", "unavailable"]
+__all__ = [
+    "LOG_FAILED",
+    "TEXT_TYPE",
+    "Document",
+    "Documents",
+    "HTTPError",
+    "service_unavailable",
+    "unavailable",
+]
 
 XML_TYPE = "application/xml; charset=utf-8"
 TEXT_TYPE = "text/plain; charset=utf-8"
 XSL_TYPE = "text/xsl; charset=utf-8"
 LOG_FAILED = "sitemap %s: answering %d: %s"
-LOG_CACHE_FAILED = "sitemap render cache failed %s: %s: %s"
 _STYLESHEET = resources.files("sitemap_middleware").joinpath("static", "sitemap.xsl").read_bytes()
 _STYLESHEET_ETAG = content_etag("xsl", _STYLESHEET)
 
@@ -56,10 +61,15 @@ class HTTPError(Exception):
 
 def unavailable(config: SitemapConfig) -> HTTPError:
     """503 for a failing provider, with ``Retry-After``."""
+    return service_unavailable(config.http.retry_after)
+
+
+def service_unavailable(retry_after: int) -> HTTPError:
+    """503 with ``Retry-After: retry_after`` seconds."""
     return HTTPError(
         503,
         "Service Unavailable: this sitemap's data source failed; try again later",
-        [("Retry-After", str(config.http.retry_after))],
+        [("Retry-After", str(retry_after))],
     )
 
 
@@ -82,9 +92,6 @@ class Documents:
 
     def __init__(self, config: SitemapConfig) -> None:
         self.config = config
-        fallback = config.render_fallback or RenderFallback()
-        self._fallback = fallback
-        self._cache: RenderCache = fallback.cache or MemoryRenderCache(fallback.size, fallback.ttl)
         self.plans = PlanMemo(config)
 
     async def get(self, target: Target, base: BaseURL) -> Document:
@@ -227,7 +234,7 @@ class Documents:
                 max_bytes=config.max_bytes_per_page,
                 stylesheet_href=self._stylesheet_href(base),
             )
-        return urlset_body(name, writer, streams, first)
+        return urlset_body(writer, streams, first)
 
     def _index_document(
         self, base: BaseURL, plans: Sequence[SectionPlan], failed: Sequence[str]
@@ -269,57 +276,3 @@ class Documents:
         if stylesheet is True:
             return base.directory + STYLESHEET_NAME
         return stylesheet or None
-
-    async def render_validated(self, target: Target, base: BaseURL, document: Document) -> Document:
-        """ETag from rendered bytes for providers that cannot tell their freshness.
-
-        Renders up to ``RenderFallback.max_bytes`` into memory; a larger document streams
-        without validators instead (never an unbounded buffer).
-        """
-        # The fingerprint keeps apart configurations (and package versions) sharing a cache.
-        key = f"{self.config.fingerprint}|{base.prefix}|{target}"
-        cached = await self._cached(key)
-        if cached is None:
-            body = await document.open()
-            chunks: list[bytes] = []
-            size = 0
-            try:
-                async for chunk in body:
-                    chunks.append(chunk)
-                    size += len(chunk)
-                    if size > self._fallback.max_bytes:
-                        return Document(
-                            document.content_type, None, None, lambda: opened(chain(chunks, body))
-                        )
-            except BaseException:
-                await body.aclose()  # type: ignore[attr-defined]
-                raise
-            data = b"".join(chunks)
-            cached = (content_etag("render", data, self.config.fingerprint), data)
-            await self._store(key, cached)
-        tag, data = cached
-        return Document(document.content_type, tag, None, lambda: opened(bytes_body(data)))
-
-    async def aclose(self) -> None:
-        """Release what the render cache holds open (a Redis cache's connections)."""
-        aclose = getattr(self._cache, "aclose", None)
-        if aclose is not None:
-            try:
-                await aclose()
-            except Exception as exc:  # shutting down: report, but let the shutdown finish
-                logger.warning(LOG_CACHE_FAILED, "closing", type(exc).__name__, exc)
-
-    # A shared cache (Redis) can fail; a sitemap must still be served, just rendered here.
-
-    async def _cached(self, key: str) -> tuple[str, bytes] | None:
-        try:
-            return await self._cache.get(key)
-        except Exception as exc:
-            logger.warning(LOG_CACHE_FAILED, "reading (rendering here)", type(exc).__name__, exc)
-            return None
-
-    async def _store(self, key: str, value: tuple[str, bytes]) -> None:
-        try:
-            await self._cache.set(key, value)
-        except Exception as exc:
-            logger.warning(LOG_CACHE_FAILED, "writing", type(exc).__name__, exc)

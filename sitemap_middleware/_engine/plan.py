@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import InvalidEntryError, ProviderError
@@ -109,9 +109,19 @@ async def plan_section(
             found = await call_provider(
                 section.name, config.provider_timeout, provider.page_last_modified(size)
             )
-            lastmods = tuple(list(found)[:pages]) + (None,) * max(0, pages - len(found))
+            dates = [_page_date(section.name, value) for value in list(found)[:pages]]
+            lastmods = tuple(dates) + (None,) * (pages - len(dates))
         return SectionPlan(section.name, count, size, lastmods, version)
     return await _plan_by_iteration(config, section, base, version)
+
+
+def _page_date(section: str, value: object) -> datetime | None:
+    """A page lastmod from ``page_last_modified()``, aware (naive means UTC)."""
+    if value is None:
+        return None
+    if not isinstance(value, date):
+        raise ProviderError(section, f"page_last_modified() gave {value!r}, not a datetime")
+    return to_datetime(value)
 
 
 async def _plan_by_iteration(

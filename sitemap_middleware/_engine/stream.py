@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 
 from .._exceptions import InvalidEntryError, ProviderError, ProviderTimeoutError
 from .._providers.base import CallableProvider, SupportsPages, UrlProvider
@@ -112,17 +113,35 @@ class EntryStream:
             self._iterator = aiter(source)
         return self._iterator
 
-    async def _pull(self) -> list[Any]:
+    async def _skip_batch(self) -> None:
+        """Read past up to BATCH_SIZE entries before the page (providers without page())."""
         iterator = self._open()
         if self._batched:
-            return await self._pull_batched(iterator)
-        while self._skip:
+            # A source of lists: one list per timed call, skipped by slicing.
+            buffer = self._buffer
+            if not buffer and not self._source_done:
+                try:
+                    buffer.extend(await anext(iterator))
+                except StopAsyncIteration:
+                    self._source_done = True
+            dropped = min(self._skip, len(buffer))
+            del buffer[:dropped]
+            self._skip -= dropped
+            if self._skip and self._source_done and not buffer:
+                self.exhausted = True  # ended before the page starts: an empty page
+            return
+        for _ in range(min(BATCH_SIZE, self._skip)):
             try:
                 await anext(iterator)
             except StopAsyncIteration:  # ended before the page starts: an empty page
                 self.exhausted = True
-                return []
+                return
             self._skip -= 1
+
+    async def _pull(self) -> list[Any]:
+        iterator = self._open()
+        if self._batched:
+            return await self._pull_batched(iterator)
         size = BATCH_SIZE if self._remaining is None else min(BATCH_SIZE, self._remaining)
         items = []
         for _ in range(size):
@@ -156,9 +175,18 @@ class EntryStream:
         return items
 
     async def next_raw(self) -> list[Any]:
-        """The next batch of raw provider items; empty when done."""
+        """The next batch of raw provider items; empty when done.
+
+        Every batch is one timed call, also each batch skipped on the way to a deep page.
+        Each starts at a checkpoint: a provider that never awaits (an in-memory list)
+        still lets a client's disconnect, or a timeout, stop the response within a batch.
+        """
+        while self._skip and not self.exhausted:
+            await anyio.lowlevel.checkpoint()
+            await call_provider(self.name, self._timeout, self._skip_batch())
         if self.exhausted or self._remaining == 0:
             return []
+        await anyio.lowlevel.checkpoint()
         raw: list[Any] = await call_provider(self.name, self._timeout, self._pull())
         if self._remaining is not None:
             self._remaining -= len(raw)

@@ -11,14 +11,13 @@ import hashlib
 import inspect
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from itertools import islice
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
-import anyio.to_thread
-
 from .._sansio.models import SitemapEntry, coerce_entry
 from .._sansio.values import to_datetime
+from .threads import MAX_SECTION_THREADS, WorkerThreads
 
 __all__ = [
     "CallableProvider",
@@ -32,6 +31,7 @@ __all__ = [
     "SupportsVersion",
     "UrlProvider",
     "as_provider",
+    "provider_identity",
 ]
 
 EntryLike: TypeAlias = "SitemapEntry | str | Mapping[str, Any]"
@@ -47,11 +47,27 @@ class ProviderVersion:
 
     ``token`` changes whenever any entry changes (a revision number, a hash, ``max(id)``
     with a row count); ``last_modified`` is the newest ``lastmod`` of its entries. Either
-    one lets the middleware answer conditional requests without iterating.
+    one lets the middleware answer conditional requests without iterating. A naive
+    ``last_modified`` means UTC (it is stored with the UTC zone); a ``date`` means its
+    midnight UTC.
     """
 
     token: str | None = None
     last_modified: datetime | None = None
+
+    def __post_init__(self) -> None:
+        if self.token is not None and not isinstance(self.token, str):
+            raise TypeError(f"ProviderVersion.token must be a str or None, got {self.token!r}")
+        modified = self.last_modified
+        if modified is None:
+            return
+        if not isinstance(modified, date):
+            raise TypeError(
+                f"ProviderVersion.last_modified must be a datetime or None, got {modified!r}"
+            )
+        # The one place provider freshness gets its zone: versions from several
+        # sections are compared (the index's Last-Modified is their maximum).
+        object.__setattr__(self, "last_modified", to_datetime(modified))
 
 
 @runtime_checkable
@@ -143,19 +159,33 @@ class CallableProvider:
     it may return a list, any iterable or an async iterable. Sync code runs in a worker
     thread, ``SYNC_BATCH`` items per hop, so a blocking ORM query never stalls the event
     loop.
+
+    ``provider_timeout`` binds sync code too: a request stops waiting for a blocked
+    thread at once. The thread itself cannot be stopped; it goes on until the blocking
+    call returns. At most ``max_threads`` threads work for this provider at a time,
+    blocked ones included, so a hung database holds a bounded number of threads and
+    other sections keep theirs.
     """
 
-    def __init__(self, factory: Callable[[], Any]) -> None:
+    def __init__(
+        self,
+        factory: Callable[[], Any],
+        *,
+        max_threads: int = MAX_SECTION_THREADS,
+        _identity: str | None = None,
+    ) -> None:
         if not callable(factory):
             raise TypeError(f"factory must be callable, got {factory!r}")
         self._factory = factory
+        self._identity = _identity or "callable:" + _qualified_name(factory)
         self._is_async = inspect.iscoroutinefunction(factory) or inspect.isasyncgenfunction(factory)
+        self._threads = WorkerThreads(max_threads)
 
     async def _call(self) -> Any:
         if self._is_async:
             result = self._factory()
         else:
-            result = await anyio.to_thread.run_sync(self._factory)
+            result = await self._threads.run(self._factory)
         if inspect.isawaitable(result):
             result = await result
         return result
@@ -207,16 +237,50 @@ class CallableProvider:
                 yield item
         elif isinstance(result, Iterable):
             sync_iter = iter(result)
+            close = getattr(sync_iter, "close", None)
+            # Once a hop fails or is given up, closing is the worker's job: a generator
+            # must not be closed while a (hung) thread still executes it.
+            closed_by_worker = False
             try:
-                while batch := await anyio.to_thread.run_sync(_take, sync_iter):
+                while True:
+                    try:
+                        batch = await self._threads.run(_take, sync_iter, cleanup=close)
+                    except BaseException:
+                        closed_by_worker = True
+                        raise
+                    if not batch:
+                        break
                     for item in batch:
                         yield item
             finally:
-                close = getattr(sync_iter, "close", None)
-                if close is not None:
+                if close is not None and not closed_by_worker:
                     close()
         else:
             raise TypeError(f"provider factory returned {type(result).__name__}, not an iterable")
+
+
+def provider_identity(provider: UrlProvider) -> str:
+    """What tells this provider's data apart from another's, the same in every process.
+
+    Used in render-cache keys, so two deployments sharing a Redis with the same base URL
+    and section names but other providers never share pages. A provider may say it
+    itself with a ``cache_identity`` string attribute; otherwise it is the content hash
+    of a :class:`StaticProvider`, the qualified name of a :class:`CallableProvider`'s
+    function, or the provider's qualified class name.
+    """
+    identity = getattr(provider, "cache_identity", None)
+    if isinstance(identity, str):
+        return identity
+    if isinstance(provider, StaticProvider):
+        return "static:" + (provider._version.token or "")
+    if isinstance(provider, CallableProvider):
+        return provider._identity
+    return "class:" + _qualified_name(type(provider))
+
+
+def _qualified_name(value: object) -> str:
+    module = getattr(value, "__module__", None) or "?"
+    return f"{module}.{getattr(value, '__qualname__', type(value).__qualname__)}"
 
 
 def _take(iterator: Iterable[EntryLike]) -> list[EntryLike]:
@@ -241,12 +305,12 @@ def as_provider(value: ProviderLike) -> UrlProvider:
                 "an async iterator can be iterated once only; pass the async generator "
                 "function (or a callable returning the iterable) instead"
             )
-        return CallableProvider(lambda: value)
+        return CallableProvider(lambda: value, _identity="iterable:" + _qualified_name(type(value)))
     if isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping):
         if iter(value) is value:
             raise TypeError(
                 "an iterator can be iterated once only; pass the generator function "
                 "(or a callable returning the iterable) instead"
             )
-        return CallableProvider(lambda: value)
+        return CallableProvider(lambda: value, _identity="iterable:" + _qualified_name(type(value)))
     raise TypeError(f"cannot use {type(value).__name__} as a URL provider")

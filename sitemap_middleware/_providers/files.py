@@ -11,10 +11,10 @@ from pathlib import Path, PurePosixPath
 
 import aiofiles
 import aiofiles.os
-import anyio.to_thread
 
 from .._sansio.models import SitemapEntry
 from .base import ProviderVersion
+from .threads import WorkerThreads
 
 __all__ = ["DirectoryProvider", "TextFileProvider"]
 
@@ -81,6 +81,7 @@ class DirectoryProvider:
         self.exclude = tuple(exclude)
         self.index_files = tuple(index_files)
         self.strip_suffixes = tuple(strip_suffixes)
+        self._threads = WorkerThreads()  # a hung file system holds a bounded few
 
     def _walk(self) -> list[tuple[str, float]]:
         found = []
@@ -103,7 +104,7 @@ class DirectoryProvider:
         # os.walk has no async form; one worker-thread hop for the whole listing.
         if not await aiofiles.os.path.isdir(self.root):
             raise FileNotFoundError(f"{self.root} is not a directory")
-        return await anyio.to_thread.run_sync(self._walk)
+        return await self._threads.run(self._walk)
 
     def _url(self, relative: str) -> str:
         path = PurePosixPath(relative)

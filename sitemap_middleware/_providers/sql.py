@@ -7,20 +7,21 @@ worker thread.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
-import anyio.to_thread
 from sqlalchemy import Engine, Select, Table, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ColumnElement
 
-from .._sansio.values import to_datetime
+from .._sansio.values import aware, to_datetime
 from .base import EntryLike, ProviderVersion
+from .threads import WorkerThreads
 
 __all__ = ["SQLAlchemyProvider"]
 
@@ -29,7 +30,7 @@ def _aware(value: object) -> datetime | None:
     if value is None:
         return None
     if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        return aware(value)
     return to_datetime(value)  # type: ignore[arg-type]
 
 
@@ -98,19 +99,39 @@ class SQLAlchemyProvider:
         self._plans: dict[int, tuple[str, list[Any], list[datetime | None]]] = {}
         self._metadata_ttl = metadata_ttl
         self._metadata: tuple[float, int, ProviderVersion] | None = None
+        self._threads = WorkerThreads()
+        #: Queries under way; kept referenced until done (see _all).
+        self._queries: set[asyncio.Future[Sequence[Any]]] = set()
         _fresh_pool_after_fork(engine)
 
     async def _all(self, statement: Any) -> Sequence[Any]:
         if isinstance(self._engine, AsyncEngine):
-            async with self._engine.connect() as conn:
-                return (await conn.execute(statement)).all()
+            # The query runs in a task of its own: if the request gives up (a hang-up, a
+            # timeout) it answers at once, while the query finishes and returns its
+            # connection to the pool. Cancelled mid-query, SQLAlchemy would instead
+            # "terminate" the connection through a task nobody awaits ("Task was destroyed
+            # but it is pending!"). SQLAlchemy's asyncio layer needs asyncio anyway.
+            task = asyncio.ensure_future(self._query(self._engine, statement))
+            self._queries.add(task)
+            task.add_done_callback(self._query_done)
+            return await asyncio.shield(task)
         engine = self._engine
 
         def run() -> Sequence[Any]:
             with engine.connect() as conn:
                 return conn.execute(statement).all()
 
-        return await anyio.to_thread.run_sync(run)
+        return await self._threads.run(run)  # a hung query holds a bounded few threads
+
+    @staticmethod
+    async def _query(engine: AsyncEngine, statement: Any) -> Sequence[Any]:
+        async with engine.connect() as conn:
+            return (await conn.execute(statement)).all()
+
+    def _query_done(self, task: asyncio.Future[Sequence[Any]]) -> None:
+        self._queries.discard(task)
+        if not task.cancelled():
+            task.exception()  # read: an abandoned query's error is not "never retrieved"
 
     async def _rows_from(self, first: Any | None, limit: int | None) -> AsyncIterator[Any]:
         """Rows in key order from ``first`` (inclusive), keyset-batched."""

@@ -15,6 +15,7 @@ from werkzeug.sansio.http import is_resource_modified
 __all__ = [
     "NOT_MODIFIED_HEADERS",
     "is_not_modified",
+    "last_modified_at",
     "not_modified_filter",
     "validator_headers",
 ]
@@ -23,6 +24,18 @@ __all__ = [
 NOT_MODIFIED_HEADERS = frozenset(
     ("cache-control", "content-location", "date", "etag", "expires", "vary")
 )
+
+
+def last_modified_at(value: datetime | None, now: datetime) -> datetime | None:
+    """The Last-Modified to send with a reply made at ``now`` (both aware datetimes).
+
+    RFC 9110 §8.8.2.1: a modification time in the future "MUST" be replaced by the
+    time of the reply. That also keeps dates such as ``9999-12-31T23:59:59-01:00``
+    (year 10000 in UTC) out of the HTTP date, which cannot hold them.
+    """
+    if value is None or value <= now:  # aware comparisons never overflow
+        return value
+    return now
 
 
 def validator_headers(etag: str | None, last_modified: datetime | None) -> list[tuple[str, str]]:

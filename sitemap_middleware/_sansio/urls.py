@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
+import idna
+
 from .._exceptions import InvalidEntryError
 from .limits import MAX_URL_LENGTH
 
@@ -54,10 +56,13 @@ def _idna_host(host: str, field: str, value: str) -> str:
     if host.isascii():
         host = host.lower()
     else:
+        # UTS 46 / IDNA 2008, as browsers and WHATWG URL do: "faß.de" is xn--fa-hia.de.
+        # Python's own "idna" codec is IDNA 2003 and maps it to fass.de, another domain.
         try:
-            host = host.encode("idna").decode("ascii")
-        except UnicodeError:
-            raise InvalidEntryError(field, value, "host is not a valid IDNA name") from None
+            host = idna.encode(host, uts46=True).decode("ascii")
+        except idna.IDNAError as exc:
+            reason = f"host is not a valid IDNA 2008 name ({exc})"
+            raise InvalidEntryError(field, value, reason) from None
     labels = host.rstrip(".").split(".")
     if not host or not all(_HOST_LABEL.fullmatch(label) for label in labels):
         raise InvalidEntryError(field, value, "host is not a valid DNS name")

@@ -10,6 +10,7 @@ from decimal import Decimal
 from .._exceptions import InvalidEntryError
 
 __all__ = [
+    "aware",
     "check_text",
     "format_w3c",
     "parse_w3c",
@@ -68,13 +69,20 @@ def date_value_and_text(field: str, value: object) -> tuple[date | datetime, str
     return parsed, format_w3c(parsed)
 
 
+def aware(value: datetime) -> datetime:
+    """``value`` with a zone: naive datetimes mean UTC, everywhere in this package.
+
+    Databases without zone support (SQLite) and ``datetime.utcnow()`` produce naive
+    values; guessing the server's zone would make output differ between machines, and
+    comparing naive with aware values raises.
+    """
+    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+
+
 def to_date_value(field: str, value: object) -> date | datetime:
     """Normalise a date-like value; naive datetimes are taken to be UTC."""
     if isinstance(value, datetime):
-        # A naive datetime means UTC: databases without zone support (SQLite) and
-        # ``datetime.utcnow()`` produce them, and guessing the server's zone would make
-        # the output differ between machines.
-        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+        return aware(value)
     if isinstance(value, date):
         return value
     if isinstance(value, str):
@@ -96,7 +104,7 @@ def to_datetime(value: date | datetime | str) -> datetime:
     if isinstance(value, str):  # only unvalidated input is still a string
         value = to_date_value("lastmod", value)
     if isinstance(value, datetime):
-        return value
+        return aware(value)
     return datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
 
 

@@ -1,4 +1,4 @@
-"""Real servers on 127.0.0.1 for integration tests: uvicorn (ASGI) and werkzeug (WSGI).
+"""Real servers on 127.0.0.1 for integration tests: uvicorn, hypercorn (ASGI), werkzeug (WSGI).
 
 Run as a script (``python -m tests.integration.servers asgi|wsgi``) it serves the demo
 test app in its own process and prints its port: used to compare ETags across processes.
@@ -57,7 +57,8 @@ def wsgi_app(config: SitemapConfig) -> Flask:
 @contextmanager
 def serve_uvicorn(app: Any, sock: socket.socket) -> Iterator[str]:
     # lifespan="auto": the shutdown event lets the middleware close what it holds open.
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="auto"))
+    # log_config=None: uvicorn's records reach the root logger, so tests see them.
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="auto", log_config=None))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     while not server.started:
@@ -69,6 +70,42 @@ def serve_uvicorn(app: Any, sock: socket.socket) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+@contextmanager
+def serve_hypercorn(app: Any, sock: socket.socket) -> Iterator[str]:
+    import asyncio
+    import logging
+
+    from hypercorn.asyncio import serve as hypercorn_serve
+    from hypercorn.config import Config
+
+    port = sock.getsockname()[1]
+    config = Config()
+    config.bind = [f"fd://{sock.detach()}"]  # hypercorn takes the reserved socket over
+    config.errorlog = logging.getLogger("hypercorn.error")  # to the root logger, as is
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+
+    def run() -> None:
+        loop.run_until_complete(hypercorn_serve(app, config, shutdown_trigger=stop.wait))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    while True:  # started once it accepts connections
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if not thread.is_alive():
+                raise RuntimeError("hypercorn failed to start") from None
+            threading.Event().wait(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(10)
+        loop.close()
 
 
 @contextmanager
@@ -87,10 +124,13 @@ def serve_werkzeug(app: Any, sock: socket.socket) -> Iterator[str]:
 
 @contextmanager
 def serve(server: str, config: SitemapConfig, sock: socket.socket | None = None) -> Iterator[str]:
-    """``config`` behind a Starlette app on uvicorn or a Flask app on werkzeug; yields its URL."""
+    """``config`` behind a Starlette app (uvicorn, hypercorn) or a Flask app (werkzeug)."""
     sock = sock or bound_socket()
     if server == "uvicorn":
         with serve_uvicorn(asgi_app(config), sock) as url:
+            yield url
+    elif server == "hypercorn":
+        with serve_hypercorn(asgi_app(config), sock) as url:
             yield url
     else:
         app = wsgi_app(config)

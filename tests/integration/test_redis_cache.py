@@ -6,6 +6,7 @@ import logging
 import os
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import anyio
 import httpx
@@ -62,8 +63,9 @@ async def test_round_trip_expiry_and_foreign_values(redis_url: str) -> None:
     """get returns what set stored, until the TTL passes; a value we did not write is a miss."""
     cache = _cache(redis_url, ttl=0.3)
     assert await cache.get("k") is None
-    await cache.set("k", ('"abc"', b"<urlset>\n\x00bytes</urlset>"))
-    assert await cache.get("k") == ('"abc"', b"<urlset>\n\x00bytes</urlset>")
+    tag = "0123456789abcdef" * 2
+    await cache.set("k", (tag, b"<urlset>\n\x00bytes</urlset>"))
+    assert await cache.get("k") == (tag, b"<urlset>\n\x00bytes</urlset>")
     try:
         await anyio.sleep(0.5)
         assert await cache.get("k") is None
@@ -171,3 +173,119 @@ def test_two_servers_share_renders_through_redis(redis_url: str, server: str) ->
     assert third.status_code == 304
     assert [p.reads for p in providers] == [1, 0]
     assert len(page_urls(check_document(second.content))) == 2000
+
+
+def _only_key(url: str, prefix: str) -> bytes:
+    """The one Redis key written under ``prefix``."""
+    import redis
+
+    with redis.Redis.from_url(url) as client:
+        keys = client.keys(prefix + "*")
+    assert len(keys) == 1, keys
+    return bytes(keys[0])
+
+
+def _raw(url: str, key: bytes, value: bytes | None = None) -> bytes:
+    """Read a Redis value, or overwrite it (keeping its expiry) when ``value`` is given."""
+    import redis
+
+    with redis.Redis.from_url(url) as client:
+        if value is not None:
+            client.set(key, value, keepttl=True)
+        found = client.get(key)
+    assert isinstance(found, bytes)
+    return found
+
+
+@pytest.mark.parametrize("server", ["uvicorn", "werkzeug"])
+@pytest.mark.parametrize("damage", ["truncated", "flipped", "empty-body", "garbage"])
+def test_damaged_entries_are_rendered_again(redis_url: str, server: str, damage: str) -> None:
+    """A truncated or corrupt Redis entry is never served: the page is rendered again."""
+    prefix = f"test-{uuid.uuid4().hex}:"
+    provider = Unversioned([f"/p/{i}" for i in range(2000)])
+    config = _config(provider, RedisRenderCache(redis_url, prefix=prefix), "https://example.com")
+    with serve(server, config) as url:
+        first = httpx.get(url + "/sitemap-p-1.xml")
+        key = _only_key(redis_url, prefix)
+        raw = _raw(redis_url, key)
+        damaged = {
+            "truncated": raw[: len(raw) - 100],
+            "flipped": raw[:-50] + bytes([raw[-50] ^ 1]) + raw[-49:],
+            "empty-body": raw[: raw.index(b"\n") + 1],
+            "garbage": b"\xff\xfe not ours",
+        }[damage]
+        _raw(redis_url, key, damaged)
+        second = httpx.get(url + "/sitemap-p-1.xml")
+        repaired = _raw(redis_url, key)
+    assert first.status_code == second.status_code == 200
+    assert second.content == first.content and second.headers["etag"] == first.headers["etag"]
+    assert len(page_urls(check_document(second.content))) == 2000
+    assert provider.reads == 2  # rendered again, and stored again
+    assert repaired == raw
+
+
+@pytest.mark.parametrize("server", ["uvicorn", "werkzeug"])
+@pytest.mark.parametrize(
+    "etag", ['abc"def', "0123456789abcdef0123456789abcdef\r\nX-Evil: 1", "é", ""]
+)
+def test_hostile_etags_from_the_cache_never_reach_a_header(
+    redis_url: str, server: str, etag: str
+) -> None:
+    """A cache entry whose tag holds a quote or CR/LF is a miss: no 500, no injected header."""
+    prefix = f"test-{uuid.uuid4().hex}:"
+    provider = Unversioned(["/a", "/b"])
+    cache = RedisRenderCache(redis_url, prefix=prefix)
+    config = _config(provider, cache, "https://example.com")
+    with serve(server, config) as url:
+        first = httpx.get(url + "/sitemap-p-1.xml", headers={"Accept-Encoding": "identity"})
+        key = _only_key(redis_url, prefix)
+        # A well-formed entry (length and digest right) carrying a hostile tag, as a
+        # buggy or hostile writer sharing the Redis could store it.
+        hostile = RedisRenderCache._encode(etag.encode("utf-8"), first.content)
+        _raw(redis_url, key, hostile)
+        second = httpx.get(url + "/sitemap-p-1.xml", headers={"Accept-Encoding": "identity"})
+    assert second.status_code == 200
+    assert second.headers["etag"] == first.headers["etag"]
+    assert "x-evil" not in second.headers
+    assert provider.reads == 2
+
+
+class ShopProducts(Unversioned):
+    """One deployment's products."""
+
+
+class BlogPosts(Unversioned):
+    """Another deployment's posts, under the same section name."""
+
+
+@pytest.mark.parametrize("server", ["uvicorn", "werkzeug"])
+def test_deployments_with_other_providers_never_share_pages(redis_url: str, server: str) -> None:
+    """Same Redis, prefix, base URL and section names, other providers: separate pages."""
+    prefix = f"test-{uuid.uuid4().hex}:"
+
+    def shop_urls() -> list[str]:
+        return ["/shop/1", "/shop/2"]
+
+    def blog_urls() -> list[str]:
+        return ["/blog/1"]
+
+    deployments: list[dict[str, Any]] = [
+        {"p": ShopProducts(["/shop/1"]), "q": shop_urls},
+        {"p": BlogPosts(["/blog/1"]), "q": blog_urls},
+    ]
+    bodies = []
+    for sections in deployments:
+        config = SitemapConfig(
+            base_url="https://example.com",
+            sections=sections,
+            render_fallback=RenderFallback(cache=RedisRenderCache(redis_url, prefix=prefix)),
+        )
+        with serve(server, config) as url:
+            bodies.append([httpx.get(url + f"/sitemap-{s}-1.xml").content for s in ("p", "q")])
+    assert page_urls(check_document(bodies[0][0])) == ["https://example.com/shop/1"]
+    assert page_urls(check_document(bodies[1][0])) == ["https://example.com/blog/1"]
+    assert page_urls(check_document(bodies[0][1])) == [
+        "https://example.com/shop/1",
+        "https://example.com/shop/2",
+    ]
+    assert page_urls(check_document(bodies[1][1])) == ["https://example.com/blog/1"]

@@ -3,20 +3,31 @@
 from __future__ import annotations
 
 import logging
-from datetime import timedelta, timezone
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import anyio
+import idna
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from werkzeug.http import parse_date
 
-from sitemap_middleware import InvalidEntryError, SitemapConfig, SitemapError, TrustedHosts
+from sitemap_middleware import (
+    InvalidEntryError,
+    ProviderVersion,
+    RedisRenderCache,
+    SitemapConfig,
+    SitemapError,
+    TrustedHosts,
+)
 from sitemap_middleware._engine.core import READ_HEADERS, RequestInfo, SitemapCore
 from sitemap_middleware._sansio.models import coerce_entry, entry_parts, simple_fields
 from sitemap_middleware._sansio.urls import normalize_loc
 from sitemap_middleware._sansio.values import _W3C as W3C
-from sitemap_middleware._sansio.values import date_value_and_text, parse_w3c
+from sitemap_middleware._sansio.values import aware, date_value_and_text, parse_w3c
 from tests.helpers import check_document, collect
 
 SETTINGS = settings(
@@ -112,12 +123,24 @@ def _serve(values: list[Any], strict: bool) -> tuple[int, bytes]:
     return anyio.run(run)
 
 
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Silence our logger for one example, then restore it (other tests read its records)."""
+    logger = logging.getLogger("sitemap_middleware")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 @SETTINGS
 @given(st.lists(items, max_size=12))
 def test_hostile_entries_give_a_valid_document_or_a_clear_error(values: list[Any]) -> None:
     """Lenient mode: a valid document without the bad entries (or 404 when none is left)."""
-    logging.getLogger("sitemap_middleware").setLevel(logging.CRITICAL)
-    status, body = _serve(values, strict=False)
+    with _quiet():
+        status, body = _serve(values, strict=False)
     assert status in (200, 404)
     if status == 200:
         check_document(body)
@@ -211,9 +234,9 @@ def test_inline_shortcuts_agree_with_the_general_path(loc: Any, lastmod: Any) ->
 @given(st.lists(items, max_size=12))
 def test_hostile_entries_in_strict_mode_raise_package_errors(values: list[Any]) -> None:
     """Strict mode: a valid document, a 500 before headers, or an InvalidEntryError mid-stream."""
-    logging.getLogger("sitemap_middleware").setLevel(logging.CRITICAL)
     try:
-        status, body = _serve(values, strict=True)
+        with _quiet():
+            status, body = _serve(values, strict=True)
     except SitemapError as exc:
         assert isinstance(exc, InvalidEntryError)
         return
@@ -320,3 +343,93 @@ def test_non_utf8_paths_through_asgi(raw_path: bytes) -> None:
     }
     anyio.run(middleware, scope, receive, send)
     assert sent[0]["status"] in (200, 404)
+
+
+# -- issue 12: hostile environments ---------------------------------------------------------
+
+zones = st.one_of(
+    st.none(),
+    st.timedeltas(
+        min_value=timedelta(hours=-23, minutes=-59), max_value=timedelta(hours=23, minutes=59)
+    ).map(lambda offset: timezone(timedelta(minutes=offset // timedelta(minutes=1)))),
+)
+# From 1900: HTTP dates of earlier years parse back ambiguously ("0068" reads as 2068).
+any_datetimes = st.builds(
+    lambda d, z: d.replace(tzinfo=z), st.datetimes(min_value=datetime(1900, 1, 2)), zones
+)
+
+
+@SETTINGS
+@given(st.lists(any_datetimes, min_size=1, max_size=4))
+@example([datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone(timedelta(hours=-1)))])
+@example([datetime(1900, 1, 2, 0, 0, tzinfo=timezone(timedelta(hours=1))), datetime(2024, 5, 1)])
+def test_any_provider_versions_give_validators(values: list[datetime]) -> None:
+    """Naive, aware, year 1 or year 9999 in any zone: one index, validators, never a crash."""
+    sections = {
+        f"s{i}": _Versioned(ProviderVersion(token="t", last_modified=value))
+        for i, value in enumerate(values)
+    }
+    core = SitemapCore(SitemapConfig(base_url="https://example.com", sections=sections))
+
+    async def run() -> Any:
+        request = RequestInfo("GET", "/sitemap_index.xml")
+        target = core.route(request)
+        assert target is not None
+        reply = await core.respond(target, request)
+        return reply.status, dict(reply.headers), await collect(reply)
+
+    status, headers, _ = anyio.run(run)
+    assert status == 200
+    sent = parse_date(headers["Last-Modified"])
+    newest = max(aware(v) for v in values)
+    # The newest version, in whole seconds; a future one is the time of the reply.
+    assert sent is not None and sent <= datetime.now(timezone.utc)
+    assert sent >= newest.replace(microsecond=0) or sent.year == datetime.now().year
+
+
+class _Versioned:
+    def __init__(self, version: ProviderVersion) -> None:
+        self._version = version
+
+    async def entries(self) -> Any:
+        yield "/a"
+
+    async def version(self) -> ProviderVersion:
+        return self._version
+
+
+hostnames = st.one_of(
+    st.text(alphabet="abcßäöüéλд-0123456789.", min_size=1, max_size=20).map(lambda s: s + "ß.de"),
+    st.sampled_from(["faß.de", "Straße.example", "ΑΒΓ.gr", "ß..de", "-ß-.de", "ß\u200d.de"]),
+)
+
+
+@SETTINGS
+@given(hostnames)
+def test_hosts_are_encoded_as_browsers_do(host: str) -> None:
+    """A non-ASCII host is its UTS 46 (IDNA 2008) form, or a clear InvalidEntryError."""
+    try:
+        expected = idna.encode(host, uts46=True).decode("ascii")
+    except idna.IDNAError:
+        expected = None
+    try:
+        loc = normalize_loc(f"https://{host}/x")
+    except InvalidEntryError as exc:
+        assert exc.field == "loc"
+        return
+    assert expected is not None and loc == f"https://{expected}/x"
+
+
+@SETTINGS
+@given(st.binary(max_size=300), st.data())
+def test_redis_entries_survive_no_damage(body: bytes, data: st.DataObject) -> None:
+    """Any truncation or flipped byte of a stored value reads as a miss, never as content."""
+    tag = "0123456789abcdef" * 2
+    raw = RedisRenderCache._encode(tag.encode("ascii"), body)
+    assert RedisRenderCache._decode(raw) == (tag, body)
+    cut = data.draw(st.integers(0, len(raw) - 1))
+    assert RedisRenderCache._decode(raw[:cut]) is None
+    position = data.draw(st.integers(0, len(raw) - 1))
+    flip = data.draw(st.integers(1, 255))
+    damaged = raw[:position] + bytes([raw[position] ^ flip]) + raw[position + 1 :]
+    assert RedisRenderCache._decode(damaged) is None
