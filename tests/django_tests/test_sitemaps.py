@@ -197,3 +197,32 @@ def test_django_wsgi_app_serves_sitemaps_and_passes_the_rest() -> None:
         assert client.post("/sitemap.xml", headers={"Host": "example.com"}).status_code == 405
     finally:
         app.close()
+
+
+@pytest.mark.parametrize("batch_size", [1, 4, 5000])
+def test_entries_are_the_same_whatever_the_batch(batch_size: int) -> None:
+    """entries() lists every item once, in Django's order, however many hops it takes;
+    page() windows over the i18n-multiplied list agree with it."""
+    from sitemap_middleware.django import DjangoQuerySetProvider, DjangoSitemapProvider
+    from tests.djangoproject.shop.models import Product
+    from tests.djangoproject.shop.sitemaps import ArticleSitemap
+
+    async def collect(provider: Any, window: tuple[int, int] | None = None) -> list[Any]:
+        source = provider.page(*window) if window else provider.entries()
+        return [entry async for entry in source]
+
+    articles = DjangoSitemapProvider(ArticleSitemap, batch_size=batch_size)
+    every = anyio.run(collect, articles)
+    assert len(every) == anyio.run(articles.count) == 12
+    assert [entry["loc"] for entry in every[:3]] == [
+        "/de/articles/article-1/",
+        "/pt-br/articles/article-1/",
+        "/en/articles/article-2/",
+    ]
+    assert anyio.run(collect, articles, (5, 5)) == every[5:10]
+    products = DjangoQuerySetProvider(Product.objects.all(), batch_size=batch_size)
+    locs = [entry["loc"] for entry in anyio.run(collect, products)]
+    assert locs == [f"/products/product-{i}/" for i in range(1, 18)]
+    by_slug = DjangoQuerySetProvider(Product.objects.all(), key="slug", to_entry=lambda p: p.slug)
+    slugs = anyio.run(collect, by_slug)
+    assert slugs == sorted(slugs) and len(slugs) == 17  # key order: slugs sort as text

@@ -156,6 +156,12 @@ def test_bad_sitemaps_and_querysets_are_refused_by_name() -> None:
             base_url="https://example.com",
             sections={"products": ["/"]},
         )
+    mixed = {
+        "a": type("A", (Sitemap,), {"protocol": "http"}),
+        "b": type("B", (Sitemap,), {"protocol": "https"}),
+    }
+    with pytest.raises(ConfigurationError, match=r"force different protocols \['http', 'https'\]"):
+        sitemap_config(mixed)
     with pytest.raises(TypeError, match="queryset must be a Django QuerySet, got list"):
         DjangoQuerySetProvider([])
     with pytest.raises(ValueError, match="key field 'updated_at' of Product is not unique"):
