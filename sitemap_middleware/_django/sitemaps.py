@@ -14,18 +14,20 @@ What differs from Django's views, on purpose:
   (:func:`sitemap_middleware.django.sitemap_config` says so) rather than URLs on another
   origin, which the sitemaps.org location rule forbids.
 * ``<lastmod>`` keeps the time of day and zone (Django's template writes the date only).
-* A page is read in batches of ``batch_size`` items (a QuerySet slice each), not loaded
-  whole; :class:`~sitemap_middleware.django.DjangoQuerySetProvider` avoids the OFFSETs.
+* A page is one slice of ``items()`` (one query, as in Django) read with ``.iterator()``
+  in batches of ``batch_size`` by one thread, never held whole;
+  :class:`~sitemap_middleware.django.DjangoQuerySetProvider` avoids even that ``OFFSET``.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from .orm import run_orm
+from .orm import ThreadedBatches, run_orm
 
 if TYPE_CHECKING:
     from django.contrib.sitemaps import Sitemap
@@ -36,8 +38,8 @@ from .._providers.base import ProviderVersion
 
 __all__ = ["DjangoSitemapProvider", "aware_datetime", "django_sections"]
 
-#: Items converted per worker-thread hop: one connection and one QuerySet slice each.
-BATCH_SIZE = 5000
+#: Items fetched (``.iterator(chunk_size)``) and converted per hand-over to the loop.
+BATCH_SIZE = 2000
 
 
 def aware_datetime(value: object) -> datetime | None:
@@ -56,6 +58,15 @@ def _field(sitemap: Sitemap, name: str, obj: object) -> Any:
     except AttributeError:
         return None
     return attr(obj) if callable(attr) else attr
+
+
+def _iterate(items: Any) -> Iterator[Any]:
+    """A QuerySet through ``.iterator()`` (rows fetched in chunks), anything else as is."""
+    from django.db.models import QuerySet
+
+    if isinstance(items, QuerySet):
+        return iter(items.iterator(chunk_size=BATCH_SIZE))
+    return iter(items)
 
 
 def _fixed_languages(sitemap: Sitemap) -> bool:
@@ -84,25 +95,39 @@ class _Listing:
             return int(items) * len(self.sitemap._languages())
         return sum(len(self.sitemap.get_languages_for_item(item)) for item in self.items)
 
-    def pairs(self, offset: int, limit: int) -> list[tuple[object, str | None]]:
-        """Items ``offset`` to ``offset + limit`` of Django's paginated list."""
+    def pairs(self, offset: int, limit: int | None) -> Iterator[tuple[object, str | None]]:
+        """Items ``offset`` to ``offset + limit`` of Django's paginated list, lazily.
+
+        Each window of ``items()`` is sliced once (one query for a QuerySet, as Django's
+        paginator does) and read with ``.iterator()``, so a page is never held whole.
+        """
         sitemap = self.sitemap
+        stop = None if limit is None else offset + limit
         if not sitemap.i18n:
-            return [(item, None) for item in self.items[offset : offset + limit]]
+            return ((item, None) for item in _iterate(self.items[offset:stop]))
         if _fixed_languages(sitemap):
             languages = list(sitemap._languages())
             if not languages:
-                return []
+                return iter(())
             first = offset // len(languages)
-            stop = -(-(offset + limit) // len(languages))
+            last = None if stop is None else -(-stop // len(languages))
+            pairs = (
+                (item, code) for item in _iterate(self.items[first:last]) for code in languages
+            )
             skip = offset - first * len(languages)
-            chosen = self.items[first:stop]
-            pairs = [(item, code) for item in chosen for code in languages]
-            return list(pairs[skip : skip + limit])
-        every = [
-            (item, code) for item in self.items for code in sitemap.get_languages_for_item(item)
-        ]
-        return list(every[offset : offset + limit])
+            return islice(pairs, skip, None if limit is None else skip + limit)
+        every = (
+            (item, code)
+            for item in _iterate(self.items)
+            for code in sitemap.get_languages_for_item(item)
+        )
+        return islice(every, offset, stop)
+
+    def batches(self, offset: int, limit: int | None, size: int) -> Iterator[list[dict[str, Any]]]:
+        """The entries of that window, ``size`` at a time."""
+        pairs = self.pairs(offset, limit)
+        while batch := [self.entry(item, code) for item, code in islice(pairs, size)]:
+            yield batch
 
     def entry(self, item: object, language: str | None) -> dict[str, Any]:
         """One ``<url>`` as Django's ``_urls()`` builds it, as a mapping of entry fields."""
@@ -144,13 +169,14 @@ class DjangoSitemapProvider:
     ``x_default``, ``get_languages_for_item()``, ``get_latest_lastmod()`` and
     ``GenericSitemap`` keep their Django meaning. A class is instantiated for every
     request, as Django's views do. Every call into it runs in a worker thread (the ORM
-    is synchronous), whose database connections are closed when the call returns.
+    is synchronous), whose database connections are closed when the call returns; a
+    page is read by one thread, from one slice of ``items()``.
 
     :param sitemap: a ``Sitemap`` subclass or instance.
-    :param batch_size: items read and converted per worker-thread hop.
+    :param batch_size: items converted per hand-over to the event loop.
 
     Capabilities: ``count()`` (``QuerySet.count()`` or ``len()``, times the languages
-    under ``i18n``), ``page()`` (a slice of ``items()``, as Django's paginator takes),
+    under ``i18n``), ``page()`` (one slice of ``items()``, as Django's paginator takes),
     ``page_last_modified()`` (every page of the section gets ``get_latest_lastmod()``,
     as in Django's index) and, when ``get_latest_lastmod()`` is overridden (as
     ``GenericSitemap`` with a ``date_field`` does), ``version()`` from it, which gives
@@ -203,24 +229,14 @@ class DjangoSitemapProvider:
         return self._read(offset, limit)
 
     async def _read(self, offset: int, limit: int | None) -> AsyncIterator[dict[str, Any]]:
-        listing: _Listing | None = None
-        position, end = offset, None if limit is None else offset + limit
-        while end is None or position < end:
-            size = self.batch_size if end is None else min(self.batch_size, end - position)
-            listing, batch = await run_orm(self._batch, listing, position, size)
+        # One thread reads the whole window: items() called once and sliced once (one
+        # query, as Django's view), iterated with .iterator() in batches.
+        def produce() -> Iterator[list[dict[str, Any]]]:
+            return self._listing().batches(offset, limit, self.batch_size)
+
+        async for batch in ThreadedBatches(produce):
             for entry in batch:
                 yield entry
-            if len(batch) < size:
-                return
-            position += size
-
-    def _batch(
-        self, listing: _Listing | None, offset: int, size: int
-    ) -> tuple[_Listing, list[dict[str, Any]]]:
-        # items() is called once per response (as Django's view calls it once); a lazy
-        # QuerySet is only sliced here, so each hop runs its own LIMIT/OFFSET query.
-        listing = listing or self._listing()
-        return listing, [listing.entry(item, code) for item, code in listing.pairs(offset, size)]
 
     async def count(self) -> int:
         return await run_orm(lambda: self._listing().count())

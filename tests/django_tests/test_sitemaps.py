@@ -226,3 +226,43 @@ def test_entries_are_the_same_whatever_the_batch(batch_size: int) -> None:
     by_slug = DjangoQuerySetProvider(Product.objects.all(), key="slug", to_entry=lambda p: p.slug)
     slugs = anyio.run(collect, by_slug)
     assert slugs == sorted(slugs) and len(slugs) == 17  # key order: slugs sort as text
+
+
+def test_a_page_stopped_early_ends_its_thread_and_closes_its_connection() -> None:
+    """Closing a page stream midway (a client hung up) stops the reading thread, which
+    closes the connection its one query used; a failing items() reaches the reader."""
+    import threading
+    import time
+
+    from sitemap_middleware.django import DjangoSitemapProvider
+    from tests.djangoproject.shop.sitemaps import ProductSitemap
+
+    provider = DjangoSitemapProvider(ProductSitemap, batch_size=2)
+
+    async def read_three() -> list[Any]:
+        stream = provider.page(0, 17)
+        taken = [await anext(stream) for _ in range(3)]
+        await stream.aclose()  # type: ignore[attr-defined]
+        return taken
+
+    with recorded_connections() as (statements, opened):
+        taken = anyio.run(read_three)
+        deadline = time.monotonic() + 5
+        while any(t.name == "sitemap-django-page" for t in threading.enumerate()):
+            assert time.monotonic() < deadline, "the page thread did not stop"
+            time.sleep(0.01)
+    assert [entry["loc"] for entry in taken] == [
+        f"/products/product-{i}/?ref=a&b=1" for i in (1, 2, 3)
+    ]
+    assert len(opened) == 1 and opened[0].connection is None
+    assert len([sql for sql in statements if "shop_product" in sql]) == 1  # one query for the page
+
+    class Broken(ProductSitemap):
+        def items(self) -> Any:
+            raise RuntimeError("items() failed")
+
+    async def read_all() -> list[Any]:
+        return [entry async for entry in DjangoSitemapProvider(Broken).page(0, 7)]
+
+    with pytest.raises(RuntimeError, match=r"items\(\) failed"):
+        anyio.run(read_all)

@@ -58,7 +58,8 @@ def test_pages_are_slices_of_djangos_own_item_list(
     expected = list(sitemap._items())
     if not i18n:
         expected = [(item, None) for item in expected]
-    assert listing.pairs(offset, limit) == expected[offset : offset + limit]
+    assert list(listing.pairs(offset, limit)) == expected[offset : offset + limit]
+    assert list(listing.pairs(offset, None)) == expected[offset:]
     assert listing.count() == len(expected)
 
 
