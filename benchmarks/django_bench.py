@@ -11,7 +11,9 @@ peaks from a separate run:
   (``benchmarks/floor.py``), with the URL built by string formatting;
 * Django's own ``sitemap`` view (template rendered) for page 1 and a far page;
 * ``DjangoSitemapProvider`` around the very same ``Sitemap`` class;
-* ``DjangoQuerySetProvider`` over the same table (keyset pages);
+* ``DjangoQuerySetProvider`` over the same table (keyset pages), with the default
+  ``get_absolute_url()`` (a ``reverse()`` per row, as the Sitemap) and with the URL
+  formatted as the floor formats it;
 * the index of the whole table, by Django's ``index`` view and by both providers.
 """
 
@@ -168,6 +170,22 @@ def run(rows: int, page: int, repeats: int) -> dict[str, Any]:
             sections={"products": Section(queryset, max_urls=page)},
         ),
     )
+    # The same, with the URL formatted as the floor does instead of reverse() per row.
+    formatted = DjangoQuerySetProvider(
+        Product.objects.all(),
+        lastmod="updated_at",
+        changefreq="daily",
+        priority=0.5,
+        location=lambda product: f"/products/{product.slug}/",
+    )
+    keyset_formatted = ASGISitemapMiddleware(
+        _home_asgi,
+        config=sitemap_config(
+            {},
+            base_url="https://example.com",
+            sections={"products": Section(formatted, max_urls=page)},
+        ),
+    )
     far = -(-rows // page)
     pages: dict[str, dict[str, Callable[[], object]]] = {}
     for number in sorted({1, min(20, far)}):
@@ -179,10 +197,14 @@ def run(rows: int, page: int, repeats: int) -> dict[str, Any]:
             ),
             "ours: DjangoSitemapProvider (same Sitemap class)": partial(asgi_get, adapter, ours),
             "ours: DjangoQuerySetProvider (keyset)": partial(asgi_get, keyset, ours),
+            "ours: DjangoQuerySetProvider, location formatted (no reverse())": partial(
+                asgi_get, keyset_formatted, ours
+            ),
         }
     drains: dict[str, Any] = {
         "ours: DjangoSitemapProvider (same Sitemap class)": adapter,
         "ours: DjangoQuerySetProvider (keyset)": keyset,
+        "ours: DjangoQuerySetProvider, location formatted (no reverse())": keyset_formatted,
     }
     results: dict[str, Any] = {"rows": rows, "page_size": page, "pages": far, "cases": []}
     for label, cases in pages.items():
