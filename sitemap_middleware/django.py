@@ -19,8 +19,8 @@ site that uses ``django.contrib.sitemaps`` is a few lines in ``wsgi.py`` or ``as
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ._config import Section, SitemapConfig
 from ._django.hosts import HostSource, django_trusted_hosts, site_base_url
@@ -28,6 +28,7 @@ from ._django.queryset import DjangoQuerySetProvider
 from ._django.sitemaps import DjangoSitemapProvider, django_sections, sitemap_protocols
 from ._exceptions import ConfigurationError
 from ._providers.base import ProviderLike
+from ._settings import TrustedHosts
 
 if TYPE_CHECKING:
     from django.contrib.sitemaps import Sitemap
@@ -47,7 +48,7 @@ def sitemap_config(
     *,
     base_url: str | None = None,
     sections: Mapping[str, ProviderLike | Section] | None = None,
-    trusted_hosts: HostSource | Sequence[str] = (),
+    hosts: HostSource | TrustedHosts | None = None,
     **settings: Any,
 ) -> SitemapConfig:
     """A :class:`~sitemap_middleware.SitemapConfig` serving a Django ``sitemaps`` dict.
@@ -57,9 +58,11 @@ def sitemap_config(
     :param base_url: the site's public URL; by default ``https://`` (or the ``protocol``
         the sitemaps force) plus the current ``Site``'s domain (Sites framework).
     :param sections: more sections, e.g. a :class:`DjangoQuerySetProvider`.
-    :param trusted_hosts: ``"sites"``, ``"allowed_hosts"`` or ``"auto"`` to answer for
-        the hosts Django serves (:func:`django_trusted_hosts`), or a list of host names.
-        Empty (the default): every URL comes from ``base_url``.
+    :param hosts: ``"sites"``, ``"allowed_hosts"`` or ``"auto"`` to answer for the hosts
+        Django serves (:func:`django_trusted_hosts`), or a
+        :class:`~sitemap_middleware.TrustedHosts` (behind proxies:
+        ``TrustedHosts(hosts=django_trusted_hosts(), forwarded="x-forwarded")``).
+        ``None`` (the default): every URL comes from ``base_url``.
     :param settings: any other ``SitemapConfig`` keyword.
 
     Raises :class:`~sitemap_middleware.ConfigurationError` when a sitemap's ``protocol``
@@ -74,16 +77,14 @@ def sitemap_config(
                 "one sitemap document can only list URLs of one scheme"
             )
         base_url = site_base_url(next(iter(protocols), "https"))
-    if isinstance(trusted_hosts, str):
-        trusted_hosts = django_trusted_hosts(cast(HostSource, trusted_hosts))
+    if isinstance(hosts, str):
+        hosts = TrustedHosts(hosts=django_trusted_hosts(hosts))
     merged: dict[str, ProviderLike | Section] = dict(django_sections(sitemaps))
     for name, section in (sections or {}).items():
         if name in merged:
             raise ConfigurationError(f"section {name!r} is both a Django sitemap and in sections")
         merged[name] = section
-    config = SitemapConfig(
-        base_url=base_url, sections=merged, trusted_hosts=trusted_hosts, **settings
-    )
+    config = SitemapConfig(base_url=base_url, sections=merged, hosts=hosts, **settings)
     scheme = config.base.origin.split("://", 1)[0]
     for name, sitemap in sitemaps.items():
         protocol = getattr(sitemap, "protocol", None)

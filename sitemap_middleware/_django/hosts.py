@@ -7,16 +7,13 @@ patterns that cannot be one.
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from .._exceptions import ConfigurationError
+from .._settings import _HOST as EXACT_HOST  # the one rule for what TrustedHosts accepts
 from .orm import run_orm_blocking
 
 __all__ = ["django_trusted_hosts", "site_base_url"]
-
-#: What our host policy accepts: a lower-case name or IPv4 address, optionally a port.
-_EXACT_HOST = re.compile(r"[a-z0-9.-]+(?::\d+)?")
 
 HostSource = Literal["auto", "sites", "allowed_hosts"]
 
@@ -45,14 +42,14 @@ def _allowed_hosts() -> list[str]:
             raise ConfigurationError(
                 f"ALLOWED_HOSTS entry {entry!r} is a pattern; sitemap hosts must be exact "
                 "names, or a forged Host header could reach a sitemap. List them yourself "
-                "(trusted_hosts=[...]) or use the Sites framework (source='sites')"
+                "(TrustedHosts(hosts=[...])) or use the Sites framework (source='sites')"
             )
         hosts.append(host)
     return hosts
 
 
 def django_trusted_hosts(source: HostSource = "auto") -> tuple[str, ...]:
-    """The hosts Django serves, as ``SitemapConfig(trusted_hosts=...)``.
+    """The hosts Django serves, for ``SitemapConfig(hosts=TrustedHosts(hosts=...))``.
 
     :param source: ``"sites"``: the domain of every ``Site`` (the Sites framework is
         Django's own list of the domains a project serves); ``"allowed_hosts"``: the
@@ -75,7 +72,7 @@ def django_trusted_hosts(source: HostSource = "auto") -> tuple[str, ...]:
         raise ConfigurationError("source='sites' needs 'django.contrib.sites' in INSTALLED_APPS")
     hosts = run_orm_blocking(_site_domains) if use_sites else _allowed_hosts()
     for host in hosts:
-        if not _EXACT_HOST.fullmatch(host):
+        if not EXACT_HOST.fullmatch(host):
             raise ConfigurationError(
                 f"host {host!r} cannot be matched exactly by the sitemap host policy "
                 "(lower-case name or IPv4 address, optional :port)"

@@ -34,7 +34,9 @@ if TYPE_CHECKING:
 
     from .._config import Section
 
+from .._exceptions import ConfigurationError
 from .._providers.base import ProviderVersion
+from .._sansio.limits import MAX_URLS
 
 __all__ = ["DjangoSitemapProvider", "aware_datetime", "django_sections"]
 
@@ -264,13 +266,16 @@ def django_sections(
 
     if not isinstance(sitemaps, Mapping):
         raise TypeError(f"sitemaps must be a mapping of section name to Sitemap, got {sitemaps!r}")
-    return {
-        name: Section(provider, max_urls=provider.limit)
-        for name, provider in (
-            (name, DjangoSitemapProvider(sitemap, batch_size=batch_size))
-            for name, sitemap in sitemaps.items()
-        )
-    }
+    sections = {}
+    for name, sitemap in sitemaps.items():
+        provider = DjangoSitemapProvider(sitemap, batch_size=batch_size)
+        if provider.limit > MAX_URLS:
+            raise ConfigurationError(
+                f"section {name!r}: {provider.name}.limit is {provider.limit}, but a sitemap "
+                f"page holds at most {MAX_URLS:,} URLs"
+            )
+        sections[name] = Section(provider, max_urls=provider.limit)
+    return sections
 
 
 def sitemap_protocols(sitemaps: Iterable[Sitemap | type[Sitemap]]) -> set[str]:

@@ -26,6 +26,6 @@ def config() -> SitemapConfig:
     # framework's domains are the hosts we answer for.
     return sitemap_config(
         sitemaps,
-        trusted_hosts="sites",
+        hosts="sites",
         sections={"catalog": Section(catalog(), max_urls=7)},
     )
