@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Generic, TypeVar
 
@@ -111,7 +111,8 @@ class ThreadedBatches(Generic[_T]):
                 continue
         return ("done", None)
 
-    async def __aiter__(self) -> AsyncIterator[list[_T]]:
+    async def batches(self) -> AsyncGenerator[list[_T], None]:
+        """Start the thread and yield its batches; close this to stop the thread."""
         thread = threading.Thread(target=self._run, name="sitemap-django-page", daemon=True)
         thread.start()
         try:

@@ -22,6 +22,7 @@ What differs from Django's views, on purpose:
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from itertools import islice
@@ -236,9 +237,12 @@ class DjangoSitemapProvider:
         def produce() -> Iterator[list[dict[str, Any]]]:
             return self._listing().batches(offset, limit, self.batch_size)
 
-        async for batch in ThreadedBatches(produce):
-            for entry in batch:
-                yield entry
+        # Closed explicitly (not left to the garbage collector): stopping the thread
+        # and closing its connection must happen when the reader stops.
+        async with aclosing(ThreadedBatches(produce).batches()) as batches:
+            async for batch in batches:
+                for entry in batch:
+                    yield entry
 
     async def count(self) -> int:
         return await run_orm(lambda: self._listing().count())
