@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Literal
 
 from .._exceptions import ConfigurationError
-from .._settings import _HOST as EXACT_HOST  # the one rule for what TrustedHosts accepts
+from .._settings import HOST_PATTERN as EXACT_HOST  # the one rule TrustedHosts applies
 from .orm import run_orm_blocking
 
 __all__ = ["django_trusted_hosts", "site_base_url"]
