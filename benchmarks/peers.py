@@ -37,6 +37,9 @@ def _django() -> None:
     import django
     from django.conf import settings
 
+    if settings.configured:  # the Django tests of this process set up their project first
+        _django_ready = True
+        return
     settings.configure(
         INSTALLED_APPS=["django.contrib.sitemaps"],
         TEMPLATES=[
@@ -105,13 +108,18 @@ def django_index(n: int) -> Callable[[], bytes]:
 def _django_view(view: Callable[..., Any], sitemaps: dict[str, Any]) -> Callable[[], bytes]:
     """One GET /sitemap.xml through a django.contrib.sitemaps view, template rendered."""
     from django.test import RequestFactory
+    from django.urls import set_urlconf
 
     request = RequestFactory(HTTP_HOST="example.com").get("/sitemap.xml")
 
     def call() -> bytes:
-        response = view(request, sitemaps=sitemaps)
-        response.render()
-        return bytes(response.content)
+        set_urlconf(__name__)  # our urlpatterns, whichever settings this process has
+        try:
+            response = view(request, sitemaps=sitemaps)
+            response.render()
+            return bytes(response.content)
+        finally:
+            set_urlconf(None)
 
     return call
 

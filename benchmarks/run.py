@@ -340,6 +340,49 @@ def gzip_levels(n: int, repeats: int) -> list[Timing]:
     return rows
 
 
+# -- Django: the same models by django.contrib.sitemaps and by our adapters ---------------
+
+
+def django_models(rows: int, page: int, repeats: int) -> dict[str, Any] | None:
+    """benchmarks/django_bench.py in its own process (Django's settings are per process)."""
+    if not peers.available("django"):
+        return None
+    out = RESULTS / "django.partial.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "benchmarks.django_bench", "--rows", str(rows)]
+    argv += ["--page", str(page), "--repeats", str(repeats), "--out", str(out)]
+    subprocess.run(argv, check=True, cwd=Path(__file__).resolve().parents[1])
+    try:
+        return dict(json.loads(out.read_text()))
+    finally:
+        out.unlink()
+
+
+def _django_table(result: dict[str, Any]) -> list[str]:
+    lines = [
+        "",
+        f"## Django models: {result['rows']:,} rows, {result['page_size']:,} URLs a page\n",
+        "The same `shop.Product` table and `Sitemap` class (SQLite). The floor is a raw",
+        "sqlite3 keyset read plus the plain-Python join; memory is the tracemalloc peak",
+        "(ours streamed and dropped, as a server does).\n",
+        "| document | case | median | x floor | x Django | peak traced KiB |",
+        "|---|---|---|---|---|---|",
+    ]
+    by_document: dict[str, list[dict[str, Any]]] = {}
+    for row in result["cases"]:
+        by_document.setdefault(row["document"], []).append(row)
+    for document, rows in by_document.items():
+        floor_row = next((r for r in rows if r["case"].startswith("floor")), None)
+        django_row = next(r for r in rows if r["case"].startswith("django"))
+        for row in rows:
+            ratio = f"{row['seconds'] / floor_row['seconds']:.1f}" if floor_row else ""
+            lines.append(
+                f"| {document} | {row['case']} | {row['seconds'] * 1000:.0f} ms | {ratio} | "
+                f"{row['seconds'] / django_row['seconds']:.2f} | {row.get('traced_peak_kib', '')} |"
+            )
+    return lines
+
+
 # -- report -------------------------------------------------------------------------------
 
 
@@ -412,6 +455,8 @@ def report(results: dict[str, Any]) -> str:
     ]
     for key, value in results["scale"].items():
         lines.append(f"| {key} | {value} |")
+    if results.get("django"):
+        lines += _django_table(results["django"])
     return "\n".join(lines) + "\n"
 
 
@@ -433,6 +478,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         ("index", lambda: index_of_a_million(big, repeats)),
         ("gzip_levels", lambda: gzip_levels(n, repeats)),
         ("scale", lambda: scale.run(rows, page_size=min(50_000, max(rows // 20, 100)))),
+        ("django", lambda: django_models(rows, min(50_000, max(rows // 20, 100)), min(repeats, 3))),
     ]
     for key, step in steps:
         print(f"running {key} ...", file=sys.stderr, flush=True)

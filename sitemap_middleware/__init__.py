@@ -47,16 +47,25 @@ from ._settings import (
 )
 
 if TYPE_CHECKING:
+    from ._django.queryset import DjangoQuerySetProvider
+    from ._django.sitemaps import DjangoSitemapProvider
     from ._providers.sql import SQLAlchemyProvider
+
+#: Names whose modules need an optional extra ("sql", "django"): imported when asked for.
+_OPTIONAL = {
+    "SQLAlchemyProvider": "._providers.sql",
+    "DjangoQuerySetProvider": "._django.queryset",
+    "DjangoSitemapProvider": "._django.sitemaps",
+}
 
 
 def __getattr__(name: str) -> object:
-    # SQLAlchemy is an optional extra ("sql"): import it only when asked for.
-    if name == "SQLAlchemyProvider":
-        from ._providers.sql import SQLAlchemyProvider
+    if name in _OPTIONAL:
+        from importlib import import_module
 
-        SQLAlchemyProvider.__module__ = __name__
-        return SQLAlchemyProvider
+        value = getattr(import_module(_OPTIONAL[name], __name__), name)
+        value.__module__ = __name__
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -66,6 +75,8 @@ __all__ = [
     "CallableProvider",
     "ConfigurationError",
     "DirectoryProvider",
+    "DjangoQuerySetProvider",
+    "DjangoSitemapProvider",
     "FlaskRoutesProvider",
     "HTTPSettings",
     "Image",

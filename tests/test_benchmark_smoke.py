@@ -21,6 +21,9 @@ def test_benchmark_suite_runs_on_a_tiny_workload(tmp_path: Path) -> None:
     assert results["in_process"][0]["case"].startswith("floor")
     assert all(row["bytes"] > 0 for row in results["in_process"])
     assert "## One 50,000-URL page, in process" in (tmp_path / "smoke.md").read_text()
+    django = results["django"]  # the Django extra is part of the test extra
+    assert {row["document"] for row in django["cases"]} == {"page 1", "page 20", "index"}
+    assert "## Django models: 5,000 rows, 250 URLs a page" in (tmp_path / "smoke.md").read_text()
 
 
 @pytest.mark.slow

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 from fastapi import FastAPI
 from flask import Flask
@@ -14,6 +15,7 @@ from sitemap_middleware import (
     ASGISitemapMiddleware,
     DirectoryProvider,
     FlaskRoutesProvider,
+    HTTPSettings,
     Image,
     InvalidEntryError,
     NewsArticle,
@@ -27,6 +29,7 @@ from sitemap_middleware import (
     StarletteRoutesProvider,
     StaticProvider,
     TextFileProvider,
+    TrustedHosts,
     UrlProvider,
     Video,
     WSGISitemapMiddleware,
@@ -90,3 +93,29 @@ try:
     SitemapEntry("/x", priority=7)
 except InvalidEntryError as error:
     field: str = error.field
+
+
+def django_config(sitemaps: dict[str, Any], queryset: Any) -> SitemapConfig:
+    """The Django migration as the README shows it (Django itself ships no types)."""
+    from sitemap_middleware.django import (
+        DjangoQuerySetProvider,
+        DjangoSitemapProvider,
+        django_sections,
+        django_trusted_hosts,
+        site_base_url,
+        sitemap_config,
+    )
+
+    hosts: tuple[str, ...] = django_trusted_hosts("allowed_hosts")
+    base: str = site_base_url("https")
+    sections: dict[str, Section] = django_sections({"old": sitemaps["products"]})
+    assert sections["old"].max_urls
+    single: DjangoSitemapProvider = DjangoSitemapProvider(sitemaps["products"])
+    catalog = DjangoQuerySetProvider(queryset, lastmod="updated_at", changefreq="daily")
+    return sitemap_config(
+        sitemaps,
+        base_url=base,
+        sections={"catalog": catalog, "one": single},
+        hosts=TrustedHosts(hosts=hosts, forwarded="x-forwarded"),
+        http=HTTPSettings(gzip_level=6),
+    )

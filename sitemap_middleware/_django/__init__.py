@@ -1,0 +1,1 @@
+"""Django integration (public names in ``sitemap_middleware.django``)."""

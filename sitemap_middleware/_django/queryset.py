@@ -1,0 +1,218 @@
+"""A Django QuerySet as a provider: keyset pages, counts and versions from the database.
+
+Pages are key ranges (``WHERE key >= :first ORDER BY key LIMIT n``), never a growing
+``OFFSET``: the first key of every page comes from one window-function query (Django 4.2
+filters on window annotations), cached until the data's version changes. Count and
+version are one aggregate query. Every query runs through :func:`run_orm` (a worker
+thread, connections closed afterwards), so the sync ORM serves under WSGI and ASGI alike.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from .._providers.base import EntryLike, ProviderVersion
+from .orm import run_orm
+from .sitemaps import aware_datetime
+
+if TYPE_CHECKING:
+    from django.db.models import Model, QuerySet
+
+__all__ = ["DjangoQuerySetProvider"]
+
+_ROW = "_sitemap_row"
+
+
+class DjangoQuerySetProvider:
+    """Entries from a QuerySet, one object per URL, read in key order.
+
+    :param queryset: the objects to list (``Product.objects.filter(public=True)``); its
+        own ordering is replaced by ``key``. Add ``select_related()`` for what
+        ``location`` reads.
+    :param key: a unique, sortable field (default the primary key). Pages are key ranges.
+    :param lastmod: a ``DateField``/``DateTimeField`` name: each entry's ``<lastmod>``,
+        ``Last-Modified``, the version token and each index page's ``<lastmod>``.
+    :param location: the object's URL path (default ``obj.get_absolute_url()``).
+    :param changefreq: a changefreq word for every entry (or ``None``).
+    :param priority: a priority for every entry (or ``None``).
+    :param to_entry: builds the whole entry (a ``SitemapEntry``, URL or mapping) from an
+        object instead of ``location``/``lastmod``/``changefreq``/``priority``.
+    :param batch_size: objects per query (and per worker-thread hop) while streaming.
+    :param metadata_ttl: seconds a count/version answer is reused within a process (one
+        request asks for both; on a big table each is a scan).
+    """
+
+    def __init__(
+        self,
+        queryset: QuerySet[Any],
+        *,
+        key: str = "pk",
+        lastmod: str | None = None,
+        location: Callable[[Any], str] | None = None,
+        changefreq: str | None = None,
+        priority: float | None = None,
+        to_entry: Callable[[Any], EntryLike] | None = None,
+        batch_size: int = 5000,
+        metadata_ttl: float = 1.0,
+    ) -> None:
+        from django.db.models import DateField, QuerySet
+
+        if not isinstance(queryset, QuerySet):
+            raise TypeError(f"queryset must be a Django QuerySet, got {type(queryset).__name__}")
+        model = queryset.model
+        field = model._meta.pk if key == "pk" else self._field(model, key, "key")
+        if not (field.primary_key or field.unique):
+            raise ValueError(
+                f"key field {key!r} of {model.__name__} is not unique: "
+                "pages are key ranges and would skip or repeat rows"
+            )
+        if lastmod is not None and not isinstance(
+            self._field(model, lastmod, "lastmod"), DateField
+        ):
+            raise ValueError(
+                f"lastmod field {lastmod!r} of {model.__name__} must be a DateField "
+                "or DateTimeField"
+            )
+        if to_entry is not None and (location or changefreq or priority is not None):
+            raise ValueError("pass either to_entry or location/changefreq/priority, not both")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+        self._queryset = queryset.order_by(key)
+        self._key = key
+        self._lastmod = lastmod
+        self._location = location
+        self._changefreq = changefreq
+        self._priority = priority
+        self._to_entry = to_entry
+        self._batch = batch_size
+        self._metadata_ttl = metadata_ttl
+        self._metadata: tuple[float, int, ProviderVersion] | None = None
+        self._plans: dict[int, tuple[str, list[Any], list[datetime | None]]] = {}
+
+    @staticmethod
+    def _field(model: type[Model], name: str, label: str) -> Any:
+        from django.core.exceptions import FieldDoesNotExist
+
+        try:
+            return model._meta.get_field(name)
+        except FieldDoesNotExist:
+            raise ValueError(f"{label} field {name!r} is not a field of {model.__name__}") from None
+
+    def __repr__(self) -> str:
+        return f"DjangoQuerySetProvider({self._queryset.model.__name__}, key={self._key!r})"
+
+    # -- entries -------------------------------------------------------------------------
+
+    def entry(self, obj: Any) -> EntryLike:
+        """The entry for one object (runs in the worker thread: it may read relations)."""
+        if self._to_entry is not None:
+            return self._to_entry(obj)
+        loc = self._location(obj) if self._location else obj.get_absolute_url()
+        return {
+            "loc": loc,
+            "lastmod": getattr(obj, self._lastmod) if self._lastmod else None,
+            "changefreq": self._changefreq,
+            "priority": self._priority,
+        }
+
+    def _fetch(self, after: Any, first: Any, size: int) -> tuple[list[EntryLike], Any]:
+        """One keyset batch: entries and the last key read."""
+        queryset = self._queryset
+        if after is not None:
+            queryset = queryset.filter(**{f"{self._key}__gt": after})
+        elif first is not None:
+            queryset = queryset.filter(**{f"{self._key}__gte": first})
+        objects = list(queryset[:size])
+        last = getattr(objects[-1], self._key) if objects else None
+        return [self.entry(obj) for obj in objects], last
+
+    async def _rows_from(self, first: Any, limit: int | None) -> AsyncIterator[EntryLike]:
+        after = None
+        remaining = limit
+        while remaining is None or remaining > 0:
+            size = self._batch if remaining is None else min(self._batch, remaining)
+            batch, after = await run_orm(self._fetch, after, first, size)
+            for entry in batch:
+                yield entry
+            if len(batch) < size:
+                return
+            if remaining is not None:
+                remaining -= size
+
+    def entries(self) -> AsyncIterator[EntryLike]:
+        return self._rows_from(None, None)
+
+    async def page(self, offset: int, limit: int) -> AsyncIterator[EntryLike]:
+        starts, _ = await self._boundaries(limit)
+        index = offset // limit
+        if offset % limit or index >= len(starts):
+            return
+        async for entry in self._rows_from(starts[index], limit):
+            yield entry
+
+    # -- metadata ------------------------------------------------------------------------
+
+    async def count(self) -> int:
+        return (await self._summary())[0]
+
+    async def version(self) -> ProviderVersion:
+        return (await self._summary())[1]
+
+    async def _summary(self) -> tuple[int, ProviderVersion]:
+        """Row count, max key and max lastmod from one aggregate, reused for metadata_ttl."""
+        now = time.monotonic()
+        if self._metadata is not None and now - self._metadata[0] < self._metadata_ttl:
+            return self._metadata[1], self._metadata[2]
+
+        def read() -> dict[str, Any]:
+            from django.db.models import Count, Max
+
+            aggregates: dict[str, Any] = {"n": Count("pk"), "k": Max(self._key)}
+            if self._lastmod is not None:
+                aggregates["m"] = Max(self._lastmod)
+            return dict(self._queryset.order_by().aggregate(**aggregates))
+
+        row = await run_orm(read)
+        modified = aware_datetime(row.get("m"))
+        token = f"{row['n']}:{row['k']}:{modified.isoformat() if modified else ''}"
+        version = ProviderVersion(token=token, last_modified=modified)
+        self._metadata = (now, int(row["n"]), version)
+        return int(row["n"]), version
+
+    async def page_last_modified(self, page_size: int) -> list[datetime | None]:
+        return (await self._boundaries(page_size))[1]
+
+    async def _boundaries(self, page_size: int) -> tuple[list[Any], list[datetime | None]]:
+        """First key and newest lastmod of each page, recomputed when the version changes."""
+        token = (await self.version()).token or ""
+        cached = self._plans.get(page_size)
+        if cached is not None and cached[0] == token:
+            return cached[1], cached[2]
+        starts, lastmods = await run_orm(self._plan, page_size)
+        self._plans[page_size] = (token, starts, lastmods)
+        return starts, lastmods
+
+    def _plan(self, page_size: int) -> tuple[list[Any], list[datetime | None]]:
+        from django.db.models import F, Max, Window
+        from django.db.models.functions import RowNumber
+
+        numbered = self._queryset.order_by().alias(
+            **{_ROW: Window(RowNumber(), order_by=F(self._key).asc())}
+        )
+        # Every page's first row: row numbers 1, 1 + page_size, ... (one scan, no OFFSET).
+        firsts = numbered.annotate(**{f"{_ROW}_page": (F(_ROW) - 1) % page_size}).filter(
+            **{f"{_ROW}_page": 0}
+        )
+        starts = list(firsts.order_by(self._key).values_list(self._key, flat=True))
+        lastmods: list[datetime | None] = [None] * len(starts)
+        if self._lastmod is not None:
+            for number, start in enumerate(starts):
+                bounded = self._queryset.order_by().filter(**{f"{self._key}__gte": start})
+                if number + 1 < len(starts):
+                    bounded = bounded.filter(**{f"{self._key}__lt": starts[number + 1]})
+                latest = bounded.aggregate(latest=Max(self._lastmod))["latest"]
+                lastmods[number] = aware_datetime(latest)
+        return starts, lastmods

@@ -1,0 +1,287 @@
+"""``django.contrib.sitemaps.Sitemap`` classes served unchanged, as providers.
+
+This module alone mirrors Django's own ``Sitemap._urls()`` (Django 4.2 to 5.2): which
+items a sitemap lists (``items()``, multiplied by language under ``i18n``), how each
+field is read (``Sitemap._get``: a method is called with the item, anything else is used
+as is, a missing attribute means "none"), the hreflang alternates and ``x-default``, the
+pagination by ``limit``, and the index ``<lastmod>`` from ``get_latest_lastmod()``.
+
+What differs from Django's views, on purpose:
+
+* ``<loc>`` is the base URL plus ``location(item)``: the scheme and host come from
+  ``SitemapConfig.base_url`` (or a trusted host), never from the request. A
+  ``protocol`` that disagrees with the base URL's scheme is a configuration error
+  (:func:`sitemap_middleware.django.sitemap_config` says so) rather than URLs on another
+  origin, which the sitemaps.org location rule forbids.
+* ``<lastmod>`` keeps the time of day and zone (Django's template writes the date only).
+* A page is one slice of ``items()`` (one query, as in Django) read with ``.iterator()``
+  in batches of ``batch_size`` by one thread, never held whole;
+  :class:`~sitemap_middleware.django.DjangoQuerySetProvider` avoids even that ``OFFSET``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from contextlib import aclosing
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from itertools import islice
+from typing import TYPE_CHECKING, Any
+
+from .orm import ThreadedBatches, run_orm
+
+if TYPE_CHECKING:
+    from django.contrib.sitemaps import Sitemap
+
+    from .._config import Section
+
+from .._exceptions import ConfigurationError
+from .._providers.base import ProviderVersion
+from .._sansio.limits import MAX_URLS
+
+__all__ = ["DjangoSitemapProvider", "aware_datetime", "django_sections"]
+
+#: Items fetched (``.iterator(chunk_size)``) and converted per hand-over to the loop.
+BATCH_SIZE = 2000
+
+
+def aware_datetime(value: object) -> datetime | None:
+    """A date or datetime as an aware datetime (naive means UTC, as everywhere here)."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
+    return None
+
+
+def _field(sitemap: Sitemap, name: str, obj: object) -> Any:
+    """Django's ``Sitemap._get``: call a method with the item, else use the attribute."""
+    try:
+        attr = getattr(sitemap, name)
+    except AttributeError:
+        return None
+    return attr(obj) if callable(attr) else attr
+
+
+def _iterate(items: Any) -> Iterator[Any]:
+    """A QuerySet through ``.iterator()`` (rows fetched in chunks), anything else as is."""
+    from django.db.models import QuerySet
+
+    if isinstance(items, QuerySet):
+        return iter(items.iterator(chunk_size=BATCH_SIZE))
+    return iter(items)
+
+
+def _fixed_languages(sitemap: Sitemap) -> bool:
+    """Whether every item has the same languages (``get_languages_for_item`` not overridden)."""
+    from django.contrib.sitemaps import Sitemap
+
+    return type(sitemap).get_languages_for_item is Sitemap.get_languages_for_item
+
+
+@dataclass(slots=True)
+class _Listing:
+    """One request's view of a sitemap: the instance and its (lazy) ``items()``."""
+
+    sitemap: Sitemap
+    items: Any
+
+    def count(self) -> int:
+        from django.core.paginator import Paginator
+
+        # Django's Paginator: QuerySet.count() when there is one, else len(); it also
+        # warns about an unordered QuerySet exactly as Django's views do.
+        items = Paginator(self.items, self.sitemap.limit).count
+        if not self.sitemap.i18n:
+            return int(items)
+        if _fixed_languages(self.sitemap):
+            return int(items) * len(self.sitemap._languages())
+        return sum(len(self.sitemap.get_languages_for_item(item)) for item in self.items)
+
+    def pairs(self, offset: int, limit: int | None) -> Iterator[tuple[object, str | None]]:
+        """Items ``offset`` to ``offset + limit`` of Django's paginated list, lazily.
+
+        Each window of ``items()`` is sliced once (one query for a QuerySet, as Django's
+        paginator does) and read with ``.iterator()``, so a page is never held whole.
+        """
+        sitemap = self.sitemap
+        stop = None if limit is None else offset + limit
+        if not sitemap.i18n:
+            return ((item, None) for item in _iterate(self.items[offset:stop]))
+        if _fixed_languages(sitemap):
+            languages = list(sitemap._languages())
+            if not languages:
+                return iter(())
+            first = offset // len(languages)
+            last = None if stop is None else -(-stop // len(languages))
+            pairs = (
+                (item, code) for item in _iterate(self.items[first:last]) for code in languages
+            )
+            skip = offset - first * len(languages)
+            return islice(pairs, skip, None if limit is None else skip + limit)
+        every = (
+            (item, code)
+            for item in _iterate(self.items)
+            for code in sitemap.get_languages_for_item(item)
+        )
+        return islice(every, offset, stop)
+
+    def batches(self, offset: int, limit: int | None, size: int) -> Iterator[list[dict[str, Any]]]:
+        """The entries of that window, ``size`` at a time."""
+        pairs = self.pairs(offset, limit)
+        while batch := [self.entry(item, code) for item, code in islice(pairs, size)]:
+            yield batch
+
+    def entry(self, item: object, language: str | None) -> dict[str, Any]:
+        """One ``<url>`` as Django's ``_urls()`` builds it, as a mapping of entry fields."""
+        sitemap = self.sitemap
+        entry: dict[str, Any] = {
+            "loc": self._location(item, language),
+            "lastmod": _field(sitemap, "lastmod", item) or None,
+            "changefreq": _field(sitemap, "changefreq", item) or None,
+            "priority": _field(sitemap, "priority", item),
+        }
+        if sitemap.i18n and sitemap.alternates:
+            from django.conf import settings
+
+            languages = sitemap.get_languages_for_item(item)
+            alternates = [
+                {"hreflang": code, "href": self._location(item, code)} for code in languages
+            ]
+            if sitemap.x_default and settings.LANGUAGE_CODE in languages:
+                code = settings.LANGUAGE_CODE
+                href = self._location(item, code).replace(f"/{code}/", "/", 1)
+                alternates.append({"hreflang": "x-default", "href": href})
+            entry["alternates"] = alternates
+        return entry
+
+    def _location(self, item: object, language: str | None) -> Any:
+        if language is None:
+            return _field(self.sitemap, "location", item)
+        from django.utils import translation
+
+        with translation.override(language):
+            return _field(self.sitemap, "location", item)
+
+
+class DjangoSitemapProvider:
+    """A ``django.contrib.sitemaps.Sitemap`` (subclass or instance) as a provider.
+
+    Existing sitemap classes work unchanged: ``items()``, ``location()``, ``lastmod``,
+    ``changefreq``, ``priority``, ``limit``, ``i18n``, ``languages``, ``alternates``,
+    ``x_default``, ``get_languages_for_item()``, ``get_latest_lastmod()`` and
+    ``GenericSitemap`` keep their Django meaning. A class is instantiated for every
+    request, as Django's views do. Every call into it runs in a worker thread (the ORM
+    is synchronous), whose database connections are closed when the call returns; a
+    page is read by one thread, from one slice of ``items()``.
+
+    :param sitemap: a ``Sitemap`` subclass or instance.
+    :param batch_size: items converted per hand-over to the event loop.
+
+    Capabilities: ``count()`` (``QuerySet.count()`` or ``len()``, times the languages
+    under ``i18n``), ``page()`` (one slice of ``items()``, as Django's paginator takes),
+    ``page_last_modified()`` (every page of the section gets ``get_latest_lastmod()``,
+    as in Django's index) and, when ``get_latest_lastmod()`` is overridden (as
+    ``GenericSitemap`` with a ``date_field`` does), ``version()`` from it, which gives
+    ETag, Last-Modified and 304s. The default ``get_latest_lastmod()`` calls
+    ``lastmod()`` on every item: too costly for every request, so it is used for the
+    index only.
+
+    Use it in a section with ``max_urls=sitemap.limit`` (``django_sections`` does) so
+    pages split where Django's would.
+    """
+
+    def __init__(self, sitemap: Sitemap | type[Sitemap], *, batch_size: int = BATCH_SIZE) -> None:
+        from django.contrib.sitemaps import Sitemap
+
+        is_class = isinstance(sitemap, type) and issubclass(sitemap, Sitemap)
+        if not (is_class or isinstance(sitemap, Sitemap)):
+            raise TypeError(
+                "DjangoSitemapProvider needs a django.contrib.sitemaps.Sitemap subclass or "
+                f"instance, got {sitemap!r} ({type(sitemap).__name__})"
+            )
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+        self.sitemap = sitemap
+        self.batch_size = batch_size
+        limit = sitemap.limit
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"{self.name}.limit must be an integer >= 1, got {limit!r}")
+        self.limit: int = limit
+        kind: Any = sitemap if isinstance(sitemap, type) else type(sitemap)
+        #: ``get_latest_lastmod`` overridden (GenericSitemap's is one query): cheap enough
+        #: to answer every request's validators.
+        self.versioned = kind.get_latest_lastmod is not Sitemap.get_latest_lastmod
+
+    @property
+    def name(self) -> str:
+        sitemap = self.sitemap
+        return sitemap.__name__ if isinstance(sitemap, type) else type(sitemap).__name__
+
+    def __repr__(self) -> str:
+        return f"DjangoSitemapProvider({self.name})"
+
+    def _listing(self) -> _Listing:
+        sitemap = self.sitemap() if isinstance(self.sitemap, type) else self.sitemap
+        return _Listing(sitemap, sitemap.items())
+
+    def entries(self) -> AsyncIterator[dict[str, Any]]:
+        return self._read(0, None)
+
+    def page(self, offset: int, limit: int) -> AsyncIterator[dict[str, Any]]:
+        return self._read(offset, limit)
+
+    async def _read(self, offset: int, limit: int | None) -> AsyncIterator[dict[str, Any]]:
+        # One thread reads the whole window: items() called once and sliced once (one
+        # query, as Django's view), iterated with .iterator() in batches.
+        def produce() -> Iterator[list[dict[str, Any]]]:
+            return self._listing().batches(offset, limit, self.batch_size)
+
+        # Closed explicitly (not left to the garbage collector): stopping the thread
+        # and closing its connection must happen when the reader stops.
+        async with aclosing(ThreadedBatches(produce).batches()) as batches:
+            async for batch in batches:
+                for entry in batch:
+                    yield entry
+
+    async def count(self) -> int:
+        return await run_orm(lambda: self._listing().count())
+
+    async def version(self) -> ProviderVersion:
+        if not self.versioned:
+            return ProviderVersion()
+        latest = await run_orm(lambda: self._listing().sitemap.get_latest_lastmod())
+        return ProviderVersion(last_modified=aware_datetime(latest))
+
+    async def page_last_modified(self, page_size: int) -> list[datetime | None]:
+        def read() -> list[datetime | None]:
+            listing = self._listing()
+            latest = aware_datetime(listing.sitemap.get_latest_lastmod())
+            return [latest] * -(-listing.count() // page_size)
+
+        return await run_orm(read)
+
+
+def django_sections(
+    sitemaps: Mapping[str, Sitemap | type[Sitemap]], *, batch_size: int = BATCH_SIZE
+) -> dict[str, Section]:
+    """The ``sitemaps`` dict of a Django URLconf as sections, each paged by its ``limit``."""
+    from .._config import Section
+
+    if not isinstance(sitemaps, Mapping):
+        raise TypeError(f"sitemaps must be a mapping of section name to Sitemap, got {sitemaps!r}")
+    sections = {}
+    for name, sitemap in sitemaps.items():
+        provider = DjangoSitemapProvider(sitemap, batch_size=batch_size)
+        if provider.limit > MAX_URLS:
+            raise ConfigurationError(
+                f"section {name!r}: {provider.name}.limit is {provider.limit}, but a sitemap "
+                f"page holds at most {MAX_URLS:,} URLs"
+            )
+        sections[name] = Section(provider, max_urls=provider.limit)
+    return sections
+
+
+def sitemap_protocols(sitemaps: Iterable[Sitemap | type[Sitemap]]) -> set[str]:
+    """The ``protocol`` values the sitemaps force (``None``: the request's, i.e. ours)."""
+    return {s.protocol for s in sitemaps if getattr(s, "protocol", None)}

@@ -1,0 +1,103 @@
+"""Our documents against Django's own sitemap views, parsed: same URLs, same fields."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date, datetime, timezone
+
+from lxml import etree
+
+from tests.helpers import check_document
+
+NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+XHTML = "{http://www.w3.org/1999/xhtml}"
+#: Section -> pages, for the seeded data (tests/djangoproject/data.py).
+PAGES = {"products": 3, "pages": 1, "articles": 3, "news": 1, "catalog": 3}
+#: The QuerySet provider lists what ProductSitemap lists.
+DJANGO_SECTION = {"catalog": "products"}
+
+Url = tuple[str, str | None, str | None, float | None, tuple[tuple[str, str], ...]]
+
+
+def instant(text: str | None) -> datetime | None:
+    """A W3C date or datetime as an aware datetime (a date is midnight UTC)."""
+    if text is None:
+        return None
+    value = datetime.fromisoformat(text)
+    if len(text) == 10:
+        return datetime.combine(date.fromisoformat(text), datetime.min.time(), timezone.utc)
+    return value
+
+
+def urls(body: bytes, *, ours: bool) -> list[Url]:
+    """(loc, lastmod day, changefreq, priority, alternates) of every <url>, in order.
+
+    Django's template writes lastmod as a date (in TIME_ZONE, UTC here); ours keeps the
+    time, so ours is reduced to its UTC day to compare.
+    """
+    if ours:
+        check_document(body)  # ultimate-sitemap-parser, and the XSDs when available
+    out = []
+    for url in etree.fromstring(body).iter(NS + "url"):
+        lastmod = url.findtext(NS + "lastmod")
+        moment = instant(lastmod.strip()) if lastmod else None
+        priority = url.findtext(NS + "priority")
+        out.append(
+            (
+                (url.findtext(NS + "loc") or "").strip(),
+                moment.astimezone(timezone.utc).date().isoformat() if moment else None,
+                url.findtext(NS + "changefreq"),
+                float(priority) if priority else None,
+                tuple(
+                    (link.get("hreflang"), link.get("href")) for link in url.iter(XHTML + "link")
+                ),
+            )
+        )
+    return out
+
+
+def index(body: bytes, *, ours: bool) -> list[tuple[str, int, datetime | None]]:
+    """(section, page, lastmod) of every index child, ours and Django's URL styles alike."""
+    if ours:
+        check_document(body)
+    out = []
+    for child in etree.fromstring(body).iter(NS + "sitemap"):
+        loc = (child.findtext(NS + "loc") or "").strip()
+        lastmod = child.findtext(NS + "lastmod")
+        name = loc.rsplit("/", 1)[1]
+        if ours:  # sitemap-products-2.xml
+            section, page = name.removeprefix("sitemap-").removesuffix(".xml").rsplit("-", 1)
+        else:  # django/sitemap-products.xml?p=2
+            section, _, page = name.removeprefix("sitemap-").partition(".xml")
+            page = page.removeprefix("?p=") or "1"
+        out.append((section, int(page), instant(lastmod.strip()) if lastmod else None))
+    return out
+
+
+def assert_same_as_django(get: Callable[[str], bytes], base: str = "https://example.com") -> None:
+    """Every page, the index and the root of ours against Django's views, via ``get(path)``."""
+    everything: list[Url] = []
+    for section, pages in PAGES.items():
+        theirs_name = DJANGO_SECTION.get(section, section)
+        for number in range(1, pages + 1):
+            ours = urls(get(f"/sitemap-{section}-{number}.xml"), ours=True)
+            theirs = urls(get(f"/django/sitemap-{theirs_name}.xml?p={number}"), ours=False)
+            assert ours == theirs, (section, number)
+            assert ours and all(url[0].startswith(base + "/") for url in ours)
+            if section != "catalog":
+                everything += ours
+        # past the last page: Django 404s, so do we
+        assert get(f"/sitemap-{section}-{pages + 1}.xml") == b"404"
+    ours_index = index(get("/sitemap_index.xml"), ours=True)
+    theirs_index = index(get("/django/sitemap_index.xml"), ours=False)
+    assert [row for row in ours_index if row[0] != "catalog"] == theirs_index
+    assert [row[:2] for row in ours_index if row[0] == "catalog"] == [
+        ("catalog", n) for n in (1, 2, 3)
+    ]
+    assert index(get("/sitemap.xml"), ours=True) == ours_index  # too many pages for one file
+    assert len(everything) == 17 + 6 + 12 + 6
+
+
+def as_bytes(status: int, body: bytes) -> bytes:
+    """A body, or the status as bytes for anything but 200 (so 404s compare simply)."""
+    return body if status == 200 else str(status).encode()
