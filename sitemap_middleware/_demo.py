@@ -1,11 +1,17 @@
 """The demo site: SQLite with 120,000 products, every feature of the package switched on.
 
-``python -m sitemap_middleware demo [--server uvicorn|werkzeug] [--host] [--port]``
+``python -m sitemap_middleware demo [--server uvicorn|werkzeug] [--host] [--port]
+[--base-url] [--products N] [--data-dir DIR] [--redis-url URL]``
+
+Every URL its sitemaps list (pages, images, hreflang alternates, video thumbnails and
+players) is served by the demo itself, and no URL is listed in two sections.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sqlite3
 import tempfile
 from datetime import datetime, timedelta, timezone
@@ -16,46 +22,89 @@ from ._caches.redis import RedisRenderCache
 from ._config import Section, SitemapConfig
 from ._providers.files import DirectoryProvider, TextFileProvider
 from ._sansio.extensions import Alternate, Image, NewsArticle, Video, news_cutoff
+from ._sansio.limits import MAX_URLS
 from ._sansio.models import SitemapEntry
 from ._settings import RenderFallback, Robots, RobotsGroup
 
+#: Enough products for an index of three pages of 50,000.
 PRODUCTS = 120_000
-DATA_DIR = Path(tempfile.gettempdir()) / "sitemap_middleware_demo"
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
+#: News articles, published this many hours before the demo started. Every one has a page;
+#: the news sitemap lists those of the last two days only (Google News ignores older ones).
+NEWS_AGES = (1, 5, 30, 70)
+#: The one video: its page, its player page and its thumbnail are all served.
+VIDEO = "unboxing"
+DOCS = {"index.html": "Docs", "guide/index.html": "Guide", "faq.html": "FAQ"}
+#: Landing pages kept in a text file: routes with a parameter, so the routes provider
+#: (which lists parameterless routes only) does not list them a second time.
+LANDING = "# campaign landing pages, one URL a line\n/landing/spring-sale\n/landing/newsletter\n"
 
 
-def prepare_data(directory: Path = DATA_DIR) -> Path:
-    """Create the SQLite database, a docs tree and a URL list (once; reused after)."""
+def default_data_dir() -> Path:
+    """Per user: ``$XDG_CACHE_HOME/sitemap-middleware/demo``, else ``~/.cache/...``.
+
+    The XDG base directory spec says a relative ``$XDG_CACHE_HOME`` is to be ignored.
+    """
+    cache = os.environ.get("XDG_CACHE_HOME", "")
+    root = Path(cache) if os.path.isabs(cache) else Path.home() / ".cache"
+    return root / "sitemap-middleware" / "demo"
+
+
+def database_path(directory: Path, products: int) -> Path:
+    return directory / f"products-{products}.sqlite3"
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def prepare_data(directory: Path, products: int = PRODUCTS) -> Path:
+    """Create the SQLite database, a docs tree and the landing-page list; reuse them after.
+
+    The database is built under a unique temporary name and renamed into place, so two
+    demos starting at once never see (or delete) each other's half-written file.
+    """
     directory.mkdir(parents=True, exist_ok=True)
-    database = directory / "demo.sqlite3"
+    database = database_path(directory, products)
     if not database.exists():
-        partial = directory / "demo.sqlite3.partial"
-        partial.unlink(missing_ok=True)
-        with sqlite3.connect(partial) as conn:
-            conn.execute(
-                "CREATE TABLE products (id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
-                " updated_at TIMESTAMP NOT NULL)"
-            )
-            start = datetime(2024, 1, 1)
-            conn.executemany(
-                "INSERT INTO products VALUES (?, ?, ?)",
-                (
-                    (i, f"Product {i}", (start + timedelta(minutes=7 * i)).isoformat(" "))
-                    for i in range(1, PRODUCTS + 1)
-                ),
-            )
-            conn.execute("CREATE INDEX products_updated ON products (updated_at)")
-        partial.rename(database)
-    docs = directory / "docs"
-    for name, title in [("index.html", "Docs"), ("guide/index.html", "Guide"), ("faq.html", "FAQ")]:
-        path = docs / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.exists():
-            path.write_text(f"<!doctype html><title>{title}</title><h1>{title}</h1>\n")
-    links = directory / "links.txt"
-    if not links.exists():
-        links.write_text("# extra URLs, one a line\n/about\n/contact\n")
+        handle, name = tempfile.mkstemp(dir=directory, prefix=database.name, suffix=".partial")
+        os.close(handle)
+        partial = Path(name)
+        try:
+            with sqlite3.connect(partial) as conn:
+                conn.execute(
+                    "CREATE TABLE products (id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+                    " updated_at TIMESTAMP NOT NULL)"
+                )
+                start = datetime(2024, 1, 1)
+                conn.executemany(
+                    "INSERT INTO products VALUES (?, ?, ?)",
+                    (
+                        (i, f"Product {i}", (start + timedelta(minutes=7 * i)).isoformat(" "))
+                        for i in range(1, products + 1)
+                    ),
+                )
+                conn.execute("CREATE INDEX products_updated ON products (updated_at)")
+            conn.close()
+            os.replace(partial, database)
+        finally:
+            partial.unlink(missing_ok=True)
+    for name, title in DOCS.items():
+        _write_if_changed(
+            directory / "docs" / name,
+            f"<!doctype html><title>{title}</title><h1>{title}</h1>\n"
+            '<p><a href="/">Back to the demo shop</a></p>\n',
+        )
+    _write_if_changed(directory / "landing.txt", LANDING)
     return database
+
+
+def landing_pages(directory: Path) -> set[str]:
+    """The paths the landing-page file lists (the app serves exactly these)."""
+    lines = (directory / "landing.txt").read_text().splitlines()
+    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
 
 
 def product_entry(row: Any) -> SitemapEntry:
@@ -64,8 +113,9 @@ def product_entry(row: Any) -> SitemapEntry:
         lastmod=row.updated_at,
         changefreq="weekly",
         priority=0.6,
-        images=[Image(f"/static/products/{row.id}.jpg")],
+        images=[Image(f"/static/products/{row.id}.png")],
         alternates=[
+            Alternate("en", f"/products/{row.id}"),
             Alternate("de", f"/de/products/{row.id}"),
             Alternate("x-default", f"/products/{row.id}"),
         ],
@@ -75,7 +125,6 @@ def product_entry(row: Any) -> SitemapEntry:
 def news_entries() -> list[SitemapEntry]:
     """Articles of the last two days (Google News ignores older ones)."""
     cutoff = news_cutoff(NOW)
-    articles = [NOW - timedelta(hours=h) for h in (1, 5, 30, 70)]
     return [
         SitemapEntry(
             f"/news/{n}",
@@ -87,20 +136,20 @@ def news_entries() -> list[SitemapEntry]:
                 title=f"Story {n}",
             ),
         )
-        for n, published in enumerate(articles, 1)
+        for n, published in enumerate((NOW - timedelta(hours=h) for h in NEWS_AGES), 1)
         if published >= cutoff
     ]
 
 
 VIDEOS = [
     SitemapEntry(
-        "/videos/unboxing",
+        f"/videos/{VIDEO}",
         videos=[
             Video(
-                thumbnail_loc="/static/videos/unboxing.jpg",
+                thumbnail_loc=f"/static/videos/{VIDEO}.png",
                 title="Unboxing product 1",
                 description="What is in the box & why it matters",
-                content_loc="/static/videos/unboxing.mp4",
+                player_loc=f"/videos/{VIDEO}/player",
                 duration=185,
                 publication_date="2024-06-01",
                 family_friendly=True,
@@ -115,7 +164,7 @@ def make_config(
     base_url: str,
     products: Any,
     pages: Any,
-    directory: Path = DATA_DIR,
+    directory: Path,
     redis_url: str | None = None,
 ) -> SitemapConfig:
     # The news callable reports no version: its pages get ETags from rendered bytes,
@@ -129,7 +178,7 @@ def make_config(
             "pages": pages,
             "products": products,
             "docs": DirectoryProvider(directory / "docs", url_prefix="/docs/"),
-            "links": TextFileProvider(directory / "links.txt"),
+            "landing": TextFileProvider(directory / "landing.txt"),
             "videos": VIDEOS,
             "news": Section(news_entries, max_urls=1000),
         },
@@ -145,110 +194,27 @@ def make_config(
     )
 
 
-PAGE = """<!doctype html><meta charset="utf-8"><title>{title}</title>
-<h1>{title}</h1><p>{body}</p>
-<ul>
-<li><a href="/robots.txt">/robots.txt</a></li>
-<li><a href="/sitemap.xml">/sitemap.xml</a> (an index: 120,000 products do not fit one file)</li>
-<li><a href="/sitemap_index.xml">/sitemap_index.xml</a></li>
-<li><a href="/sitemap-products-3.xml">/sitemap-products-3.xml</a> (keyset page from SQLite)</li>
-<li><a href="/sitemap-products-1.xml.gz">/sitemap-products-1.xml.gz</a> (always gzip)</li>
-<li><a href="/sitemap-news-1.xml">/sitemap-news-1.xml</a> (Google News)</li>
-<li><a href="/sitemap-videos-1.xml">/sitemap-videos-1.xml</a> (video extension)</li>
-<li><a href="/sitemap-pages-1.txt">/sitemap-pages-1.txt</a> (text sitemap)</li>
-</ul>"""
+def sitemap_links(products: int) -> list[tuple[str, str]]:
+    """The sitemap documents worth a look, each with a note; only ones that exist."""
+    pages = math.ceil(products / MAX_URLS)
+    last = f"/sitemap-products-{pages}.xml"
+    return [
+        ("/robots.txt", "Sitemap: line and user-agent groups"),
+        ("/sitemap.xml", "the entry point: the index, since the site does not fit one file"),
+        ("/sitemap_index.xml", "the index under its own name"),
+        (last, f"keyset page {pages} of the products, straight from SQLite"),
+        ("/sitemap-products-1.xml.gz", "a gzip file, whatever the client accepts"),
+        ("/sitemap-news-1.xml", "Google News"),
+        ("/sitemap-videos-1.xml", "the video extension"),
+        ("/sitemap-pages-1.txt", "a text sitemap, one URL a line"),
+    ]
 
 
-def render_page(title: str, body: str = "A page of the demo shop.") -> str:
-    return PAGE.format(title=title, body=body)
-
-
-def asgi_app(base_url: str, database: Path, redis_url: str | None = None) -> Any:
-    from sqlalchemy import MetaData, Table
-    from sqlalchemy.ext.asyncio import create_async_engine
-    from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import HTMLResponse
-    from starlette.routing import Mount, Route
-    from starlette.staticfiles import StaticFiles
-
-    from ._adapters.asgi import ASGISitemapMiddleware
-    from ._providers.routes import StarletteRoutesProvider
-    from ._providers.sql import SQLAlchemyProvider
-
-    engine = create_async_engine(f"sqlite+aiosqlite:///{database}")
-    table = Table("products", MetaData(), autoload_with=_sync_engine(database))
-
-    async def home(request: Request) -> HTMLResponse:
-        return HTMLResponse(render_page("Demo shop (ASGI, Starlette + uvicorn)"))
-
-    async def about(request: Request) -> HTMLResponse:
-        return HTMLResponse(render_page("About"))
-
-    async def product(request: Request) -> HTMLResponse:
-        return HTMLResponse(render_page(f"Product {request.path_params['id']}"))
-
-    app = Starlette(
-        routes=[
-            Route("/", home),
-            Route("/about", about),
-            Route("/products/{id:int}", product),
-            Mount("/docs", StaticFiles(directory=database.parent / "docs", html=True)),
-        ]
-    )
-    products = SQLAlchemyProvider(
-        engine, table, key="id", lastmod="updated_at", to_entry=product_entry
-    )
-    pages = StarletteRoutesProvider(app)
-    config = make_config(base_url, products, pages, database.parent, redis_url)
-    app.add_middleware(ASGISitemapMiddleware, config=config)
-    return app
-
-
-def _sync_engine(database: Path) -> Any:
-    from sqlalchemy import create_engine
-
-    return create_engine(f"sqlite:///{database}")
-
-
-def wsgi_app(base_url: str, database: Path, redis_url: str | None = None) -> Any:
-    from flask import Flask, send_from_directory
-    from sqlalchemy import MetaData, Table
-
-    from ._adapters.wsgi import WSGISitemapMiddleware
-    from ._providers.routes import FlaskRoutesProvider
-    from ._providers.sql import SQLAlchemyProvider
-
-    engine = _sync_engine(database)  # a sync engine: the provider runs it in a thread
-    table = Table("products", MetaData(), autoload_with=engine)
-    app = Flask("sitemap_middleware_demo")
-
-    @app.get("/")
-    def home() -> str:
-        return render_page("Demo shop (WSGI, Flask + werkzeug)")
-
-    @app.get("/about")
-    def about() -> str:
-        return render_page("About")
-
-    @app.get("/products/<int:product_id>")
-    def product(product_id: int) -> str:
-        return render_page(f"Product {product_id}")
-
-    @app.get("/docs/")
-    @app.get("/docs/<path:name>")
-    def docs(name: str = "index.html") -> Any:
-        if name.endswith("/") or not name:
-            name += "index.html"
-        return send_from_directory(database.parent / "docs", name)
-
-    products = SQLAlchemyProvider(
-        engine, table, key="id", lastmod="updated_at", to_entry=product_entry
-    )
-    pages = FlaskRoutesProvider(app, exclude=("/docs/*",))
-    config = make_config(base_url, products, pages, database.parent, redis_url)
-    app.wsgi_app = WSGISitemapMiddleware(app.wsgi_app, config=config)  # type: ignore[method-assign]
-    return app
+def positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def run(argv: list[str] | None = None) -> None:
@@ -257,26 +223,29 @@ def run(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--server", choices=("uvicorn", "werkzeug"), default="uvicorn")
     parser.add_argument("--base-url", help="public URL (default: the address it listens on)")
-    parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
+    parser.add_argument(
+        "--products", type=positive, default=PRODUCTS, help=f"catalog size (default {PRODUCTS:,})"
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=default_data_dir(),
+        help="where the SQLite database and files live (default: %(default)s)",
+    )
     parser.add_argument(
         "--redis-url",
         help="share rendered pages in Redis (needs the redis extra), e.g. redis://127.0.0.1:6379/0",
     )
     args = parser.parse_args(argv)
-    base_url = args.base_url or f"http://{args.host}:{args.port}"
-    print(f"preparing {PRODUCTS:,} products in {args.data_dir} ...", flush=True)
-    database = prepare_data(args.data_dir)
+    base_url = (args.base_url or f"http://{args.host}:{args.port}").rstrip("/")
+    print(f"preparing {args.products:,} products in {args.data_dir} ...", flush=True)
+    database = prepare_data(args.data_dir, args.products)
     print(f"\nDemo site on {base_url}/ ({args.server}). Open:")
-    for path in (
-        "/",
-        "/robots.txt",
-        "/sitemap.xml",
-        "/sitemap-products-2.xml",
-        "/sitemap-news-1.xml",
-        "/sitemap.txt",
-    ):
+    for path in ("/", "/robots.txt", "/sitemap.xml", "/sitemap-news-1.xml", "/sitemap-pages-1.txt"):
         print(f"  {base_url}{path}")
     print(flush=True)
+    from ._demo_apps import asgi_app, wsgi_app
+
     if args.server == "uvicorn":
         import uvicorn
 
