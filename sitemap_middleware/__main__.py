@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import sys
 
-USAGE = "usage: python -m sitemap_middleware demo [--server uvicorn|werkzeug] [--host H] [--port P]"
+USAGE = (
+    "usage: python -m sitemap_middleware demo [--server uvicorn|werkzeug] [--host H] [--port P]"
+    " [--base-url URL] [--products N] [--data-dir DIR] [--redis-url URL]"
+)
 
 
 def main(argv: list[str] | None = None) -> None:

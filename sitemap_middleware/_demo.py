@@ -10,6 +10,7 @@ players) is served by the demo itself, and no URL is listed in two sections.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
 import os
 import sqlite3
@@ -200,7 +201,7 @@ def sitemap_links(products: int) -> list[tuple[str, str]]:
     last = f"/sitemap-products-{pages}.xml"
     return [
         ("/robots.txt", "Sitemap: line and user-agent groups"),
-        ("/sitemap.xml", "the entry point: the index, since the site does not fit one file"),
+        ("/sitemap.xml", "the entry point: an index once the site outgrows one file"),
         ("/sitemap_index.xml", "the index under its own name"),
         (last, f"keyset page {pages} of the products, straight from SQLite"),
         ("/sitemap-products-1.xml.gz", "a gzip file, whatever the client accepts"),
@@ -218,7 +219,11 @@ def positive(text: str) -> int:
 
 
 def run(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m sitemap_middleware demo", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m sitemap_middleware demo",
+        description="The demo shop: every feature of sitemap_middleware on one site, whose"
+        " sitemaps list only URLs it serves.",
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--server", choices=("uvicorn", "werkzeug"), default="uvicorn")
@@ -237,6 +242,11 @@ def run(argv: list[str] | None = None) -> None:
         help="share rendered pages in Redis (needs the redis extra), e.g. redis://127.0.0.1:6379/0",
     )
     args = parser.parse_args(argv)
+    if args.redis_url and importlib.util.find_spec("redis") is None:
+        parser.error(
+            "--redis-url needs the redis package: pip install 'sitemap-middleware[redis]'"
+            " (bash scripts/demo installs it when given --redis-url)"
+        )
     base_url = (args.base_url or f"http://{args.host}:{args.port}").rstrip("/")
     print(f"preparing {args.products:,} products in {args.data_dir} ...", flush=True)
     database = prepare_data(args.data_dir, args.products)
