@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import re
+import shlex
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import httpx
 import pytest
 
+from benchmarks.common import free_port
 from sitemap_middleware import SitemapConfig
 from sitemap_middleware._engine.core import SitemapCore
 from tests.helpers import check_document, fetch
@@ -79,3 +86,63 @@ def test_readme_has_the_examples_it_promises() -> None:
         "Alternate(",
     ):
         assert name in text, name
+
+
+QUICKSTART = README.read_text().split("\n## Quickstart\n", 1)[1].split("\n## ", 1)[0]
+QUICKSTARTS = dict(
+    section.split("\n", 1) for section in re.split(r"^### ", QUICKSTART, flags=re.M)[1:]
+)
+#: The port each documented command listens on when not told otherwise.
+DEFAULT_PORTS = {"flask": 5000, "uvicorn": 8000}
+
+
+def test_readme_has_a_quickstart_per_framework() -> None:
+    assert list(QUICKSTARTS) == ["Flask", "Starlette", "FastAPI"]
+
+
+@pytest.mark.parametrize("framework", list(QUICKSTARTS))
+def test_readme_quickstart_runs_as_written(framework: str, tmp_path: Path) -> None:
+    """Save the block as app.py, run the command under it, open the URLs it names.
+
+    Each URL answers 200 on a real server (the documented port swapped for a free one, as
+    a second app on the machine would need), and every URL the sitemap lists is a page the
+    app itself serves.
+    """
+    section = QUICKSTARTS[framework]
+    install, command = re.findall(r"```console\n(.*?)\n```", section, re.S)
+    (source,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    urls = re.findall(r"<(http://127\.0\.0\.1:\d+/[^>]*)>", section)
+    assert install.startswith("pip install ") and urls, section
+    for name in install.split()[2:]:  # what it tells to install is what the example needs
+        assert importlib.metadata.distribution(name), name
+    argv = shlex.split(command)
+    documented = {urlsplit(u).port for u in urls}
+    assert documented == {DEFAULT_PORTS[argv[0]]}, (command, urls)
+    (tmp_path / "app.py").write_text(source)
+    port = free_port()
+    argv = [str(Path(sys.executable).parent / argv[0]), *argv[1:], "--port", str(port)]
+    log = tmp_path / "server.log"
+    with log.open("w") as output:
+        process = subprocess.Popen(argv, cwd=tmp_path, stdout=output, stderr=subprocess.STDOUT)
+    try:
+        local = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(local + "/robots.txt", timeout=2)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, "the quickstart did not start"
+                time.sleep(0.1)
+        for url in urls:
+            response = httpx.get(url.replace(f":{urlsplit(url).port}/", f":{port}/"))
+            assert response.status_code == 200, (url, response.text[:200])
+        sitemap = check_document(httpx.get(local + "/sitemap.xml").content)
+        listed = [urlsplit(page.url) for page in sitemap.all_pages()]
+        assert listed and {u.netloc for u in listed} == {"example.com"}
+        for url in listed:  # the example lists only pages it serves
+            assert httpx.get(local + url.path).status_code == 200, url.path
+    finally:
+        process.terminate()
+        process.wait(20)
