@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from ._demo import (
-    DOCS,
     NEWS_AGES,
     VIDEO,
     landing_pages,
@@ -281,8 +280,8 @@ def wsgi_app(base_url: str, database: Path, redis_url: str | None = None) -> Any
     def docs(name: str = "") -> Any:
         if not name or name.endswith("/"):
             name += "index.html"
-        if name not in DOCS:
-            abort(404)
+        # Whatever the docs directory holds (the directory provider lists it all); a
+        # missing file or a path out of the directory is a 404.
         return send_from_directory(database.parent / "docs", name)
 
     products = SQLAlchemyProvider(

@@ -243,5 +243,6 @@ def test_demo_serves_valid_sitemaps_of_urls_it_serves(demo: Demo) -> None:
             "/news/999",
             "/landing/nowhere",
             "/contact",
+            "/docs/missing.html",
         ):
             assert client.get(url + missing).status_code == 404, missing
