@@ -1,7 +1,7 @@
 """The demo site: SQLite with 120,000 products, every feature of the package switched on.
 
 ``python -m sitemap_middleware demo [--server uvicorn|werkzeug] [--host] [--port]
-[--base-url] [--products N] [--data-dir DIR] [--redis-url URL]``
+[--base-url] [--products N] [--urls-per-page N] [--data-dir DIR] [--redis-url URL]``
 
 Every URL its sitemaps list (pages, images, hreflang alternates, video thumbnails and
 players) is served by the demo itself, and no URL is listed in two sections.
@@ -23,7 +23,7 @@ from ._caches.redis import RedisRenderCache
 from ._config import Section, SitemapConfig
 from ._providers.files import DirectoryProvider, TextFileProvider
 from ._sansio.extensions import Alternate, Image, NewsArticle, Video, news_cutoff
-from ._sansio.limits import MAX_URLS
+from ._sansio.limits import MAX_NEWS_PER_FILE, MAX_URLS
 from ._sansio.models import SitemapEntry
 from ._settings import RenderFallback, Robots, RobotsGroup
 
@@ -167,6 +167,7 @@ def make_config(
     pages: Any,
     directory: Path,
     redis_url: str | None = None,
+    urls_per_page: int = MAX_URLS,
 ) -> SitemapConfig:
     # The news callable reports no version: its pages get ETags from rendered bytes,
     # kept in process, or in Redis (shared by every instance) with --redis-url.
@@ -181,7 +182,8 @@ def make_config(
             "docs": DirectoryProvider(directory / "docs", url_prefix="/docs/"),
             "landing": TextFileProvider(directory / "landing.txt"),
             "videos": VIDEOS,
-            "news": Section(news_entries, max_urls=1000),
+            # Google News: at most 1,000 URLs a file.
+            "news": Section(news_entries, max_urls=min(MAX_NEWS_PER_FILE, urls_per_page)),
         },
         robots=Robots(
             groups=[
@@ -192,12 +194,13 @@ def make_config(
         stylesheet=True,
         text_sitemaps=True,
         render_fallback=RenderFallback(cache=render_cache),
+        max_urls_per_page=urls_per_page,
     )
 
 
-def sitemap_links(products: int) -> list[tuple[str, str]]:
+def sitemap_links(products: int, urls_per_page: int = MAX_URLS) -> list[tuple[str, str]]:
     """The sitemap documents worth a look, each with a note; only ones that exist."""
-    pages = math.ceil(products / MAX_URLS)
+    pages = math.ceil(products / urls_per_page)
     last = f"/sitemap-products-{pages}.xml"
     return [
         ("/robots.txt", "Sitemap: line and user-agent groups"),
@@ -218,6 +221,13 @@ def positive(text: str) -> int:
     return value
 
 
+def page_size(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= MAX_URLS:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_URLS:,}, got {value}")
+    return value
+
+
 def run(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m sitemap_middleware demo",
@@ -230,6 +240,13 @@ def run(argv: list[str] | None = None) -> None:
     parser.add_argument("--base-url", help="public URL (default: the address it listens on)")
     parser.add_argument(
         "--products", type=positive, default=PRODUCTS, help=f"catalog size (default {PRODUCTS:,})"
+    )
+    parser.add_argument(
+        "--urls-per-page",
+        type=page_size,
+        default=MAX_URLS,
+        help=f"URLs per sitemap page (default and protocol maximum {MAX_URLS:,}): a small"
+        " catalog with small pages shows the index and paging in a second",
     )
     parser.add_argument(
         "--data-dir",
@@ -259,11 +276,14 @@ def run(argv: list[str] | None = None) -> None:
     if args.server == "uvicorn":
         import uvicorn
 
-        app = asgi_app(base_url, database, args.redis_url)
+        app = asgi_app(base_url, database, args.redis_url, args.urls_per_page)
         uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     else:
         from werkzeug.serving import run_simple
 
         run_simple(
-            args.host, args.port, wsgi_app(base_url, database, args.redis_url), threaded=True
+            args.host,
+            args.port,
+            wsgi_app(base_url, database, args.redis_url, args.urls_per_page),
+            threaded=True,
         )

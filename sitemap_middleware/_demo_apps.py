@@ -22,6 +22,7 @@ from ._demo import (
     product_entry,
     sitemap_links,
 )
+from ._sansio.limits import MAX_URLS
 
 PAGE = """<!doctype html><html lang="{lang}"><meta charset="utf-8"><title>{title}</title>
 <h1>{title}</h1>
@@ -53,11 +54,15 @@ def catalog_size(database: Path) -> int:
 
 
 def render_page(
-    title: str, products: int, body: str = "A page of the demo shop.", lang: str = "en"
+    title: str,
+    products: int,
+    body: str = "A page of the demo shop.",
+    lang: str = "en",
+    urls_per_page: int = MAX_URLS,
 ) -> str:
     sitemaps = "\n".join(
         f'<li><a href="{path}">{path}</a> ({html.escape(note)})</li>'
-        for path, note in sitemap_links(products)
+        for path, note in sitemap_links(products, urls_per_page)
     )
     return PAGE.format(
         title=html.escape(title), body=body, sitemaps=sitemaps, video=VIDEO, lang=lang
@@ -85,13 +90,14 @@ def png(seed: int, size: int = 16) -> bytes:
 class Shop:
     """What both flavours answer, as (status, body) pairs; the frameworks only route."""
 
-    def __init__(self, database: Path, flavour: str) -> None:
+    def __init__(self, database: Path, flavour: str, urls_per_page: int) -> None:
         self.directory = database.parent
         self.products = catalog_size(database)
         self.flavour = flavour
+        self.urls_per_page = urls_per_page
 
     def page(self, title: str, body: str = "A page of the demo shop.", lang: str = "en") -> str:
-        return render_page(title, self.products, body, lang)
+        return render_page(title, self.products, body, lang, self.urls_per_page)
 
     def home(self) -> str:
         return self.page(f"Demo shop ({self.flavour})", f"{self.products:,} products from SQLite.")
@@ -124,7 +130,9 @@ class Shop:
         return 200, self.page(slug.replace("-", " ").capitalize())
 
 
-def asgi_app(base_url: str, database: Path, redis_url: str | None = None) -> Any:
+def asgi_app(
+    base_url: str, database: Path, redis_url: str | None = None, urls_per_page: int = MAX_URLS
+) -> Any:
     from sqlalchemy import MetaData, Table
     from sqlalchemy.ext.asyncio import create_async_engine
     from starlette.applications import Starlette
@@ -139,7 +147,7 @@ def asgi_app(base_url: str, database: Path, redis_url: str | None = None) -> Any
 
     engine = create_async_engine(f"sqlite+aiosqlite:///{database}")
     table = Table("products", MetaData(), autoload_with=_sync_engine(database))
-    shop = Shop(database, "ASGI, Starlette + uvicorn")
+    shop = Shop(database, "ASGI, Starlette + uvicorn", urls_per_page)
 
     def answer(result: tuple[int, str]) -> HTMLResponse:
         status, body = result
@@ -199,7 +207,7 @@ def asgi_app(base_url: str, database: Path, redis_url: str | None = None) -> Any
         engine, table, key="id", lastmod="updated_at", to_entry=product_entry
     )
     pages = StarletteRoutesProvider(app)  # "/" and "/about": routes with parameters are not
-    config = make_config(base_url, products, pages, database.parent, redis_url)
+    config = make_config(base_url, products, pages, database.parent, redis_url, urls_per_page)
     app.add_middleware(ASGISitemapMiddleware, config=config)
     return app
 
@@ -210,7 +218,9 @@ def _sync_engine(database: Path) -> Any:
     return create_engine(f"sqlite:///{database}")
 
 
-def wsgi_app(base_url: str, database: Path, redis_url: str | None = None) -> Any:
+def wsgi_app(
+    base_url: str, database: Path, redis_url: str | None = None, urls_per_page: int = MAX_URLS
+) -> Any:
     from flask import Flask, Response, abort, send_from_directory
     from sqlalchemy import MetaData, Table
 
@@ -220,7 +230,7 @@ def wsgi_app(base_url: str, database: Path, redis_url: str | None = None) -> Any
 
     engine = _sync_engine(database)  # a sync engine: the provider runs it in a thread
     table = Table("products", MetaData(), autoload_with=engine)
-    shop = Shop(database, "WSGI, Flask + werkzeug")
+    shop = Shop(database, "WSGI, Flask + werkzeug", urls_per_page)
     # No static folder: /static/... are the generated images below.
     app = Flask("sitemap_middleware_demo", static_folder=None)
 
@@ -288,6 +298,6 @@ def wsgi_app(base_url: str, database: Path, redis_url: str | None = None) -> Any
         engine, table, key="id", lastmod="updated_at", to_entry=product_entry
     )
     pages = FlaskRoutesProvider(app, exclude=("/docs/*",))  # the docs section lists those
-    config = make_config(base_url, products, pages, database.parent, redis_url)
+    config = make_config(base_url, products, pages, database.parent, redis_url, urls_per_page)
     app.wsgi_app = WSGISitemapMiddleware(app.wsgi_app, config=config)  # type: ignore[method-assign]
     return app
