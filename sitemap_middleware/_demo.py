@@ -22,7 +22,7 @@ from typing import Any
 from ._caches.redis import RedisRenderCache
 from ._config import Section, SitemapConfig
 from ._providers.files import DirectoryProvider, TextFileProvider
-from ._sansio.extensions import Alternate, Image, NewsArticle, Video, news_cutoff
+from ._sansio.extensions import Alternate, Image, NewsArticle, Video
 from ._sansio.limits import MAX_NEWS_PER_FILE, MAX_URLS
 from ._sansio.models import SitemapEntry
 from ._settings import RenderFallback, Robots, RobotsGroup
@@ -124,8 +124,7 @@ def product_entry(row: Any) -> SitemapEntry:
 
 
 def news_entries() -> list[SitemapEntry]:
-    """Articles of the last two days (Google News ignores older ones)."""
-    cutoff = news_cutoff(NOW)
+    """Every article; the news section (``news=True``) lists those of the last two days."""
     return [
         SitemapEntry(
             f"/news/{n}",
@@ -138,7 +137,6 @@ def news_entries() -> list[SitemapEntry]:
             ),
         )
         for n, published in enumerate((NOW - timedelta(hours=h) for h in NEWS_AGES), 1)
-        if published >= cutoff
     ]
 
 
@@ -182,8 +180,10 @@ def make_config(
             "docs": DirectoryProvider(directory / "docs", url_prefix="/docs/"),
             "landing": TextFileProvider(directory / "landing.txt"),
             "videos": VIDEOS,
-            # Google News: at most 1,000 URLs a file.
-            "news": Section(news_entries, max_urls=min(MAX_NEWS_PER_FILE, urls_per_page)),
+            # Google News: at most 1,000 URLs a file, articles of the last two days.
+            "news": Section(
+                news_entries, max_urls=min(MAX_NEWS_PER_FILE, urls_per_page), news=True
+            ),
         },
         robots=Robots(
             groups=[

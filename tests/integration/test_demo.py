@@ -198,6 +198,9 @@ def test_demo_serves_valid_sitemaps_of_urls_it_serves(demo: Demo) -> None:
         assert len([u for u in locs if "/products/" in u]) == PRODUCTS
         assert f"{url}/products/{PRODUCTS}" in locs and f"{url}/docs/guide/" in locs
         assert listed["image"] and listed["alternate"] and listed["video"]
+        # Four stories, 1, 5, 30 and 70 hours old: the news window lists the first three.
+        assert sorted(u for u in locs if "/news/" in u) == [f"{url}/news/{n}" for n in (1, 2, 3)]
+        assert client.get(url + "/news/4").status_code == 200  # served, just not news any more
 
         everything = set().union(*listed.values())
         assert all(u.startswith(url + "/") for u in everything), "listed off the demo's origin"
