@@ -18,11 +18,13 @@ import tempfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ._caches.redis import RedisRenderCache
-from ._config import Section, SitemapConfig
+from ._config import Section, SitemapConfig, Tenants
 from ._providers.files import DirectoryProvider, TextFileProvider
-from ._sansio.extensions import Alternate, Image, NewsArticle, Video
+from ._providers.i18n import Languages
+from ._sansio.extensions import Image, NewsArticle, Video
 from ._sansio.limits import MAX_NEWS_PER_FILE, MAX_URLS
 from ._sansio.models import SitemapEntry
 from ._settings import RenderFallback, Robots, RobotsGroup
@@ -109,18 +111,27 @@ def landing_pages(directory: Path) -> set[str]:
 
 
 def product_entry(row: Any) -> SitemapEntry:
+    """One product, language-neutral: the section's Languages lists it in en, de and fr."""
     return SitemapEntry(
         f"/products/{row.id}",
         lastmod=row.updated_at,
         changefreq="weekly",
         priority=0.6,
         images=[Image(f"/static/products/{row.id}.png")],
-        alternates=[
-            Alternate("en", f"/products/{row.id}"),
-            Alternate("de", f"/de/products/{row.id}"),
-            Alternate("x-default", f"/products/{row.id}"),
-        ],
     )
+
+
+def product_path(path: str, lang: str) -> str:
+    """English at /products/N (also x-default); other languages under /<lang>/."""
+    return path if lang == "en" else f"/{lang}{path}"
+
+
+#: Products in three languages, each listing all three plus x-default.
+PRODUCT_LANGUAGES = Languages(codes=("en", "de", "fr"), url=product_path, x_default="en")
+#: The blog: a sub-application mounted at /blog with sitemaps of its own.
+BLOG_POSTS = 3
+#: The second host name's own pages (served by the same app) and its robots rules.
+SECOND_SITE_PAGES = ("/", "/about")
 
 
 def news_entries() -> list[SitemapEntry]:
@@ -176,7 +187,7 @@ def make_config(
         base_url=base_url,
         sections={
             "pages": pages,
-            "products": products,
+            "products": Section(products, languages=PRODUCT_LANGUAGES),
             "docs": DirectoryProvider(directory / "docs", url_prefix="/docs/"),
             "landing": TextFileProvider(directory / "landing.txt"),
             "videos": VIDEOS,
@@ -195,7 +206,34 @@ def make_config(
         text_sitemaps=True,
         render_fallback=RenderFallback(cache=render_cache),
         max_urls_per_page=urls_per_page,
+        # The mounted blog serves its own sitemaps: listed in the index and robots.txt.
+        external_sitemaps=["/blog/sitemap.xml"],
     )
+
+
+def blog_config(base_url: str) -> SitemapConfig:
+    """The blog's sitemaps: its paths are relative to its mount (/blog), not repeated here."""
+    posts = [f"/posts/{n}" for n in range(1, BLOG_POSTS + 1)]
+    return SitemapConfig(base_url=base_url, sections={"posts": ["/", *posts]}, robots=None)
+
+
+def second_host(base_url: str) -> str:
+    """The other name of the address the demo listens on (localhost <-> 127.0.0.1)."""
+    host = urlsplit(base_url).hostname or ""
+    return "127.0.0.1" if host == "localhost" else "localhost"
+
+
+def sites(base_url: str, shop: SitemapConfig) -> Tenants:
+    """Two host names, one app: the shop, and a second site with its own pages and rules."""
+    parts = urlsplit(base_url)
+    port = f":{parts.port}" if parts.port else ""
+    other = f"{second_host(base_url)}{port}"
+    second = SitemapConfig(
+        base_url=f"{parts.scheme}://{other}",
+        sections={"pages": list(SECOND_SITE_PAGES)},
+        robots=Robots(groups=[RobotsGroup(user_agents=("*",), disallow=("/checkout/",))]),
+    )
+    return Tenants(sites={parts.netloc.lower(): shop, other: second})
 
 
 def sitemap_links(products: int, urls_per_page: int = MAX_URLS) -> list[tuple[str, str]]:
@@ -270,6 +308,9 @@ def run(argv: list[str] | None = None) -> None:
     print(f"\nDemo site on {base_url}/ ({args.server}). Open:")
     for path in ("/", "/robots.txt", "/sitemap.xml", "/sitemap-news-1.xml", "/sitemap-pages-1.txt"):
         print(f"  {base_url}{path}")
+    other = base_url.replace(urlsplit(base_url).hostname or "", second_host(base_url), 1)
+    print(f"  {base_url}/blog/sitemap.xml  (a mounted sub-application's own sitemaps)")
+    print(f"  {other}/sitemap.xml  (a second host name: its own sections and robots.txt)")
     print(flush=True)
     from ._demo_apps import asgi_app, wsgi_app
 

@@ -15,12 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from ._demo import (
+    BLOG_POSTS,
     NEWS_AGES,
     VIDEO,
+    blog_config,
     landing_pages,
     make_config,
     product_entry,
     sitemap_links,
+    sites,
 )
 from ._sansio.limits import MAX_URLS
 
@@ -35,13 +38,16 @@ PAGE = """<!doctype html><html lang="{lang}"><meta charset="utf-8"><title>{title
 <ul>
 <li><a href="/">Home</a></li>
 <li><a href="/about">About</a></li>
-<li><a href="/products/1">Product 1</a> (<a href="/de/products/1">Deutsch</a>)</li>
+<li><a href="/products/1">Product 1</a>
+(<a href="/de/products/1">Deutsch</a>, <a href="/fr/products/1">Français</a>)</li>
+<li><a href="/blog/">The blog</a> (a mounted sub-application with its own sitemaps)</li>
 <li><a href="/videos/{video}">A video page</a></li>
 <li><a href="/news/1">The latest news</a></li>
 <li><a href="/docs/">Docs</a> (static files, listed by a directory provider)</li>
 </ul>
 </html>
 """
+PRODUCT_TITLES = {"en": "Product", "de": "Produkt", "fr": "Produit"}
 #: Cached for a day, like any static image.
 IMAGE_HEADERS = {"Cache-Control": "public, max-age=86400"}
 
@@ -103,10 +109,15 @@ class Shop:
         return self.page(f"Demo shop ({self.flavour})", f"{self.products:,} products from SQLite.")
 
     def product(self, product_id: int, lang: str = "en") -> tuple[int, str]:
-        if not 1 <= product_id <= self.products:
+        if not 1 <= product_id <= self.products or lang not in PRODUCT_TITLES:
             return 404, self.page("Not found", f"There is no product {product_id}.")
-        title = f"Produkt {product_id}" if lang == "de" else f"Product {product_id}"
-        return 200, self.page(title, lang=lang)
+        return 200, self.page(f"{PRODUCT_TITLES[lang]} {product_id}", lang=lang)
+
+    def blog(self, post: int = 0) -> tuple[int, str]:
+        if not 0 <= post <= BLOG_POSTS:
+            return 404, self.page("Not found", f"There is no post {post}.")
+        title = f"Blog post {post}" if post else "Blog"
+        return 200, self.page(title, "A sub-application mounted at /blog, with its own sitemaps.")
 
     def product_image(self, product_id: int) -> bytes | None:
         return png(product_id) if 1 <= product_id <= self.products else None
@@ -167,8 +178,8 @@ def asgi_app(
     async def product(request: Request) -> HTMLResponse:
         return answer(shop.product(request.path_params["id"]))
 
-    async def product_de(request: Request) -> HTMLResponse:
-        return answer(shop.product(request.path_params["id"], lang="de"))
+    async def product_in(request: Request) -> HTMLResponse:
+        return answer(shop.product(request.path_params["id"], lang=request.path_params["lang"]))
 
     async def product_image(request: Request) -> Response:
         return image(shop.product_image(request.path_params["id"]))
@@ -188,12 +199,22 @@ def asgi_app(
     async def landing(request: Request) -> HTMLResponse:
         return answer(shop.landing(request.path_params["slug"]))
 
+    async def blog_home(request: Request) -> HTMLResponse:
+        return answer(shop.blog())
+
+    async def blog_post(request: Request) -> HTMLResponse:
+        return answer(shop.blog(request.path_params["n"]))
+
+    # A sub-application with sitemaps of its own, mounted below: its URLs get /blog.
+    blog = Starlette(routes=[Route("/", blog_home), Route("/posts/{n:int}", blog_post)])
+    blog.add_middleware(ASGISitemapMiddleware, config=blog_config(base_url))
+
     app = Starlette(
         routes=[
             Route("/", home),
             Route("/about", about),
             Route("/products/{id:int}", product),
-            Route("/de/products/{id:int}", product_de),
+            Route("/{lang:str}/products/{id:int}", product_in),
             Route("/static/products/{id:int}.png", product_image),
             Route("/static/videos/{slug}.png", thumbnail),
             Route("/news/{n:int}", news),
@@ -201,14 +222,16 @@ def asgi_app(
             Route("/videos/{slug}/player", player),
             Route("/landing/{slug}", landing),
             Mount("/docs", StaticFiles(directory=database.parent / "docs", html=True)),
+            Mount("/blog", blog),
         ]
     )
     products = SQLAlchemyProvider(
         engine, table, key="id", lastmod="updated_at", to_entry=product_entry
     )
-    pages = StarletteRoutesProvider(app)  # "/" and "/about": routes with parameters are not
+    # "/" and "/about": routes with parameters are not; the blog lists its own pages.
+    pages = StarletteRoutesProvider(app, exclude=("/blog*",))
     config = make_config(base_url, products, pages, database.parent, redis_url, urls_per_page)
-    app.add_middleware(ASGISitemapMiddleware, config=config)
+    app.add_middleware(ASGISitemapMiddleware, config=sites(base_url, config))
     return app
 
 
@@ -223,6 +246,7 @@ def wsgi_app(
 ) -> Any:
     from flask import Flask, Response, abort, send_from_directory
     from sqlalchemy import MetaData, Table
+    from werkzeug.middleware.dispatcher import DispatcherMiddleware
 
     from ._adapters.wsgi import WSGISitemapMiddleware
     from ._providers.routes import FlaskRoutesProvider
@@ -252,9 +276,9 @@ def wsgi_app(
         status, body = shop.product(product_id)
         return body, status
 
-    @app.get("/de/products/<int:product_id>")
-    def product_de(product_id: int) -> tuple[str, int]:
-        status, body = shop.product(product_id, lang="de")
+    @app.get("/<lang>/products/<int:product_id>")
+    def product_in(lang: str, product_id: int) -> tuple[str, int]:
+        status, body = shop.product(product_id, lang=lang)
         return body, status
 
     @app.get("/static/products/<int:product_id>.png")
@@ -299,5 +323,20 @@ def wsgi_app(
     )
     pages = FlaskRoutesProvider(app, exclude=("/docs/*",))  # the docs section lists those
     config = make_config(base_url, products, pages, database.parent, redis_url, urls_per_page)
-    app.wsgi_app = WSGISitemapMiddleware(app.wsgi_app, config=config)  # type: ignore[method-assign]
+    shop_app = WSGISitemapMiddleware(app.wsgi_app, config=sites(base_url, config))
+    # A sub-application with sitemaps of its own, mounted at /blog (SCRIPT_NAME).
+    blog = Flask("sitemap_middleware_demo_blog", static_folder=None)
+
+    @blog.get("/")
+    def blog_home() -> tuple[str, int]:
+        status, body = shop.blog()
+        return body, status
+
+    @blog.get("/posts/<int:post>")
+    def blog_post(post: int) -> tuple[str, int]:
+        status, body = shop.blog(post)
+        return body, status
+
+    blog.wsgi_app = WSGISitemapMiddleware(blog.wsgi_app, config=blog_config(base_url))  # type: ignore[method-assign]
+    app.wsgi_app = DispatcherMiddleware(shop_app, {"/blog": blog.wsgi_app})  # type: ignore[method-assign]
     return app

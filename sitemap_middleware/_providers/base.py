@@ -211,12 +211,22 @@ class CallableProvider:
                 yield list(result[start : start + SYNC_BATCH])
         elif isinstance(result, Iterable):
             sync_iter = iter(result)
+            close = getattr(sync_iter, "close", None)
+            # As in entries(): the bounded worker threads, and once a hop fails or is
+            # given up, closing is the worker's job.
+            closed_by_worker = False
             try:
-                while batch := await anyio.to_thread.run_sync(_take, sync_iter):
+                while True:
+                    try:
+                        batch = await self._threads.run(_take, sync_iter, cleanup=close)
+                    except BaseException:
+                        closed_by_worker = True
+                        raise
+                    if not batch:
+                        break
                     yield batch
             finally:
-                close = getattr(sync_iter, "close", None)
-                if close is not None:
+                if close is not None and not closed_by_worker:
                     close()
         else:
             raise TypeError(f"provider factory returned {type(result).__name__}, not an iterable")

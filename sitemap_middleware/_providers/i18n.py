@@ -14,7 +14,6 @@ The wrapper keeps the provider's capabilities: ``count()`` becomes count x langu
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
@@ -168,12 +167,33 @@ class _Counted(_Localized):
 
 class _Paged(_Counted):
     def page(self, offset: int, limit: int) -> AsyncIterator[Any]:
+        """URLs ``offset`` to ``offset + limit`` from the provider's own pages.
+
+        Providers may serve only pages aligned on their size (keyset pages): items are
+        read in pages of ``limit / languages`` when that divides, else in pages of
+        ``limit`` items (the URLs of one page then span at most two of them).
+        """
         assert isinstance(self.inner, SupportsPages)
-        first = offset // self.factor
-        items = math.ceil((offset - first * self.factor + limit) / self.factor)
-        return self._expanded(
-            aiter(self.inner.page(first, items)), offset - first * self.factor, limit
-        )
+        factor = self.factor
+        if limit % factor == 0 and offset % limit == 0:
+            size = limit // factor
+            return self._expanded(aiter(self.inner.page(offset // factor, size)), 0, limit)
+        first, last = offset // factor, (offset + limit - 1) // factor
+        pages = range(first // limit, last // limit + 1)
+        skip = offset - pages[0] * limit * factor
+        return self._expanded(_chained(self.inner, pages, limit), skip, limit)
+
+
+async def _chained(inner: SupportsPages, pages: range, size: int) -> AsyncIterator[Any]:
+    for number in pages:
+        source = aiter(inner.page(number * size, size))
+        try:
+            async for item in source:
+                yield item
+        finally:
+            aclose = getattr(source, "aclose", None)
+            if aclose is not None:
+                await aclose()
 
 
 class _Versioned:

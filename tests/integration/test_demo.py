@@ -171,7 +171,8 @@ def test_demo_serves_valid_sitemaps_of_urls_it_serves(demo: Demo) -> None:
         robots = ok(url + "/robots.txt").text
         assert "User-agent: GPTBot" in robots
         queue = re.findall(r"^Sitemap: (\S+)$", robots, re.M)
-        assert queue == [f"{url}/sitemap.xml"]
+        # Every entry point: ours, and the mounted blog's own (also listed in the index).
+        assert queue == [f"{url}/sitemap.xml", f"{url}/blog/sitemap.xml"]
         documents: list[str] = []
         listed: dict[str, set[str]] = {
             kind: set() for kind in ("loc", "image", "alternate", "video")
@@ -179,6 +180,8 @@ def test_demo_serves_valid_sitemaps_of_urls_it_serves(demo: Demo) -> None:
         locs: Counter[str] = Counter()
         while queue:
             document = queue.pop(0)
+            if document in documents:  # robots.txt and the index both name the blog's
+                continue
             documents.append(document)
             body = ok(document).content
             check_document(body)
@@ -190,12 +193,16 @@ def test_demo_serves_valid_sitemaps_of_urls_it_serves(demo: Demo) -> None:
                 listed[kind].add(found)
                 if kind == "loc":
                     locs[found] += 1
+        # Three languages: en, de and fr versions of every product.
+        product_pages = -(-3 * PRODUCTS // URLS_PER_PAGE)
         assert [d for d in documents if "products" in d] == [
-            f"{url}/sitemap-products-{n}.xml" for n in (1, 2, 3)
+            f"{url}/sitemap-products-{n}.xml" for n in range(1, product_pages + 1)
         ]
         twice = sorted(loc for loc, n in locs.items() if n > 1)
         assert not twice, f"listed more than once: {twice[:10]}"
-        assert len([u for u in locs if "/products/" in u]) == PRODUCTS
+        assert len([u for u in locs if "/products/" in u]) == 3 * PRODUCTS
+        assert {f"{url}/{lang}products/7" for lang in ("", "de/", "fr/")} <= set(locs)
+        assert {f"{url}/blog/", f"{url}/blog/posts/3"} <= set(locs)  # the mounted blog
         assert f"{url}/products/{PRODUCTS}" in locs and f"{url}/docs/guide/" in locs
         assert listed["image"] and listed["alternate"] and listed["video"]
         # Four stories, 1, 5, 30 and 70 hours old: the news window lists the first three.
@@ -217,10 +224,26 @@ def test_demo_serves_valid_sitemaps_of_urls_it_serves(demo: Demo) -> None:
                 _assert_png(response.content)
         # Sampled or not, every kind of URL was fetched.
         assert patterns == {_pattern(u) for u in _sample(everything)}
-        assert {"/products/N", "/de/products/N", "/static/products/N.png"} <= patterns, patterns
+        assert {"/products/N", "/de/products/N", "/fr/products/N", "/static/products/N.png"} <= (
+            patterns
+        ), patterns
 
         assert demo.printed and demo.printed[0] == url + "/", demo.log.read_text()
-        for target in sorted(set(demo.printed) | links):
+        # The second host name: same server, its own sections and robots rules.
+        other = url.replace("127.0.0.1", "localhost")
+        assert f"{other}/sitemap.xml" in demo.printed
+        second = {"Host": other.removeprefix("http://")}
+        urlset = client.get(url + "/sitemap.xml", headers=second)
+        assert urlset.status_code == 200
+        assert sorted(re.findall(r"<loc>([^<]+)</loc>", urlset.text)) == [
+            f"{other}/",
+            f"{other}/about",
+        ]
+        other_robots = client.get(url + "/robots.txt", headers=second).text
+        assert "Disallow: /checkout/" in other_robots and f"Sitemap: {other}/sitemap.xml" in (
+            other_robots
+        )
+        for target in sorted((set(demo.printed) - {f"{other}/sitemap.xml"}) | links):
             assert target.startswith(url + "/"), f"the demo links off-site: {target}"
             ok(target)
         assert f"{url}/about" in ok(url + "/sitemap-pages-1.txt").text.splitlines()

@@ -335,3 +335,32 @@ async def test_one_entry_too_long_once_localized_is_left_out_not_the_section() -
     reply, body = await fetch(SitemapCore(config), "/sitemap.xml")
     assert reply.status == 200
     assert set(_alternates(body)) == {"https://example.com/en/ok", "https://example.com/de/ok"}
+
+
+class _Aligned(_PagedList):
+    """Keyset-like: serves only pages that start on a multiple of their size."""
+
+    def page(self, offset: int, limit: int) -> Any:
+        if offset % limit:
+            return super().page(0, 0)
+        return super().page(offset, limit)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("page_size", [2, 3, 5, 6, 7])
+async def test_languages_read_providers_that_only_serve_aligned_pages(page_size: int) -> None:
+    """Page sizes that divide by the number of languages or not: every URL once."""
+    config = SitemapConfig(
+        base_url="https://example.com",
+        max_urls_per_page=page_size,
+        sections={
+            "p": Section(
+                _Aligned([f"/{n}" for n in range(11)]),
+                languages=Languages(codes=("en", "de", "fr")),
+            )
+        },
+    )
+    found = await _collect(SitemapCore(config))
+    assert sorted(found) == sorted(
+        f"https://example.com/{lang}/{n}" for lang in ("en", "de", "fr") for n in range(11)
+    )
