@@ -23,6 +23,7 @@ from .._sansio.routing import STYLESHEET_NAME, TEXT_SITEMAP_NAME, Kind, Target, 
 from .._sansio.urls import BaseURL
 from .._settings import RenderFallback
 from .bodies import bytes_body, chain, opened, urlset_body
+from .observe import CacheStatus
 from .plan import (
     SectionPlan,
     news_cutoff,
@@ -75,6 +76,7 @@ class Document:
     #: False when only opening the body tells whether it exists (a page of a section
     #: that cannot count itself): a 304 then needs that check first.
     exists: bool = True
+    cache: CacheStatus | None = None
 
 
 class Documents:
@@ -95,6 +97,10 @@ class Documents:
             return Document(
                 XSL_TYPE, _STYLESHEET_ETAG, None, lambda: opened(bytes_body(_STYLESHEET))
             )
+        if target.kind is Kind.INDEXNOW_KEY:
+            key = (self.config.indexnow_key or "").encode("ascii")
+            etag = content_etag("indexnow", key)
+            return Document(TEXT_TYPE, etag, None, lambda: opened(bytes_body(key)))
         if target.kind is Kind.PAGE:
             return await self._page_document(target, base)
         plans, failed = await self.plans.plan_all(base)
@@ -279,6 +285,7 @@ class Documents:
         # The fingerprint keeps apart configurations (and package versions) sharing a cache.
         key = f"{self.config.fingerprint}|{base.prefix}|{target}"
         cached = await self._cached(key)
+        status: CacheStatus = "hit" if cached is not None else "miss"
         if cached is None:
             body = await document.open()
             chunks: list[bytes] = []
@@ -289,7 +296,11 @@ class Documents:
                     size += len(chunk)
                     if size > self._fallback.max_bytes:
                         return Document(
-                            document.content_type, None, None, lambda: opened(chain(chunks, body))
+                            document.content_type,
+                            None,
+                            None,
+                            lambda: opened(chain(chunks, body)),
+                            cache="miss",
                         )
             except BaseException:
                 await body.aclose()  # type: ignore[attr-defined]
@@ -298,7 +309,9 @@ class Documents:
             cached = (content_etag("render", data, self.config.fingerprint), data)
             await self._store(key, cached)
         tag, data = cached
-        return Document(document.content_type, tag, None, lambda: opened(bytes_body(data)))
+        return Document(
+            document.content_type, tag, None, lambda: opened(bytes_body(data)), cache=status
+        )
 
     async def aclose(self) -> None:
         """Release what the render cache holds open (a Redis cache's connections)."""
