@@ -13,6 +13,7 @@ from ._caches.redis import RedisRenderCache
 from ._caches.redis_store import RedisRenderStore
 from ._caches.store import MemoryRenderStore, RenderStore
 from ._config import Section, SitemapConfig, Tenants
+from ._engine.observe import DocumentObserver, ServedDocument
 from ._exceptions import (
     ConfigurationError,
     InvalidEntryError,
@@ -21,6 +22,7 @@ from ._exceptions import (
     SitemapError,
     SitemapLimitError,
 )
+from ._ops.metrics import PrometheusObserver
 from ._providers.base import (
     CallableProvider,
     ProviderVersion,
@@ -66,6 +68,7 @@ __all__ = [
     "CallableProvider",
     "ConfigurationError",
     "DirectoryProvider",
+    "DocumentObserver",
     "FlaskRoutesProvider",
     "HTTPSettings",
     "Image",
@@ -74,6 +77,7 @@ __all__ = [
     "MemoryRenderCache",
     "MemoryRenderStore",
     "NewsArticle",
+    "PrometheusObserver",
     "ProviderError",
     "ProviderTimeoutError",
     "ProviderVersion",
@@ -87,6 +91,7 @@ __all__ = [
     "RobotsGroup",
     "SQLAlchemyProvider",
     "Section",
+    "ServedDocument",
     "SitemapConfig",
     "SitemapEntry",
     "SitemapError",

@@ -6,20 +6,25 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sqlite3
 import tempfile
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from ._caches.redis import RedisRenderCache
 from ._config import Section, SitemapConfig
+from ._engine.observe import DocumentObserver
 from ._providers.files import DirectoryProvider, TextFileProvider
 from ._sansio.extensions import Alternate, Image, NewsArticle, Video, news_cutoff
 from ._sansio.models import SitemapEntry
 from ._settings import RenderFallback, Robots, RobotsGroup
 
 PRODUCTS = 120_000
+#: The demo's IndexNow key: served at /<key>.txt for search engines to verify pushes.
+INDEXNOW_KEY = "demo-indexnow-key-0001"
 DATA_DIR = Path(tempfile.gettempdir()) / "sitemap_middleware_demo"
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
 
@@ -117,6 +122,7 @@ def make_config(
     pages: Any,
     directory: Path = DATA_DIR,
     redis_url: str | None = None,
+    observers: Sequence[DocumentObserver] = (),
 ) -> SitemapConfig:
     # The news callable reports no version: its pages get ETags from rendered bytes,
     # kept in process, or in Redis (shared by every instance) with --redis-url.
@@ -142,6 +148,8 @@ def make_config(
         stylesheet=True,
         text_sitemaps=True,
         render_fallback=RenderFallback(cache=render_cache),
+        observers=observers,
+        indexnow_key=INDEXNOW_KEY,
     )
 
 
@@ -156,6 +164,7 @@ PAGE = """<!doctype html><meta charset="utf-8"><title>{title}</title>
 <li><a href="/sitemap-news-1.xml">/sitemap-news-1.xml</a> (Google News)</li>
 <li><a href="/sitemap-videos-1.xml">/sitemap-videos-1.xml</a> (video extension)</li>
 <li><a href="/sitemap-pages-1.txt">/sitemap-pages-1.txt</a> (text sitemap)</li>
+<li><a href="/metrics">/metrics</a> (Prometheus metrics of the documents served)</li>
 </ul>"""
 
 
@@ -168,11 +177,12 @@ def asgi_app(base_url: str, database: Path, redis_url: str | None = None) -> Any
     from sqlalchemy.ext.asyncio import create_async_engine
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import HTMLResponse
+    from starlette.responses import HTMLResponse, Response
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
     from ._adapters.asgi import ASGISitemapMiddleware
+    from ._ops.metrics import PrometheusObserver
     from ._providers.routes import StarletteRoutesProvider
     from ._providers.sql import SQLAlchemyProvider
 
@@ -196,13 +206,30 @@ def asgi_app(base_url: str, database: Path, redis_url: str | None = None) -> Any
             Mount("/docs", StaticFiles(directory=database.parent / "docs", html=True)),
         ]
     )
+    registry, exposition = _metrics()
+
+    async def metrics(request: Request) -> Response:
+        data, media_type = exposition()
+        return Response(data, media_type=media_type)
+
+    app.router.routes.append(Route("/metrics", metrics))
     products = SQLAlchemyProvider(
         engine, table, key="id", lastmod="updated_at", to_entry=product_entry
     )
-    pages = StarletteRoutesProvider(app)
-    config = make_config(base_url, products, pages, database.parent, redis_url)
+    pages = StarletteRoutesProvider(app, exclude=("/metrics",))
+    config = make_config(
+        base_url, products, pages, database.parent, redis_url, [PrometheusObserver(registry)]
+    )
     app.add_middleware(ASGISitemapMiddleware, config=config)
     return app
+
+
+def _metrics() -> tuple[Any, Callable[[], tuple[bytes, str]]]:
+    """The demo's own metrics registry and a function rendering it for /metrics."""
+    from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+    registry = CollectorRegistry()
+    return registry, lambda: (generate_latest(registry), CONTENT_TYPE_LATEST)
 
 
 def _sync_engine(database: Path) -> Any:
@@ -216,6 +243,7 @@ def wsgi_app(base_url: str, database: Path, redis_url: str | None = None) -> Any
     from sqlalchemy import MetaData, Table
 
     from ._adapters.wsgi import WSGISitemapMiddleware
+    from ._ops.metrics import PrometheusObserver
     from ._providers.routes import FlaskRoutesProvider
     from ._providers.sql import SQLAlchemyProvider
 
@@ -245,8 +273,17 @@ def wsgi_app(base_url: str, database: Path, redis_url: str | None = None) -> Any
     products = SQLAlchemyProvider(
         engine, table, key="id", lastmod="updated_at", to_entry=product_entry
     )
-    pages = FlaskRoutesProvider(app, exclude=("/docs/*",))
-    config = make_config(base_url, products, pages, database.parent, redis_url)
+    pages = FlaskRoutesProvider(app, exclude=("/docs/*", "/metrics"))
+    registry, exposition = _metrics()
+
+    @app.get("/metrics")
+    def metrics() -> Any:
+        data, media_type = exposition()
+        return app.response_class(data, mimetype=media_type)
+
+    config = make_config(
+        base_url, products, pages, database.parent, redis_url, [PrometheusObserver(registry)]
+    )
     app.wsgi_app = WSGISitemapMiddleware(app.wsgi_app, config=config)  # type: ignore[method-assign]
     return app
 
@@ -263,6 +300,8 @@ def run(argv: list[str] | None = None) -> None:
         help="share rendered pages in Redis (needs the redis extra), e.g. redis://127.0.0.1:6379/0",
     )
     args = parser.parse_args(argv)
+    # One INFO record per document served (logger "sitemap_middleware").
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     base_url = args.base_url or f"http://{args.host}:{args.port}"
     print(f"preparing {PRODUCTS:,} products in {args.data_dir} ...", flush=True)
     database = prepare_data(args.data_dir)
@@ -274,6 +313,8 @@ def run(argv: list[str] | None = None) -> None:
         "/sitemap-products-2.xml",
         "/sitemap-news-1.xml",
         "/sitemap.txt",
+        "/metrics",
+        f"/{INDEXNOW_KEY}.txt",
     ):
         print(f"  {base_url}{path}")
     print(flush=True)

@@ -13,9 +13,22 @@ import pytest
 from usp.tree import sitemap_tree_for_homepage
 
 from benchmarks.common import free_port
+from sitemap_middleware._demo import INDEXNOW_KEY
 from tests.helpers import check_document, child_urls
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def _sample(metrics: str, name: str, **labels: str) -> float:
+    """The sum of the samples of ``name`` carrying ``labels``, from a /metrics text."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(metrics)
+        for sample in family.samples
+        if sample.name == name and labels.items() <= sample.labels.items()
+    )
 
 
 @pytest.mark.slow
@@ -45,6 +58,9 @@ def test_demo_serves_valid_sitemaps(server: str, tmp_path_factory: pytest.TempPa
                 assert time.monotonic() < deadline, "demo did not start"
                 time.sleep(0.2)
         assert home.status_code == 200 and "Demo shop" in home.text
+        before = httpx.get(url + "/metrics").text
+        served = "sitemap_documents_served_total"
+        pages_before = _sample(before, served, kind="page", status="200")
         assert httpx.get(url + "/products/7").status_code == 200
         robots = httpx.get(url + "/robots.txt").text
         assert f"Sitemap: {url}/sitemap.xml" in robots and "User-agent: GPTBot" in robots
@@ -67,6 +83,12 @@ def test_demo_serves_valid_sitemaps(server: str, tmp_path_factory: pytest.TempPa
             url + "/sitemap-news-1.xml", headers={"If-None-Match": news.headers["etag"]}
         )
         assert again.status_code == 304
+        metrics = httpx.get(url + "/metrics").text  # the documents served above are counted
+        assert _sample(metrics, served, kind="page", status="200") >= pages_before + len(children)
+        assert _sample(metrics, "sitemap_urls_written_total", section="products") >= 120_000
+        assert _sample(metrics, served, kind="page", status="304", cache="hit") == 1
+        assert httpx.get(f"{url}/{INDEXNOW_KEY}.txt").text == INDEXNOW_KEY
+        assert "served sitemap-products-2.xml 200: 50000 urls" in log.read_text()
     finally:
         process.terminate()
         process.wait(20)
