@@ -22,6 +22,8 @@ from ._exceptions import (
     SitemapError,
     SitemapLimitError,
 )
+from ._ops.changes import Snapshot, changed_urls, take_snapshot
+from ._ops.indexnow import IndexNowBatch, IndexNowNotifier, IndexNowResult
 from ._ops.metrics import PrometheusObserver
 from ._providers.base import (
     CallableProvider,
@@ -72,6 +74,9 @@ __all__ = [
     "FlaskRoutesProvider",
     "HTTPSettings",
     "Image",
+    "IndexNowBatch",
+    "IndexNowNotifier",
+    "IndexNowResult",
     "InvalidEntryError",
     "Languages",
     "MemoryRenderCache",
@@ -96,6 +101,7 @@ __all__ = [
     "SitemapEntry",
     "SitemapError",
     "SitemapLimitError",
+    "Snapshot",
     "StarletteRoutesProvider",
     "StaticProvider",
     "SupportsCount",
@@ -110,7 +116,9 @@ __all__ = [
     "WSGISitemapMiddleware",
     "__version__",
     "as_provider",
+    "changed_urls",
     "news_cutoff",
+    "take_snapshot",
 ]
 
 
