@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -59,12 +60,27 @@ class _ThreadedWSGITransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         await request.aread()
 
-        def call() -> httpx.Response:
+        def call() -> tuple[httpx.Response, bytes]:
             response = self._transport.handle_request(request)
-            content = response.read()
-            return httpx.Response(response.status_code, headers=response.headers, content=content)
+            try:  # the bytes as sent: a gzip body stays gzip
+                return response, b"".join(response.iter_raw())
+            finally:
+                response.close()
 
-        return await anyio.to_thread.run_sync(call)
+        response, raw = await anyio.to_thread.run_sync(call)
+        return httpx.Response(
+            response.status_code, headers=response.headers, stream=_Raw(raw), request=request
+        )
+
+
+class _Raw(httpx.AsyncByteStream):
+    """A body already in memory, streamed once (``content=`` would mark it read)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield self._data
 
 
 def client_for_app(

@@ -214,9 +214,10 @@ class _Crawl:
         if parsed.kind == "sitemapindex":
             self.children.append((report, parsed))
             if parent is None:
+                allowed = (_origin(report.url), cross_origin)
                 for child in parsed.children:
-                    if child.loc in self.seen:
-                        continue
+                    if child.loc in self.seen or _origin(child.loc) not in allowed:
+                        continue  # never fetch from a host the index may not speak for
                     if len(self.seen) >= self.options.max_documents:
                         self.report.notes.append(
                             "stopped following indexes after "
@@ -229,6 +230,9 @@ class _Crawl:
             self.parsed.append((report.url, parsed))
 
     def site_checks(self, robots: RobotFileParser) -> None:
+        # Discovery order, not completion order: "first listed in" must not be a race.
+        order = {report.url: n for n, report in enumerate(self.report.documents)}
+        self.parsed.sort(key=lambda item: order[item[0]])
         documents = self.parsed
         self.report.urls = check_duplicates(documents, self.report)
         check_robots(robots, self.options.user_agent, documents, self.report)
@@ -294,7 +298,8 @@ async def run_check(
         first: dict[str, str] = {}  # each URL once, with the first sitemap listing it
         for url, parsed in crawl.parsed:
             for entry in parsed.entries:
-                first.setdefault(entry.loc, url)
+                if _origin(entry.loc) == _origin(url):  # never another host (loc-outside)
+                    first.setdefault(entry.loc, url)
         pairs = list(first.items())
         if options.max_url_checks is not None and len(pairs) > options.max_url_checks:
             report.notes.append(

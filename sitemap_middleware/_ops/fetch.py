@@ -139,6 +139,10 @@ class Fetcher:
                 )
         raw = b"".join(chunks)
         body = raw
+        if not raw:  # HEAD, 304, 204: nothing to decode, whatever Content-Encoding says
+            return Fetched(
+                url, method, response.status_code, response.headers, raw, raw, fetched_at
+            )
         try:
             if response.headers.get("content-encoding", "").strip().lower() in ("gzip", "x-gzip"):
                 body = gunzip(body, self.max_bytes)
