@@ -13,8 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .._config import SitemapConfig
-from .._engine.plan import section_version, version_parts
+from .._engine.plan import section_version
 from .._engine.stream import EntryStream
+from .._sansio.etag import version_parts
 
 __all__ = ["SectionSnapshot", "Snapshot", "changed_urls", "take_snapshot"]
 

@@ -198,8 +198,8 @@ class _Exporter:
 
     async def run(self) -> ExportResult:
         config, base = self.config, self.config.base
-        if config.robots_path is not None:
-            await self.document(base.origin + config.robots_path, gzip_variant=False)
+        if config.robots is not None:
+            await self.document(base.origin + config.robots.path, gzip_variant=False)
         root = await self.document(base.file_url(config.sitemap_name))
         index = await self.document(base.file_url(config.index_name))
         pages: list[str] = []

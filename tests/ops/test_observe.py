@@ -13,6 +13,7 @@ from prometheus_client import CollectorRegistry
 
 from sitemap_middleware import (
     PrometheusObserver,
+    RenderFallback,
     ServedDocument,
     SitemapConfig,
     SitemapEntry,
@@ -123,7 +124,7 @@ async def test_render_cache_miss_then_hit() -> None:
     def news() -> list[SitemapEntry]:
         return [SitemapEntry("/news/1", lastmod="2024-05-01")]
 
-    core = make_core(recorder, sections={"news": news}, fallback_validators="render")
+    core = make_core(recorder, sections={"news": news}, render_fallback=RenderFallback())
     await fetch(core, "/sitemap-news-1.xml")
     await fetch(core, "/sitemap-news-1.xml")
     assert [e.cache for e in recorder.events] == ["miss", "hit"]
