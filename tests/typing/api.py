@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Iterator
 
 from fastapi import FastAPI
 from flask import Flask
+from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
@@ -13,16 +14,21 @@ from sitemap_middleware import (
     Alternate,
     ASGISitemapMiddleware,
     DirectoryProvider,
+    DocumentObserver,
     FlaskRoutesProvider,
     Image,
+    IndexNowNotifier,
     InvalidEntryError,
     NewsArticle,
+    PrometheusObserver,
     ProviderVersion,
     Robots,
     RobotsGroup,
     Section,
+    ServedDocument,
     SitemapConfig,
     SitemapEntry,
+    Snapshot,
     SQLAlchemyProvider,
     StarletteRoutesProvider,
     StaticProvider,
@@ -30,7 +36,9 @@ from sitemap_middleware import (
     UrlProvider,
     Video,
     WSGISitemapMiddleware,
+    changed_urls,
     news_cutoff,
+    take_snapshot,
 )
 
 
@@ -90,3 +98,31 @@ try:
     SitemapEntry("/x", priority=7)
 except InvalidEntryError as error:
     field: str = error.field
+
+
+class LogEvents:
+    """An observer as the README describes one."""
+
+    def document_served(self, event: ServedDocument) -> None:
+        seconds: float = event.duration
+        cache: str | None = event.cache
+        print(event.document, event.status, event.urls, seconds, cache)
+
+
+observer: DocumentObserver = LogEvents()
+watched = SitemapConfig(
+    base_url="https://example.com",
+    sections={"pages": ["/"]},
+    observers=[observer, PrometheusObserver(CollectorRegistry())],
+    indexnow_key="5f8e2c0a9b7d4e1f",
+)
+notifier = IndexNowNotifier.for_config(watched, retries=2)
+
+
+async def push(previous: Snapshot) -> Snapshot:
+    snapshot, result = await notifier.notify_changes(watched, previous)
+    submitted: int = result.submitted
+    errors: list[str | None] = [batch.error for batch in result.batches]
+    first: Snapshot = await take_snapshot(watched)
+    print(submitted, errors, changed_urls(first, snapshot))
+    return snapshot
