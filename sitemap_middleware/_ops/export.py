@@ -26,7 +26,9 @@ from urllib.parse import urlsplit
 
 from .._adapters.asgi import ASGISitemapMiddleware
 from .._adapters.wsgi import WSGISitemapMiddleware
-from .._config import SitemapConfig
+from .._config import SitemapConfig, Tenants
+from .._engine.core import SitemapCore
+from .._engine.tenants import TenantCores
 from .._sansio.routing import STYLESHEET_NAME, TEXT_SITEMAP_NAME
 from .apps import Interface, client_for_app
 
@@ -79,19 +81,27 @@ def find_config(app: object) -> SitemapConfig:
             continue
         seen.add(id(current))
         if isinstance(current, ASGISitemapMiddleware | WSGISitemapMiddleware):
-            return current.core.config
+            core = current.core
+            return _single_site(core.config if isinstance(core, SitemapCore) else core)
         for middleware in getattr(current, "user_middleware", None) or ():
-            config = getattr(middleware, "kwargs", {}).get("config")
-            if getattr(middleware, "cls", None) is ASGISitemapMiddleware and isinstance(
-                config, SitemapConfig
-            ):
-                return config
+            if getattr(middleware, "cls", None) is ASGISitemapMiddleware:
+                return _single_site(getattr(middleware, "kwargs", {}).get("config"))
         pending += [
             getattr(current, name, None) for name in ("app", "wsgi_app", "middleware_stack")
         ]
     raise ValueError(
         f"no ASGISitemapMiddleware or WSGISitemapMiddleware found in {type(app).__name__}"
     )
+
+
+def _single_site(config: object) -> SitemapConfig:
+    if not isinstance(config, SitemapConfig):
+        what = "Tenants" if isinstance(config, Tenants | TenantCores) else type(config).__name__
+        raise ValueError(
+            f"the sitemap middleware serves {what}, not one SitemapConfig: "
+            "export serves one site (export each Tenants site from an app of its own)"
+        )
+    return config
 
 
 def _digest(data: bytes) -> str:

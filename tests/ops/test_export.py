@@ -21,6 +21,7 @@ from sitemap_middleware import (
     ProviderVersion,
     SitemapConfig,
     SitemapEntry,
+    Tenants,
     WSGISitemapMiddleware,
 )
 from sitemap_middleware._ops.export import MANIFEST, export_app, find_config
@@ -174,6 +175,9 @@ def test_export_refuses_an_app_without_the_middleware(tmp_path: Path) -> None:
     """A clear error names what is missing."""
     with pytest.raises(ValueError, match="no ASGISitemapMiddleware or WSGISitemapMiddleware"):
         find_config(Starlette())
+    tenants = Tenants(sites={"a.example": make_config(["/"])})
+    with pytest.raises(ValueError, match="serves Tenants, not one SitemapConfig"):
+        find_config(ASGISitemapMiddleware(Starlette(), config=tenants))
     (tmp_path / "file").write_text("x")
     with pytest.raises(ValueError, match="is not a directory"):
         anyio.run(export_app, asgi(make_config(["/"])), tmp_path / "file")
