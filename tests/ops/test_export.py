@@ -120,10 +120,15 @@ def test_export_is_byte_identical_to_the_served_documents(flavour: str, tmp_path
     for key, entry in manifest.items():
         data = (tmp_path / key.lstrip("/")).read_bytes()
         gz = key.endswith(".gz")
-        assert data == anyio.run(served, app, entry["url"], gz), key
-        assert entry["sha256"] and entry["bytes"] == len(data)
+        again = anyio.run(served, app, entry["url"], gz)
         if gz:
+            # gzip bytes follow the body's chunking, which a stored render changes (one
+            # chunk instead of 64 KiB ones): the same document, the same ETag, other bytes.
+            assert gzip.decompress(data) == gzip.decompress(again), key
             assert gzip.decompress(data) == (tmp_path / key[1:-3]).read_bytes()
+        else:
+            assert data == again, key
+        assert entry["sha256"] and entry["bytes"] == len(data)
     assert manifest["/shop/sitemap-products-2.xml"]["etag"].startswith('"')
     assert manifest["/shop/export-key-0001.txt"]["bytes"] == len("export-key-0001")
 
