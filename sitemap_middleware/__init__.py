@@ -13,6 +13,7 @@ from ._caches.redis import RedisRenderCache
 from ._caches.redis_store import RedisRenderStore
 from ._caches.store import MemoryRenderStore, RenderStore
 from ._config import Section, SitemapConfig, Tenants
+from ._engine.observe import DocumentObserver, ServedDocument
 from ._exceptions import (
     ConfigurationError,
     InvalidEntryError,
@@ -21,6 +22,9 @@ from ._exceptions import (
     SitemapError,
     SitemapLimitError,
 )
+from ._ops.changes import Snapshot, changed_urls, take_snapshot
+from ._ops.indexnow import IndexNowBatch, IndexNowNotifier, IndexNowResult
+from ._ops.metrics import PrometheusObserver
 from ._providers.base import (
     CallableProvider,
     ProviderVersion,
@@ -77,14 +81,19 @@ __all__ = [
     "DirectoryProvider",
     "DjangoQuerySetProvider",
     "DjangoSitemapProvider",
+    "DocumentObserver",
     "FlaskRoutesProvider",
     "HTTPSettings",
     "Image",
+    "IndexNowBatch",
+    "IndexNowNotifier",
+    "IndexNowResult",
     "InvalidEntryError",
     "Languages",
     "MemoryRenderCache",
     "MemoryRenderStore",
     "NewsArticle",
+    "PrometheusObserver",
     "ProviderError",
     "ProviderTimeoutError",
     "ProviderVersion",
@@ -98,10 +107,12 @@ __all__ = [
     "RobotsGroup",
     "SQLAlchemyProvider",
     "Section",
+    "ServedDocument",
     "SitemapConfig",
     "SitemapEntry",
     "SitemapError",
     "SitemapLimitError",
+    "Snapshot",
     "StarletteRoutesProvider",
     "StaticProvider",
     "SupportsCount",
@@ -116,7 +127,9 @@ __all__ = [
     "WSGISitemapMiddleware",
     "__version__",
     "as_provider",
+    "changed_urls",
     "news_cutoff",
+    "take_snapshot",
 ]
 
 

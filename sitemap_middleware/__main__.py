@@ -1,23 +1,54 @@
-"""Command line: ``python -m sitemap_middleware demo``."""
+"""Command line: ``sitemap-middleware demo | check | export`` (or ``python -m sitemap_middleware``).
+
+``check`` and ``export`` need the ``cli`` extra (httpx, rich, lxml).
+"""
 
 from __future__ import annotations
 
+import argparse
 import sys
 
-USAGE = (
-    "usage: python -m sitemap_middleware demo [--server uvicorn|werkzeug] [--host H] [--port P]"
-    " [--base-url URL] [--products N] [--data-dir DIR] [--redis-url URL]"
-)
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sitemap-middleware",
+        description="Sitemaps for ASGI and WSGI apps: run the demo, check a site, export files.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    demo = commands.add_parser(
+        "demo", help="start the demo site (SQLite, 120,000 products)", add_help=False
+    )
+    demo.add_argument("demo_args", nargs=argparse.REMAINDER)
+    try:
+        from ._ops.cli import add_check_parser, add_export_parser
+    except ImportError:  # pragma: no cover - without the cli extra
+        pass
+    else:
+        add_check_parser(commands)
+        add_export_parser(commands)
+    return parser
 
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
-    if not args or args[0] != "demo":
-        print(USAGE)
-        raise SystemExit(2)
-    from ._demo import run
+    if args[:1] == ["demo"]:  # the demo has its own argparse parser
+        from ._demo import run
 
-    run(args[1:])
+        run(args[1:])
+        return
+    parser = build_parser()
+    namespace = parser.parse_args(args)
+    try:
+        status = namespace.handler(namespace)
+    except ImportError as exc:
+        parser.exit(
+            2,
+            f"sitemap-middleware {namespace.command}: {exc}; "
+            "install the cli extra: pip install 'sitemap-middleware[cli]'\n",
+        )
+    except ValueError as exc:
+        parser.exit(2, f"sitemap-middleware {namespace.command}: error: {exc}\n")
+    raise SystemExit(status)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from ._exceptions import ConfigurationError, InvalidEntryError
 from ._providers.base import ProviderLike, UrlProvider, as_provider
@@ -28,10 +29,15 @@ from ._settings import (
     check_number,
 )
 
+if TYPE_CHECKING:
+    from ._engine.observe import DocumentObserver
+
 __all__ = ["Section", "SitemapConfig", "Tenants"]
 
 _SECTION_NAME = re.compile(r"[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*")
 _FILE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+#: IndexNow keys: 8 to 128 characters of a-z, A-Z, 0-9 and '-' (indexnow.org).
+INDEXNOW_KEY = re.compile(r"[A-Za-z0-9-]{8,128}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +111,10 @@ class SitemapConfig:
         ``None`` keeps them all.
     :param renders: :class:`Renders`: how rendered documents are shared between
         concurrent requests and instances, and served stale (RFC 5861).
+    :param observers: hooks told about every document served (a
+        :class:`PrometheusObserver`, or anything with ``document_served(event)``).
+    :param indexnow_key: your IndexNow key; the key file ``<key>.txt`` is then served in
+        the sitemap directory for search engines to verify notifications.
     """
 
     base_url: str
@@ -126,6 +136,8 @@ class SitemapConfig:
     external_sitemaps: Sequence[str] = ()
     news_max_age: timedelta | None = timedelta(days=2)
     renders: Renders = Renders()
+    observers: Sequence[DocumentObserver] = ()
+    indexnow_key: str | None = None
 
     base: BaseURL = field(init=False, repr=False)
     resolved_sections: tuple[_ResolvedSection, ...] = field(init=False, repr=False)
@@ -203,6 +215,20 @@ class SitemapConfig:
                     f"SitemapConfig.{name} {value!r} has the form of a page name "
                     f"({self.page_prefix}<section>-<n>.xml); choose another name or page_prefix"
                 )
+        if self.indexnow_key is not None and not (
+            isinstance(self.indexnow_key, str) and INDEXNOW_KEY.fullmatch(self.indexnow_key)
+        ):
+            raise ConfigurationError(
+                "indexnow_key must be 8 to 128 characters of a-z, A-Z, 0-9 and '-', "
+                f"got {self.indexnow_key!r}"
+            )
+        if isinstance(self.observers, str) or not all(
+            callable(getattr(observer, "document_served", None)) for observer in self.observers
+        ):
+            raise ConfigurationError(
+                "observers must be a sequence of objects with a document_served(event) "
+                f"method, got {self.observers!r}"
+            )
         if not self.base.directory.isascii():
             raise ConfigurationError(  # pragma: no cover - BaseURL percent-encodes paths
                 f"base_url path must be ASCII once encoded, got {self.base.directory!r}"
@@ -281,6 +307,7 @@ class SitemapConfig:
             repr(self.external_sitemaps),
             repr(self.news_max_age),
             repr([_languages_key(value) for value in self.sections.values()]),
+            str(self.indexnow_key),
         ]
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import logging
 import math
 import os
 import sqlite3
 import tempfile
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from urllib.parse import urlsplit
 
 from ._caches.redis import RedisRenderCache
 from ._config import Section, SitemapConfig, Tenants
+from ._engine.observe import DocumentObserver
 from ._providers.files import DirectoryProvider, TextFileProvider
 from ._providers.i18n import Languages
 from ._sansio.extensions import Image, NewsArticle, Video
@@ -126,6 +129,8 @@ def product_path(path: str, lang: str) -> str:
     return path if lang == "en" else f"/{lang}{path}"
 
 
+#: The demo's IndexNow key: served at /<key>.txt for search engines to verify pushes.
+INDEXNOW_KEY = "demo-indexnow-key-0001"
 #: Products in three languages, each listing all three plus x-default.
 PRODUCT_LANGUAGES = Languages(codes=("en", "de", "fr"), url=product_path, x_default="en")
 #: The blog: a sub-application mounted at /blog with sitemaps of its own.
@@ -177,6 +182,7 @@ def make_config(
     directory: Path,
     redis_url: str | None = None,
     urls_per_page: int = MAX_URLS,
+    observers: Sequence[DocumentObserver] = (),
 ) -> SitemapConfig:
     # The news callable reports no version: its pages get ETags from rendered bytes,
     # kept in process, or in Redis (shared by every instance) with --redis-url.
@@ -208,6 +214,8 @@ def make_config(
         max_urls_per_page=urls_per_page,
         # The mounted blog serves its own sitemaps: listed in the index and robots.txt.
         external_sitemaps=["/blog/sitemap.xml"],
+        observers=observers,
+        indexnow_key=INDEXNOW_KEY,
     )
 
 
@@ -297,6 +305,8 @@ def run(argv: list[str] | None = None) -> None:
         help="share rendered pages in Redis (needs the redis extra), e.g. redis://127.0.0.1:6379/0",
     )
     args = parser.parse_args(argv)
+    # One INFO record per document served (logger "sitemap_middleware").
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.redis_url and importlib.util.find_spec("redis") is None:
         parser.error(
             "--redis-url needs the redis package: pip install 'sitemap-middleware[redis]'"
@@ -306,7 +316,15 @@ def run(argv: list[str] | None = None) -> None:
     print(f"preparing {args.products:,} products in {args.data_dir} ...", flush=True)
     database = prepare_data(args.data_dir, args.products)
     print(f"\nDemo site on {base_url}/ ({args.server}). Open:")
-    for path in ("/", "/robots.txt", "/sitemap.xml", "/sitemap-news-1.xml", "/sitemap-pages-1.txt"):
+    for path in (
+        "/",
+        "/robots.txt",
+        "/sitemap.xml",
+        "/sitemap-news-1.xml",
+        "/sitemap-pages-1.txt",
+        "/metrics",
+        f"/{INDEXNOW_KEY}.txt",
+    ):
         print(f"  {base_url}{path}")
     other = base_url.replace(urlsplit(base_url).hostname or "", second_host(base_url), 1)
     print(f"  {base_url}/blog/sitemap.xml  (a mounted sub-application's own sitemaps)")
@@ -328,3 +346,11 @@ def run(argv: list[str] | None = None) -> None:
             wsgi_app(base_url, database, args.redis_url, args.urls_per_page),
             threaded=True,
         )
+
+
+def metrics_registry() -> tuple[Any, Callable[[], tuple[bytes, str]]]:
+    """The demo's own metrics registry and a function rendering it for /metrics."""
+    from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+    registry = CollectorRegistry()
+    return registry, lambda: (generate_latest(registry), CONTENT_TYPE_LATEST)

@@ -21,6 +21,7 @@ from ._demo import (
     blog_config,
     landing_pages,
     make_config,
+    metrics_registry,
     product_entry,
     sitemap_links,
     sites,
@@ -43,6 +44,7 @@ PAGE = """<!doctype html><html lang="{lang}"><meta charset="utf-8"><title>{title
 <li><a href="/blog/">The blog</a> (a mounted sub-application with its own sitemaps)</li>
 <li><a href="/videos/{video}">A video page</a></li>
 <li><a href="/news/1">The latest news</a></li>
+<li><a href="/metrics">Metrics</a> (Prometheus, of the documents served)</li>
 <li><a href="/docs/">Docs</a> (static files, listed by a directory provider)</li>
 </ul>
 </html>
@@ -153,6 +155,7 @@ def asgi_app(
     from starlette.staticfiles import StaticFiles
 
     from ._adapters.asgi import ASGISitemapMiddleware
+    from ._ops.metrics import PrometheusObserver
     from ._providers.routes import StarletteRoutesProvider
     from ._providers.sql import SQLAlchemyProvider
 
@@ -228,9 +231,19 @@ def asgi_app(
     products = SQLAlchemyProvider(
         engine, table, key="id", lastmod="updated_at", to_entry=product_entry
     )
+    registry, exposition = metrics_registry()
+
+    async def metrics(request: Request) -> Response:
+        data, media_type = exposition()
+        return Response(data, media_type=media_type)
+
+    app.router.routes.append(Route("/metrics", metrics))
     # "/" and "/about": routes with parameters are not; the blog lists its own pages.
-    pages = StarletteRoutesProvider(app, exclude=("/blog*",))
-    config = make_config(base_url, products, pages, database.parent, redis_url, urls_per_page)
+    pages = StarletteRoutesProvider(app, exclude=("/blog*", "/metrics"))
+    observers = [PrometheusObserver(registry)]
+    config = make_config(
+        base_url, products, pages, database.parent, redis_url, urls_per_page, observers
+    )
     app.add_middleware(ASGISitemapMiddleware, config=sites(base_url, config))
     return app
 
@@ -249,6 +262,7 @@ def wsgi_app(
     from werkzeug.middleware.dispatcher import DispatcherMiddleware
 
     from ._adapters.wsgi import WSGISitemapMiddleware
+    from ._ops.metrics import PrometheusObserver
     from ._providers.routes import FlaskRoutesProvider
     from ._providers.sql import SQLAlchemyProvider
 
@@ -321,8 +335,19 @@ def wsgi_app(
     products = SQLAlchemyProvider(
         engine, table, key="id", lastmod="updated_at", to_entry=product_entry
     )
-    pages = FlaskRoutesProvider(app, exclude=("/docs/*",))  # the docs section lists those
-    config = make_config(base_url, products, pages, database.parent, redis_url, urls_per_page)
+    registry, exposition = metrics_registry()
+
+    @app.get("/metrics")
+    def metrics() -> Any:
+        data, media_type = exposition()
+        return app.response_class(data, mimetype=media_type)
+
+    # The docs section lists the docs; /metrics is not a page.
+    pages = FlaskRoutesProvider(app, exclude=("/docs/*", "/metrics"))
+    observers = [PrometheusObserver(registry)]
+    config = make_config(
+        base_url, products, pages, database.parent, redis_url, urls_per_page, observers
+    )
     shop_app = WSGISitemapMiddleware(app.wsgi_app, config=sites(base_url, config))
     # A sub-application with sitemaps of its own, mounted at /blog (SCRIPT_NAME).
     blog = Flask("sitemap_middleware_demo_blog", static_folder=None)

@@ -31,6 +31,7 @@ from .._sansio.types import Encoding
 from .._sansio.urls import BaseURL
 from .bodies import bytes_body, logging_abort
 from .documents import TEXT_TYPE, Document, Documents, HTTPError, unavailable
+from .observe import CacheStatus, Observers
 from .rendered import RenderLimits, RenderValidation
 from .shared import SharedRenders, cache_control
 from .stream import logger
@@ -75,6 +76,7 @@ class Reply:
     status: int
     headers: list[tuple[str, str]]
     body: AsyncIterator[bytes] | None = None
+    cache: CacheStatus | None = None
 
 
 class SitemapCore:
@@ -95,6 +97,7 @@ class SitemapCore:
                 [(s.name, s.provider) for s in config.resolved_sections],
                 RenderLimits(fallback.max_bytes, fallback.ttl, config.http.retry_after),
             )
+        self._observers = Observers(config.observers)
 
     def route(self, request: RequestInfo) -> Target | None:
         """Our target for this request, or ``None`` to hand it to the wrapped app."""
@@ -119,13 +122,27 @@ class SitemapCore:
         self, target: Target, request: RequestInfo, app_robots: AppRobots | None = None
     ) -> Reply:
         """Answer a request for one of our documents. Never raises for a bad request."""
+        started = self._observers.start()
         try:
             base = self._check(request)
             if target.kind is Kind.ROBOTS:
-                return await self._robots(request, base, app_robots)
-            return await self._document(target, request, base)
+                reply = await self._robots(request, base, app_robots)
+            else:
+                reply = await self._document(target, request, base)
         except HTTPError as exc:
-            return self._error(request, exc)
+            reply = self._error(request, exc)
+        # The one observation hook: log and report this reply when its body ends.
+        reply.body = self._observers.watch(
+            target,
+            request.method,
+            request.path,
+            reply.status,
+            reply.headers,
+            reply.body,
+            started,
+            reply.cache,
+        )
+        return reply
 
     async def aclose(self) -> None:
         """Release held resources (a shared render cache's connections); call on shutdown."""
@@ -213,14 +230,14 @@ class SitemapCore:
         if self._not_modified(request, etag, last_modified):
             if _is_star(request) or not document.exists:
                 await _confirm(document)  # a 304 only for a representation that exists
-            return Reply(304, not_modified_filter(headers))
+            return Reply(304, not_modified_filter(headers), cache=document.cache)
         if request.method == "HEAD":
             await _confirm(document)  # the status GET would get: 404 and 503 included
-            return Reply(200, headers)
+            return Reply(200, headers, cache=document.cache)
         body = await document.open()
         if encoding == "gzip":
             body = gzip_chunks(body, http.gzip_level)
-        return Reply(200, headers, logging_abort(request.path, body))
+        return Reply(200, headers, logging_abort(request.path, body), document.cache)
 
     # -- robots.txt ------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from .._sansio.render import Chunker, IndexWriter, TextWriter, UrlsetWriter
 from .._sansio.routing import STYLESHEET_NAME, TEXT_SITEMAP_NAME, Kind, Target, page_name
 from .._sansio.urls import BaseURL
 from .bodies import bytes_body, opened, urlset_body
+from .observe import CacheStatus
 from .plan import (
     SectionPlan,
     news_cutoff,
@@ -85,6 +86,7 @@ class Document:
     #: False when only opening the body tells whether it exists (a page of a section
     #: that cannot count itself): a 304 then needs that check first.
     exists: bool = True
+    cache: CacheStatus | None = None
 
 
 class Documents:
@@ -102,6 +104,10 @@ class Documents:
             return Document(
                 XSL_TYPE, _STYLESHEET_ETAG, None, lambda: opened(bytes_body(_STYLESHEET))
             )
+        if target.kind is Kind.INDEXNOW_KEY:
+            key = (self.config.indexnow_key or "").encode("ascii")
+            etag = content_etag("indexnow", key)
+            return Document(TEXT_TYPE, etag, None, lambda: opened(bytes_body(key)))
         if target.kind is Kind.PAGE:
             return await self._page_document(target, base)
         plans, failed = await self.plans.plan_all(base)

@@ -112,7 +112,7 @@ class SharedRenders:
                 key, meta, fresh
             ):
                 logger.info(LOG_STALE, key, "stale-while-revalidate", age)
-                return self._stored(key, meta)
+                return replace(self._stored(key, meta), cache="stale")
         try:
             document = await fresh()
         except HTTPError as exc:
@@ -177,7 +177,7 @@ class SharedRenders:
             logger.error(LOG_STORE_FAILED, "reading", "missing body", key)
             raise unavailable(self.config)
 
-        return Document(meta.content_type, meta.etag, meta.last_modified, open_stored)
+        return Document(meta.content_type, meta.etag, meta.last_modified, open_stored, cache="hit")
 
     def _if_error(self, key: str, meta: RenderMeta | None, exc: HTTPError) -> Document | None:
         if exc.status != 503 or meta is None or not self.renders.stale_if_error:
@@ -186,7 +186,7 @@ class SharedRenders:
         if age > self.renders.ttl + self.renders.stale_if_error:
             return None
         logger.warning(LOG_STALE, key, "stale-if-error", age)
-        return self._stored(key, meta)
+        return replace(self._stored(key, meta), cache="stale")
 
     # -- rendering once ----------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ class Kind(enum.Enum):
     INDEX = "index"
     PAGE = "page"
     STYLESHEET = "stylesheet"
+    INDEXNOW_KEY = "indexnow_key"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,7 @@ class Routes:
     stylesheet: bool
     gzip_files: bool
     pattern: re.Pattern[str]
+    indexnow_file: str | None = None
 
     @classmethod
     def from_config(cls, config: SitemapConfig) -> Routes:
@@ -92,6 +94,7 @@ class Routes:
             stylesheet=config.stylesheet is True,
             gzip_files=config.gzip_files,
             pattern=pattern,
+            indexnow_file=f"{config.indexnow_key}.txt" if config.indexnow_key else None,
         )
 
 
@@ -120,6 +123,8 @@ def match(path: str, routes: Routes, root_path: str = "") -> Target | None:
         return Target(Kind.ROOT, text=True, gzip_file=gzip_file)
     if routes.stylesheet and name == STYLESHEET_NAME and not gzip_file:
         return Target(Kind.STYLESHEET)
+    if routes.indexnow_file is not None and name == routes.indexnow_file and not gzip_file:
+        return Target(Kind.INDEXNOW_KEY)
     found = routes.pattern.fullmatch(name)
     if found is None or found["section"] not in routes.sections:
         return None

@@ -146,6 +146,18 @@ def _assert_png(body: bytes) -> None:
     assert zlib.decompress(idat)
 
 
+def _metric(metrics: str, name: str, **labels: str) -> float:
+    """The sum of the samples of ``name`` carrying ``labels``, from a /metrics text."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(metrics)
+        for sample in family.samples
+        if sample.name == name and labels.items() <= sample.labels.items()
+    )
+
+
 @pytest.mark.slow
 def test_demo_serves_valid_sitemaps_of_urls_it_serves(demo: Demo) -> None:
     """Crawl robots.txt -> sitemaps -> every listed URL: all 200, none listed twice.
@@ -168,6 +180,8 @@ def test_demo_serves_valid_sitemaps_of_urls_it_serves(demo: Demo) -> None:
 
         home = ok(url + "/")
         assert "Demo shop" in home.text
+        served = "sitemap_documents_served_total"
+        pages_before = _metric(ok(url + "/metrics").text, served, kind="page", status="200")
         robots = ok(url + "/robots.txt").text
         assert "User-agent: GPTBot" in robots
         queue = re.findall(r"^Sitemap: (\S+)$", robots, re.M)
@@ -247,6 +261,9 @@ def test_demo_serves_valid_sitemaps_of_urls_it_serves(demo: Demo) -> None:
             assert target.startswith(url + "/"), f"the demo links off-site: {target}"
             ok(target)
         assert f"{url}/about" in ok(url + "/sitemap-pages-1.txt").text.splitlines()
+        # The metrics move as documents are served (the crawl read every page above).
+        pages_after = _metric(ok(url + "/metrics").text, served, kind="page", status="200")
+        assert pages_after >= pages_before + product_pages
         assert (
             ok(url + "/sitemap.xsl")
             .headers["content-type"]

@@ -7,6 +7,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from flask import Flask
+from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
@@ -14,17 +15,22 @@ from sitemap_middleware import (
     Alternate,
     ASGISitemapMiddleware,
     DirectoryProvider,
+    DocumentObserver,
     FlaskRoutesProvider,
     HTTPSettings,
     Image,
+    IndexNowNotifier,
     InvalidEntryError,
     NewsArticle,
+    PrometheusObserver,
     ProviderVersion,
     Robots,
     RobotsGroup,
     Section,
+    ServedDocument,
     SitemapConfig,
     SitemapEntry,
+    Snapshot,
     SQLAlchemyProvider,
     StarletteRoutesProvider,
     StaticProvider,
@@ -33,7 +39,9 @@ from sitemap_middleware import (
     UrlProvider,
     Video,
     WSGISitemapMiddleware,
+    changed_urls,
     news_cutoff,
+    take_snapshot,
 )
 
 
@@ -119,3 +127,31 @@ def django_config(sitemaps: dict[str, Any], queryset: Any) -> SitemapConfig:
         hosts=TrustedHosts(hosts=hosts, forwarded="x-forwarded"),
         http=HTTPSettings(gzip_level=6),
     )
+
+
+class LogEvents:
+    """An observer as the README describes one."""
+
+    def document_served(self, event: ServedDocument) -> None:
+        seconds: float = event.duration
+        cache: str | None = event.cache
+        print(event.document, event.status, event.urls, seconds, cache)
+
+
+observer: DocumentObserver = LogEvents()
+watched = SitemapConfig(
+    base_url="https://example.com",
+    sections={"pages": ["/"]},
+    observers=[observer, PrometheusObserver(CollectorRegistry())],
+    indexnow_key="5f8e2c0a9b7d4e1f",
+)
+notifier = IndexNowNotifier.for_config(watched, retries=2)
+
+
+async def push(previous: Snapshot) -> Snapshot:
+    snapshot, result = await notifier.notify_changes(watched, previous)
+    submitted: int = result.submitted
+    errors: list[str | None] = [batch.error for batch in result.batches]
+    first: Snapshot = await take_snapshot(watched)
+    print(submitted, errors, changed_urls(first, snapshot))
+    return snapshot

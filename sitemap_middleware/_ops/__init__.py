@@ -1,0 +1,1 @@
+"""Operations around the middleware: check a site, export files, metrics, IndexNow."""

@@ -1,0 +1,96 @@
+"""Loading ``module:app`` and asking it in-process through httpx (no network).
+
+ASGI apps go through ``httpx.ASGITransport``; WSGI apps through ``httpx.WSGITransport``
+run in a worker thread, so a slow view never blocks the checker's loop.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import httpx
+
+__all__ = ["client_for_app", "interface_of", "load_app"]
+
+Interface = Literal["asgi", "wsgi"]
+
+
+def load_app(spec: str) -> object:
+    """Import ``module:attribute`` (``attribute`` may be dotted); clear errors for typos."""
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise ValueError(f"--app must look like 'module:app', got {spec!r}")
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))  # as uvicorn and flask do: the app is local
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"--app {spec!r}: cannot import {module_name!r}: {exc}") from None
+    target: object = module
+    for part in attribute.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise ValueError(
+                f"--app {spec!r}: {module_name!r} has no attribute {attribute!r}"
+            ) from None
+    if not callable(target):
+        raise ValueError(f"--app {spec!r} is a {type(target).__name__}, not an ASGI/WSGI app")
+    return target
+
+
+def interface_of(app: object) -> Interface:
+    """ASGI if calling it gives a coroutine (``async def __call__``), else WSGI."""
+    call = app if inspect.isfunction(app) or inspect.ismethod(app) else type(app).__call__
+    return "asgi" if inspect.iscoroutinefunction(call) else "wsgi"
+
+
+class _ThreadedWSGITransport(httpx.AsyncBaseTransport):
+    """httpx's WSGITransport, run in a worker thread for an async client."""
+
+    def __init__(self, app: Any) -> None:
+        self._transport = httpx.WSGITransport(app=app)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        await request.aread()
+
+        def call() -> tuple[httpx.Response, bytes]:
+            response = self._transport.handle_request(request)
+            try:  # the bytes as sent: a gzip body stays gzip
+                return response, b"".join(response.iter_raw())
+            finally:
+                response.close()
+
+        response, raw = await anyio.to_thread.run_sync(call)
+        return httpx.Response(
+            response.status_code, headers=response.headers, stream=_Raw(raw), request=request
+        )
+
+
+class _Raw(httpx.AsyncByteStream):
+    """A body already in memory, streamed once (``content=`` would mark it read)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield self._data
+
+
+def client_for_app(
+    app: object, interface: Interface | None = None, *, base_url: str = "http://localhost"
+) -> httpx.AsyncClient:
+    """An ``httpx.AsyncClient`` whose requests the app answers in-process (redirects kept)."""
+    kind = interface or interface_of(app)
+    transport: httpx.AsyncBaseTransport = (
+        httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+        if kind == "asgi"
+        else _ThreadedWSGITransport(app)
+    )
+    return httpx.AsyncClient(transport=transport, base_url=base_url, follow_redirects=False)

@@ -1,0 +1,312 @@
+"""``sitemap-middleware check``: crawl a site's sitemaps as a search engine does, and judge.
+
+robots.txt -> its ``Sitemap:`` lines -> indexes -> urlsets (gzip and text sitemaps too),
+each document checked on its own (XSD, limits, locations, lastmods, HTTP semantics),
+then the whole (duplicates, robots.txt rules, hreflang reciprocity, index lastmods),
+then optionally every listed URL. Works against any site: nothing here knows our
+middleware.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from urllib.parse import urlsplit
+from urllib.robotparser import RobotFileParser
+
+import anyio
+from werkzeug.http import parse_date
+
+from .fetch import Fetched, Fetcher
+from .findings import CheckReport, DocumentReport
+from .httpcheck import check_content_type, check_http
+from .rules import (
+    Parsed,
+    check_document,
+    check_duplicates,
+    check_hreflang,
+    check_index_lastmods,
+    check_robots,
+    parse_sitemap,
+)
+from .schemas import Schemas
+from .urlcheck import check_listed_urls
+
+__all__ = ["CheckOptions", "run_check"]
+
+#: XSD messages kept per document (the first ones say what is wrong).
+MAX_XSD_ERRORS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOptions:
+    """What to check and how hard.
+
+    :param user_agent: whose robots.txt rules apply (``Googlebot``).
+    :param schemas: compiled XSDs, or ``None`` to skip XSD validation (said in the report).
+    :param http_checks: revalidation, HEAD, gzip and Vary (three more requests a document).
+    :param check_urls: also GET every listed URL (status, redirect, noindex, canonical).
+    :param max_documents: stop following indexes after this many sitemaps.
+    :param max_url_checks: GET at most this many listed URLs (``None``: all).
+    """
+
+    user_agent: str = "Googlebot"
+    schemas: Schemas | None = None
+    http_checks: bool = True
+    check_urls: bool = False
+    max_documents: int = 10_000
+    max_url_checks: int | None = None
+
+
+class Progress:
+    """Progress callbacks (the CLI draws a bar with them); the default does nothing."""
+
+    def add_total(self, n: int) -> None:
+        """``n`` more steps are known."""
+
+    def advance(self) -> None:
+        """One step done."""
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+class _Crawl:
+    def __init__(
+        self, fetcher: Fetcher, options: CheckOptions, report: CheckReport, progress: Progress
+    ) -> None:
+        self.fetcher = fetcher
+        self.options = options
+        self.report = report
+        self.progress = progress
+        self.parsed: list[tuple[str, Parsed]] = []
+        self.children: list[tuple[DocumentReport, Parsed]] = []
+        self.seen: set[str] = set()
+        self.kinds: dict[str, str] = {}
+
+    async def robots(self, robots_url: str) -> tuple[RobotFileParser, list[str]]:
+        report = DocumentReport(robots_url, kind="robots")
+        self.report.documents.append(report)
+        fetched = await self.fetcher.fetch(robots_url, headers={"Accept-Encoding": "gzip"})
+        report.status, report.bytes, report.wire_bytes = (
+            fetched.status,
+            len(fetched.body),
+            len(fetched.raw),
+        )
+        parser = RobotFileParser(robots_url)
+        if fetched.error is not None:
+            report.add("error", "fetch-failed", fetched.error)
+            parser.parse([])
+            return parser, []
+        if 400 <= fetched.status < 500:
+            report.add(
+                "warning",
+                "robots-missing",
+                f"robots.txt answers {fetched.status}: no Sitemap: lines, no rules",
+            )
+            parser.parse([])  # RFC 9309 2.3.1.3: an unavailable robots.txt allows everything
+            return parser, []
+        if fetched.status != 200:
+            report.add(
+                "error",
+                "http-status",
+                f"robots.txt answers {fetched.status}: Google stops crawling the site "
+                "while it does",
+            )
+            parser.parse(["User-agent: *", "Disallow: /"])  # RFC 9309 2.3.1.4: unreachable
+            return parser, []
+        lines = fetched.body.decode("utf-8", "replace").splitlines()
+        parser.parse(lines)
+        sitemaps = []
+        for line in lines:
+            field, _, value = line.partition(":")
+            if field.strip().lower() != "sitemap":
+                continue
+            value = value.split("#", 1)[0].strip()
+            if urlsplit(value).scheme in ("http", "https") and urlsplit(value).netloc:
+                sitemaps.append(value)
+            else:
+                report.add(
+                    "error", "robots-sitemap-relative", f"Sitemap: {value!r} is not an absolute URL"
+                )
+        report.entries = len(sitemaps)
+        if not sitemaps:
+            report.add(
+                "warning",
+                "robots-no-sitemap",
+                "robots.txt has no Sitemap: line; trying /sitemap.xml",
+            )
+        return parser, sitemaps
+
+    async def crawl(self, start: list[str], cross_origin: str | None) -> None:
+        wave: list[tuple[str, str | None]] = [(url, None) for url in dict.fromkeys(start)]
+        self.seen.update(url for url, _ in wave)
+        while wave:
+            self.progress.add_total(len(wave))
+            following: list[tuple[str, str | None]] = []
+            async with anyio.create_task_group() as group:
+                for url, parent in wave:
+                    report = DocumentReport(url)
+                    self.report.documents.append(report)
+                    group.start_soon(self.document, report, parent, cross_origin, following)
+            wave = following
+
+    async def document(
+        self,
+        report: DocumentReport,
+        parent: str | None,
+        cross_origin: str | None,
+        following: list[tuple[str, str | None]],
+    ) -> None:
+        first = await self.fetcher.fetch(report.url, headers={"Accept-Encoding": "gzip"})
+        try:
+            self.judge(report, first, parent, cross_origin, following)
+            if self.options.http_checks and first.error is None and first.status == 200:
+                await check_http(self.fetcher, first, report)
+        finally:
+            self.progress.advance()
+
+    def judge(
+        self,
+        report: DocumentReport,
+        first: Fetched,
+        parent: str | None,
+        cross_origin: str | None,
+        following: list[tuple[str, str | None]],
+    ) -> None:
+        report.status, report.bytes, report.wire_bytes = (
+            first.status,
+            len(first.body),
+            len(first.raw),
+        )
+        if first.error is not None:
+            report.add("error", "fetch-failed", first.error)
+            return
+        if first.status != 200:
+            report.add("error", "http-status", f"answers {first.status}, not 200")
+            return
+        parsed = parse_sitemap(first.body, report.url, report)
+        if parsed is None:
+            return
+        report.kind = parsed.kind
+        check_content_type(first, parsed.kind, report)
+        if parent is not None and parsed.kind == "sitemapindex":
+            report.add(
+                "error",
+                "index-nested",
+                f"an index listed by the index {parent}: indexes do not nest",
+            )
+        schemas = self.options.schemas
+        if schemas is not None and parsed.tree is not None:
+            for message in schemas.validate(parsed.tree, MAX_XSD_ERRORS):
+                report.add("error", "xsd-invalid", message)
+        check_document(
+            parsed,
+            report,
+            fetched_at=first.fetched_at,
+            served_at=_date(first.header("date")),
+            last_modified=_date(first.header("last-modified")),
+            cross_origin=cross_origin,
+        )
+        parsed.tree = None  # the tree is large; entries are all we keep
+        if parsed.kind == "sitemapindex":
+            self.children.append((report, parsed))
+            if parent is None:
+                allowed = (_origin(report.url), cross_origin)
+                for child in parsed.children:
+                    if child.loc in self.seen or _origin(child.loc) not in allowed:
+                        continue  # never fetch from a host the index may not speak for
+                    if len(self.seen) >= self.options.max_documents:
+                        self.report.notes.append(
+                            "stopped following indexes after "
+                            f"{self.options.max_documents:,} sitemaps"
+                        )
+                        break
+                    self.seen.add(child.loc)
+                    following.append((child.loc, report.url))
+        else:
+            self.parsed.append((report.url, parsed))
+
+    def site_checks(self, robots: RobotFileParser) -> None:
+        # Discovery order, not completion order: "first listed in" must not be a race.
+        order = {report.url: n for n, report in enumerate(self.report.documents)}
+        self.parsed.sort(key=lambda item: order[item[0]])
+        documents = self.parsed
+        self.report.urls = check_duplicates(documents, self.report)
+        check_robots(robots, self.options.user_agent, documents, self.report)
+        unlisted = check_hreflang(documents, self.report)
+        if unlisted:
+            self.report.notes.append(
+                f"{unlisted:,} hreflang alternates point at URLs no sitemap lists; "
+                "their reciprocity was not checked"
+            )
+        newest = {
+            url: max(stamps)
+            for url, parsed in documents
+            if (stamps := [e.lastmod for e in parsed.entries if e.lastmod is not None])
+        }
+        for report, parsed in self.children:
+            check_index_lastmods(parsed.children, newest, report)
+
+
+def _date(value: str | None) -> datetime | None:
+    return parse_date(value) if value else None
+
+
+async def run_check(
+    start: str,
+    fetcher: Fetcher,
+    options: CheckOptions | None = None,
+    progress: Progress | None = None,
+) -> CheckReport:
+    """Crawl from ``start`` (a site, its robots.txt, or one sitemap) and report.
+
+    A site URL (``https://example.com/``) starts at its robots.txt; a robots.txt URL
+    likewise; any other URL is taken as a sitemap (robots.txt is still read for its
+    rules).
+    """
+    options = options or CheckOptions()
+    progress = progress or Progress()
+    report = CheckReport(start)
+    parts = urlsplit(start)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"URL must be an absolute http(s) URL, got {start!r}")
+    origin = _origin(start)
+    crawl = _Crawl(fetcher, options, report, progress)
+    progress.add_total(1)
+    robots_url = start if parts.path.endswith("/robots.txt") else origin + "/robots.txt"
+    robots, listed = await crawl.robots(robots_url)
+    progress.advance()
+    if parts.path in ("", "/") or parts.path.endswith("/robots.txt"):
+        await crawl.crawl(listed or [origin + "/sitemap.xml"], origin)
+    else:
+        await crawl.crawl([start], None)
+    crawl.site_checks(robots)
+    if options.schemas is None:
+        report.notes.append(
+            "XSD validation skipped: no schemas (pass --schemas DIR or set SITEMAP_SCHEMAS_DIR); "
+            "well-formedness, namespace, <loc> and lastmod format were still checked"
+        )
+    else:
+        missing = (
+            f" (missing: {', '.join(options.schemas.missing)})" if options.schemas.missing else ""
+        )
+        report.notes.append(f"validated against the XSDs in {options.schemas.directory}{missing}")
+    if options.check_urls:
+        first: dict[str, str] = {}  # each URL once, with the first sitemap listing it
+        for url, parsed in crawl.parsed:
+            for entry in parsed.entries:
+                if _origin(entry.loc) == _origin(url):  # never another host (loc-outside)
+                    first.setdefault(entry.loc, url)
+        pairs = list(first.items())
+        if options.max_url_checks is not None and len(pairs) > options.max_url_checks:
+            report.notes.append(
+                f"fetched the first {options.max_url_checks:,} of {len(pairs):,} listed URLs"
+            )
+            pairs = pairs[: options.max_url_checks]
+        progress.add_total(len(pairs))
+        await check_listed_urls(fetcher, pairs, report, progress.advance)
+    report.requests = fetcher.requests
+    return report

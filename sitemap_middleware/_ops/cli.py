@@ -1,0 +1,190 @@
+"""The ``check`` and ``export`` commands: argparse, progress bar, output, exit status."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+
+from .check import CheckOptions, Progress, run_check
+from .fetch import USER_AGENT, Fetcher
+
+__all__ = ["add_check_parser", "add_export_parser"]
+
+
+def add_check_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "check",
+        help="crawl a site's sitemaps like a search engine and report every problem",
+        description=(
+            "Crawl robots.txt, its Sitemap: lines, indexes and pages; report protocol errors "
+            "and Google's warnings per document and in a summary. Exit status: 0 clean or "
+            "warnings only, 1 errors found, 2 bad usage."
+        ),
+    )
+    parser.add_argument(
+        "url",
+        nargs="?",
+        help="the site (https://example.com/), its robots.txt, or one sitemap URL; "
+        "with --app, defaults to http://localhost/",
+    )
+    parser.add_argument(
+        "--app",
+        metavar="MODULE:APP",
+        help="ask this ASGI/WSGI app in-process (no network) and also fetch every listed URL",
+    )
+    parser.add_argument("--interface", choices=("auto", "asgi", "wsgi"), default="auto")
+    parser.add_argument(
+        "--schemas",
+        metavar="DIR",
+        help="directory of the official XSDs (default: $SITEMAP_SCHEMAS_DIR; none: XSD skipped)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--user-agent", default="Googlebot", help="robots.txt rules of this agent")
+    parser.add_argument("--concurrency", type=int, default=4, help="requests at once (4)")
+    parser.add_argument(
+        "--rate",
+        type=float,
+        help="requests a second at most (5 over the network, unpaced with --app; 0: unpaced)",
+    )
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request (30)")
+    parser.add_argument(
+        "--no-http-checks", action="store_true", help="skip 304/HEAD/gzip/Vary checks"
+    )
+    parser.add_argument(
+        "--check-urls",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="GET every listed URL (default: on with --app, off over the network)",
+    )
+    parser.add_argument("--max-urls", type=int, help="GET at most this many listed URLs")
+    parser.add_argument(
+        "--max-documents", type=int, default=10_000, help="sitemaps to follow (10000)"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(handler=_check_command)
+
+
+def add_export_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "export",
+        help="write every sitemap document the app serves to static files (.gz too)",
+        description=(
+            "Render robots.txt, the sitemap, its index and pages (and text sitemaps, the "
+            "stylesheet and the IndexNow key file when configured) exactly as the middleware "
+            "serves them, with a manifest of ETags; only changed documents are rewritten."
+        ),
+    )
+    parser.add_argument("directory", type=Path, help="where to write (created if missing)")
+    parser.add_argument("--app", metavar="MODULE:APP", required=True, help="the ASGI/WSGI app")
+    parser.add_argument("--interface", choices=("auto", "asgi", "wsgi"), default="auto")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.set_defaults(handler=_export_command)
+
+
+class _RichProgress(Progress):
+    """A rich progress bar on stderr (the ``cli`` extra)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as Bar
+
+        self.bar = Bar(
+            TextColumn("checking"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(file=stream),
+            transient=True,
+        )
+        self.task = self.bar.add_task("check", total=0)
+
+    def add_total(self, n: int) -> None:
+        total = self.bar.tasks[0].total or 0
+        self.bar.update(self.task, total=total + n)
+
+    def advance(self) -> None:
+        self.bar.advance(self.task)
+
+
+def _client(args: argparse.Namespace) -> Any:
+    import httpx
+
+    from .apps import client_for_app, load_app
+
+    if args.app:
+        interface = None if args.interface == "auto" else args.interface
+        client = client_for_app(load_app(args.app), interface)
+        client.timeout = httpx.Timeout(args.timeout if hasattr(args, "timeout") else 30.0)
+        return client
+    return httpx.AsyncClient(
+        timeout=httpx.Timeout(args.timeout),
+        headers={"User-Agent": USER_AGENT},
+        follow_redirects=False,
+    )
+
+
+def _check_command(args: argparse.Namespace) -> int:
+    from .schemas import load_schemas
+
+    url = args.url
+    if url is None and args.app:  # the site the app's sitemaps describe
+        from .apps import load_app
+        from .export import find_config
+
+        try:
+            url = find_config(load_app(args.app)).base.origin + "/"
+        except ValueError:
+            url = "http://localhost/"
+    if url is None:
+        raise ValueError("give a URL to check, or --app MODULE:APP")
+    for name in ("concurrency", "max_documents"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
+    options = CheckOptions(
+        user_agent=args.user_agent,
+        schemas=load_schemas(args.schemas),
+        http_checks=not args.no_http_checks,
+        check_urls=bool(args.app) if args.check_urls is None else args.check_urls,
+        max_documents=args.max_documents,
+        max_url_checks=args.max_urls,
+    )
+    show_bar = not args.no_progress and not args.json and sys.stderr.isatty()
+    progress = _RichProgress(sys.stderr) if show_bar else Progress()
+    bar: AbstractContextManager[Any] = (
+        progress.bar if isinstance(progress, _RichProgress) else nullcontext()
+    )
+
+    async def main() -> Any:
+        async with _client(args) as client:
+            rate = args.rate if args.rate is not None else (0.0 if args.app else 5.0)
+            fetcher = Fetcher(client, concurrency=args.concurrency, rate=rate)
+            with bar:
+                return await run_check(url, fetcher, options, progress)
+
+    report = anyio.run(main)
+    if args.json:
+        print(json.dumps(report.as_dict(), indent=2))
+    else:
+        print(report.format_text())
+    return 0 if report.ok else 1
+
+
+def _export_command(args: argparse.Namespace) -> int:
+    from .apps import load_app
+    from .export import export_app
+
+    app = load_app(args.app)
+    interface = None if args.interface == "auto" else args.interface
+    result = anyio.run(export_app, app, args.directory, interface)
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=2))
+    else:
+        print(result.format_text())
+    return 0

@@ -1,0 +1,257 @@
+"""``sitemap-middleware export``: every document the app serves, as static files.
+
+Each document is fetched from the app in-process, so the files are the bytes the
+middleware sends: ``name`` is the identity body and ``name.gz`` the gzip body (the
+``.xml.gz`` file the middleware serves, or its gzip content-coding). Files land at their
+URL path under the directory (``/shop/sitemap.xml`` -> ``DIR/shop/sitemap.xml``), next to
+``sitemap-manifest.json``: per document its ETags, SHA-256 and sizes.
+
+Incremental: a document whose ETag still matches (the app answers 304 to
+``If-None-Match``) and whose files are intact is not fetched again; one without ETag is
+fetched and rewritten only if its digest changed. Files of documents that are gone are
+removed. Writes are atomic (temporary file, then rename).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from .._adapters.asgi import ASGISitemapMiddleware
+from .._adapters.wsgi import WSGISitemapMiddleware
+from .._config import SitemapConfig, Tenants
+from .._engine.core import SitemapCore
+from .._engine.tenants import TenantCores
+from .._sansio.routing import STYLESHEET_NAME, TEXT_SITEMAP_NAME
+from .apps import Interface, client_for_app
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["ExportResult", "export_app", "find_config"]
+
+MANIFEST = "sitemap-manifest.json"
+MANIFEST_VERSION = 1
+_SITEMAP_NS = b"http://www.sitemaps.org/schemas/sitemap/0.9"
+
+
+@dataclass(slots=True)
+class ExportResult:
+    """What an export wrote, kept and removed (URL paths)."""
+
+    directory: Path
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "directory": str(self.directory),
+            "written": self.written,
+            "unchanged": self.unchanged,
+            "removed": self.removed,
+        }
+
+    def format_text(self) -> str:
+        return (
+            f"exported to {self.directory}: {len(self.written)} written, "
+            f"{len(self.unchanged)} unchanged, {len(self.removed)} removed "
+            f"(manifest: {MANIFEST})"
+        )
+
+
+def find_config(app: object) -> SitemapConfig:
+    """The :class:`SitemapConfig` of the sitemap middleware wrapping (or inside) ``app``.
+
+    Looks through ``.app``/``.wsgi_app`` chains and Starlette's ``user_middleware``;
+    raises ``ValueError`` when no sitemap middleware is found.
+    """
+    seen: set[int] = set()
+    pending: list[Any] = [app]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen or current is None:
+            continue
+        seen.add(id(current))
+        if isinstance(current, ASGISitemapMiddleware | WSGISitemapMiddleware):
+            core = current.core
+            return _single_site(core.config if isinstance(core, SitemapCore) else core)
+        for middleware in getattr(current, "user_middleware", None) or ():
+            if getattr(middleware, "cls", None) is ASGISitemapMiddleware:
+                return _single_site(getattr(middleware, "kwargs", {}).get("config"))
+        pending += [
+            getattr(current, name, None) for name in ("app", "wsgi_app", "middleware_stack")
+        ]
+    raise ValueError(
+        f"no ASGISitemapMiddleware or WSGISitemapMiddleware found in {type(app).__name__}"
+    )
+
+
+def _single_site(config: object) -> SitemapConfig:
+    if not isinstance(config, SitemapConfig):
+        what = "Tenants" if isinstance(config, Tenants | TenantCores) else type(config).__name__
+        raise ValueError(
+            f"the sitemap middleware serves {what}, not one SitemapConfig: "
+            "export serves one site (export each Tenants site from an app of its own)"
+        )
+    return config
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+class _Exporter:
+    def __init__(self, client: httpx.AsyncClient, config: SitemapConfig, directory: Path) -> None:
+        self.client = client
+        self.config = config
+        self.directory = directory
+        self.result = ExportResult(directory)
+        self.old: dict[str, dict[str, Any]] = self._load_manifest()
+        self.new: dict[str, dict[str, Any]] = {}
+
+    def _load_manifest(self) -> dict[str, dict[str, Any]]:
+        path = self.directory / MANIFEST
+        if not path.is_file():
+            return {}
+        try:
+            data = json.loads(path.read_text("utf-8"))
+            if data.get("version") != MANIFEST_VERSION:
+                return {}
+            documents: dict[str, dict[str, Any]] = data["documents"]
+            return documents
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return {}  # unreadable: export everything again
+
+    def _file(self, url_path: str) -> Path:
+        path = (self.directory / url_path.lstrip("/")).resolve()
+        if not path.is_relative_to(self.directory.resolve()):
+            raise ValueError(f"document path {url_path!r} leaves the export directory")
+        return path
+
+    async def _get(self, url: str, headers: dict[str, str]) -> tuple[int, httpx.Headers, bytes]:
+        async with self.client.stream("GET", url, headers=headers) as response:
+            raw = b"".join([chunk async for chunk in response.aiter_raw()])
+        return response.status_code, response.headers, raw
+
+    async def variant(self, url: str, key: str, gzip: bool) -> tuple[dict[str, Any], bytes] | None:
+        """One file: (its manifest entry, its bytes, or b"" if unchanged); None if not served."""
+        old = self.old.get(key)
+        headers = {"Accept-Encoding": "gzip" if gzip else "identity"}
+        path = self._file(key)
+        intact = old is not None and path.is_file() and _digest(path.read_bytes()) == old["sha256"]
+        if intact and old is not None and old.get("etag"):
+            status, _, _ = await self._get(url, {**headers, "If-None-Match": old["etag"]})
+            if status == 304:
+                return old, b""
+        status, response_headers, raw = await self._get(url, headers)
+        if status != 200:
+            return None
+        encoding = response_headers.get("content-encoding", "identity")
+        if gzip != (encoding == "gzip" or raw[:2] == b"\x1f\x8b"):
+            return None  # this coding is not served for this document
+        entry = {
+            "url": url,
+            "etag": response_headers.get("etag"),
+            "last_modified": response_headers.get("last-modified"),
+            "content_type": response_headers.get("content-type"),
+            "content_encoding": response_headers.get("content-encoding"),
+            "sha256": _digest(raw),
+            "bytes": len(raw),
+        }
+        unchanged = intact and old is not None and old["sha256"] == entry["sha256"]
+        return entry, b"" if unchanged else raw
+
+    async def document(self, url: str, *, gzip_variant: bool = True) -> bytes | None:
+        """Export one document and its .gz; returns its identity bytes (None if absent)."""
+        url_path = urlsplit(url).path
+        identity = await self.variant(url, url_path, gzip=False)
+        if identity is None:
+            return None
+        self._keep(url_path, *identity)
+        if gzip_variant:
+            gz_url, gz_key = (url + ".gz", url_path + ".gz")
+            gz = await self.variant(gz_url, gz_key, gzip=True) if self.config.gzip_files else None
+            if gz is None:  # no .gz file served: the gzip content-coding of the document
+                gz = await self.variant(url, gz_key, gzip=True)
+            if gz is not None:
+                self._keep(gz_key, *gz)
+        data = identity[1]
+        return data if data else self._file(url_path).read_bytes()
+
+    def _keep(self, key: str, entry: dict[str, Any], data: bytes) -> None:
+        self.new[key] = entry
+        if data:
+            _write(self._file(key), data)
+            self.result.written.append(key)
+        else:
+            self.result.unchanged.append(key)
+
+    async def run(self) -> ExportResult:
+        config, base = self.config, self.config.base
+        if config.robots is not None:
+            await self.document(base.origin + config.robots.path, gzip_variant=False)
+        root = await self.document(base.file_url(config.sitemap_name))
+        index = await self.document(base.file_url(config.index_name))
+        pages: list[str] = []
+        for listing in (index, root):
+            if listing and b"<sitemapindex" in listing[:1000]:
+                pages = list(_locs(listing))
+                break
+        for page in pages:
+            await self.document(page)
+            if config.text_sitemaps and page.endswith(".xml"):
+                await self.document(page[: -len(".xml")] + ".txt")
+        if config.text_sitemaps:
+            await self.document(base.file_url(TEXT_SITEMAP_NAME))
+        if config.stylesheet is True:
+            await self.document(base.file_url(STYLESHEET_NAME), gzip_variant=False)
+        if config.indexnow_key:
+            await self.document(base.file_url(config.indexnow_key + ".txt"), gzip_variant=False)
+        for key in sorted(set(self.old) - set(self.new)):
+            self._file(key).unlink(missing_ok=True)
+            self.result.removed.append(key)
+        manifest = {"version": MANIFEST_VERSION, "documents": dict(sorted(self.new.items()))}
+        _write(self.directory / MANIFEST, json.dumps(manifest, indent=2).encode() + b"\n")
+        return self.result
+
+
+def _locs(index: bytes) -> Iterator[str]:
+    from lxml import etree
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
+    root = etree.fromstring(index, parser)
+    for loc in root.iterfind("s:sitemap/s:loc", {"s": _SITEMAP_NS.decode()}):
+        yield (loc.text or "").strip()
+
+
+async def export_app(
+    app: object, directory: Path, interface: Interface | None = None
+) -> ExportResult:
+    """Export every document of the sitemap middleware in ``app`` into ``directory``."""
+    config = find_config(app)
+    directory = Path(directory)
+    if directory.exists() and not directory.is_dir():
+        raise ValueError(f"{str(directory)!r} exists and is not a directory")
+    directory.mkdir(parents=True, exist_ok=True)
+    async with client_for_app(app, interface, base_url=config.base.origin) as client:
+        return await _Exporter(client, config, directory).run()

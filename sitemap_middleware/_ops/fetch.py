@@ -1,0 +1,166 @@
+"""Fetching for the checker: bounded concurrency, a polite rate, size caps, gzip.
+
+This module alone talks HTTP for ``check`` and ``export``: one :class:`Fetcher` over an
+``httpx.AsyncClient`` (network, or an app in-process), at most ``concurrency`` requests
+at once and at most ``rate`` a second, bodies capped before and after decompression
+(a gzip bomb stops at the cap).
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+import anyio
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["Fetched", "Fetcher", "gunzip"]
+
+#: The protocol's uncompressed limit (50 MiB) plus one byte, so "too large" is visible.
+MAX_DOCUMENT = 52_428_800 + 1
+USER_AGENT = "sitemap-middleware-check (+https://pypi.org/project/sitemap-middleware/)"
+
+
+class TooLarge(Exception):
+    """A body past the cap (compressed or not)."""
+
+
+def gunzip(data: bytes, limit: int) -> bytes:
+    """Decompress gzip ``data`` up to ``limit`` bytes (``TooLarge`` past it; ``zlib.error``)."""
+    inflate = zlib.decompressobj(47)
+    out = inflate.decompress(data, limit)
+    if inflate.unconsumed_tail:
+        raise TooLarge(f"more than {limit - 1:,} bytes once decompressed")
+    if not inflate.eof:
+        raise zlib.error("truncated gzip stream")
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """One response as the checker saw it.
+
+    ``raw`` is the body as sent (content-coding kept); ``body`` has ``Content-Encoding:
+    gzip`` undone and a gzip file (``.xml.gz``) unpacked. ``error`` is set when there
+    was no usable response (connection failure, body too large, broken gzip).
+    """
+
+    url: str
+    method: str
+    status: int
+    headers: httpx.Headers
+    raw: bytes
+    body: bytes
+    fetched_at: datetime
+    error: str | None = None
+
+    def header(self, name: str) -> str | None:
+        value: str | None = self.headers.get(name)
+        return value
+
+
+class Fetcher:
+    """Sends requests for the checker, bounded and paced.
+
+    :param client: the ``httpx.AsyncClient`` (its transport decides network or in-process).
+    :param concurrency: requests in flight at once.
+    :param rate: requests started per second at most (0 for no pacing).
+    :param max_bytes: cap on a body, compressed or decompressed.
+    """
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        *,
+        concurrency: int = 4,
+        rate: float = 5.0,
+        max_bytes: int = MAX_DOCUMENT,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency!r}")
+        if rate < 0:
+            raise ValueError(f"rate must be >= 0 requests a second, got {rate!r}")
+        self.client = client
+        self.max_bytes = max_bytes
+        self.requests = 0
+        self._slots = anyio.Semaphore(concurrency)
+        self._interval = 1.0 / rate if rate else 0.0
+        self._next = 0.0
+        self._pace = anyio.Lock()
+
+    async def _wait_turn(self) -> None:
+        if not self._interval:
+            return
+        async with self._pace:
+            now = time.monotonic()
+            if self._next > now:
+                await anyio.sleep(self._next - now)
+            self._next = max(now, self._next) + self._interval
+
+    async def fetch(
+        self, url: str, method: str = "GET", headers: dict[str, str] | None = None
+    ) -> Fetched:
+        """One request; never raises for network or body problems (see ``Fetched.error``)."""
+        import httpx
+
+        async with self._slots:
+            await self._wait_turn()
+            self.requests += 1
+            fetched_at = datetime.now(timezone.utc)
+            try:
+                async with self.client.stream(method, url, headers=headers) as response:
+                    chunks: list[bytes] = []
+                    size = 0
+                    async for chunk in response.aiter_raw():
+                        size += len(chunk)
+                        if size > self.max_bytes:
+                            raise TooLarge(f"more than {self.max_bytes - 1:,} bytes")
+                        chunks.append(chunk)
+            except httpx.HTTPError as exc:
+                empty = httpx.Headers()
+                return Fetched(
+                    url, method, 0, empty, b"", b"", fetched_at, f"{type(exc).__name__}: {exc}"
+                )
+            except TooLarge as exc:
+                return Fetched(
+                    url,
+                    method,
+                    response.status_code,
+                    response.headers,
+                    b"",
+                    b"",
+                    fetched_at,
+                    str(exc),
+                )
+        raw = b"".join(chunks)
+        body = raw
+        if not raw:  # HEAD, 304, 204: nothing to decode, whatever Content-Encoding says
+            return Fetched(
+                url, method, response.status_code, response.headers, raw, raw, fetched_at
+            )
+        try:
+            if response.headers.get("content-encoding", "").strip().lower() in ("gzip", "x-gzip"):
+                body = gunzip(body, self.max_bytes)
+            if body[:2] == b"\x1f\x8b":  # a gzip file (sitemap.xml.gz), sent as such
+                body = gunzip(body, self.max_bytes)
+        except TooLarge as exc:
+            return Fetched(
+                url, method, response.status_code, response.headers, raw, b"", fetched_at, str(exc)
+            )
+        except zlib.error as exc:
+            return Fetched(
+                url,
+                method,
+                response.status_code,
+                response.headers,
+                raw,
+                b"",
+                fetched_at,
+                f"broken gzip: {exc}",
+            )
+        return Fetched(url, method, response.status_code, response.headers, raw, body, fetched_at)

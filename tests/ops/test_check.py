@@ -1,0 +1,256 @@
+"""`sitemap-middleware check`: a clean site passes, every rule fails on the broken site."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+import uvicorn
+
+from sitemap_middleware._ops.apps import client_for_app
+from sitemap_middleware._ops.check import CheckOptions, Progress, run_check
+from sitemap_middleware._ops.fetch import Fetcher
+from sitemap_middleware._ops.findings import CheckReport
+from sitemap_middleware._ops.schemas import load_schemas
+from tests.helpers import require_schemas
+from tests.integration.servers import bound_socket, make_config, serve
+from tests.ops.sites import broken_app, clean_sections
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Counting(Progress):
+    def __init__(self) -> None:
+        self.total = self.done = 0
+
+    def add_total(self, n: int) -> None:
+        self.total += n
+
+    def advance(self) -> None:
+        self.done += 1
+
+
+def check(url: str, progress: Progress | None = None, **options: Any) -> CheckReport:
+    async def main() -> CheckReport:
+        async with httpx.AsyncClient(timeout=30) as client:
+            fetcher = Fetcher(client, concurrency=4, rate=0)
+            return await run_check(url, fetcher, CheckOptions(**options), progress)
+
+    return anyio.run(main)
+
+
+def where(report: CheckReport, code: str) -> list[tuple[str | None, str | None]]:
+    """(document, url) of every kept finding with ``code``."""
+    found = [(f.document, f.url) for f in report.site.kept if f.code == code]
+    for document in report.documents:
+        found += [(f.document, f.url) for f in document.findings.kept if f.code == code]
+    return found
+
+
+@pytest.mark.parametrize("server", ["uvicorn", "werkzeug"])
+def test_our_middleware_passes_every_check(server: str) -> None:
+    """The middleware on a real server: no error and no warning, XSD-valid, all crawled."""
+    require_schemas()
+    sock = bound_socket()
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    config = make_config(base, clean_sections(base), max_urls_per_page=1000)
+    progress = Counting()
+    with serve(server, config, sock) as url:
+        report = check(url + "/", progress, schemas=load_schemas(None))
+    assert report.codes() == {}, report.format_text()
+    assert [d.kind for d in report.documents] == ["robots", "sitemapindex", *["urlset"] * 3]
+    assert report.urls == 1506 and report.ok
+    assert progress.done == progress.total == 5
+    assert report.requests == 1 + 4 * 4  # robots.txt, then GET, 304, HEAD, identity each
+    assert any("validated against the XSDs" in note for note in report.notes)
+
+
+@pytest.fixture(scope="module")
+def broken() -> Iterator[str]:
+    sock = bound_socket()
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    # No Date header from uvicorn: the broken site sends its own (an hour behind).
+    server = uvicorn.Server(
+        uvicorn.Config(broken_app(base), log_level="warning", date_header=False)
+    )
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        assert thread.is_alive(), "uvicorn failed to start"
+        threading.Event().wait(0.01)
+    try:
+        yield base
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def broken_report(broken: str) -> CheckReport:
+    require_schemas()
+    return check(broken + "/", schemas=load_schemas(None))
+
+
+#: code -> the document (path) it must be found in, and the listed URL's path if any.
+EXPECTED = {
+    "robots-sitemap-relative": ("/robots.txt", None),
+    "xml-malformed": ("/malformed.xml", None),
+    "http-status": ("/missing.xml", None),
+    "xml-root": ("/wrong-root.xml", None),
+    "fetch-failed": ("/bomb.xml.gz", None),
+    "too-many-urls": ("/many.xml.gz", None),
+    "empty": ("/empty.xml", None),
+    "index-nested": ("/nested-index.xml", None),
+    "index-lastmod-stale": ("/sitemap_index.xml", "/a.xml"),
+    "xsd-invalid": ("/a.xml", None),
+    "loc-outside": ("/a.xml", "https://elsewhere.example/page"),
+    "lastmod-future": ("/a.xml", "/future"),
+    "lastmod-after-response": ("/a.xml", "/recent"),
+    "lastmod-after-document": ("/a.xml", "/after-doc"),
+    "lastmod-invalid": ("/a.xml", "/bad-date"),
+    "loc-not-escaped": ("/a.xml", "/caf\u00e9"),
+    "loc-invalid": ("/a.xml", "/" + "x" * 2100),
+    "robots-disallowed": ("/a.xml", "/private/x"),
+    "duplicate-url": ("/b.xml", "/dup"),
+    "hreflang-not-reciprocal": ("/a.xml", "/p1"),
+    "hreflang-no-self": ("/a.xml", "/p4"),
+    "lastmod-identical": ("/b.xml", None),
+    "http-no-304": ("/a.xml", None),
+    "http-no-gzip": ("/a.xml", None),
+    "http-gzip-unasked": ("/b.xml", None),
+    "http-head-mismatch": ("/b.xml", None),
+    "content-type": ("/b.xml", None),
+    "http-vary-missing": ("/c.xml", None),
+}
+
+
+@pytest.mark.parametrize("code", sorted(EXPECTED))
+def test_each_check_fails_on_the_broken_site(
+    code: str, broken: str, broken_report: CheckReport
+) -> None:
+    """Every rule is broken once on the broken site, and found where it was broken."""
+    document, url = EXPECTED[code]
+    expected_url = None if url is None else (url if url.startswith("https:") else broken + url)
+    assert (
+        (broken + document, expected_url) in where(broken_report, code)
+        if url
+        else any(found == broken + document for found, _ in where(broken_report, code))
+    ), broken_report.format_text()
+
+
+def test_broken_site_summary_and_json(broken_report: CheckReport) -> None:
+    """The report fails, counts everything, and its JSON names codes and documents."""
+    assert not broken_report.ok
+    data = broken_report.as_dict()
+    summary = data["summary"]
+    assert isinstance(summary, dict) and summary["errors"] == broken_report.count("error") > 20
+    assert set(EXPECTED) <= set(summary["codes"])
+    assert json.loads(json.dumps(data)) == data
+    # the foreign child of the index is reported, never fetched
+    assert all("elsewhere.example" not in d.url for d in broken_report.documents)
+    assert any("not checked" in note for note in broken_report.notes)  # p2 -> p3 is unlisted
+
+
+def test_without_schemas_says_xsd_was_skipped(broken: str) -> None:
+    """No schemas: the report says XSD validation was skipped; other checks still run."""
+    report = check(broken + "/a.xml", schemas=None, http_checks=False)
+    assert any(note.startswith("XSD validation skipped") for note in report.notes)
+    assert "xsd-invalid" not in report.codes() and "lastmod-invalid" in report.codes()
+    assert [d.url for d in report.documents] == [broken + "/robots.txt", broken + "/a.xml"]
+
+
+def test_cli_json_exit_status_and_rate(broken: str) -> None:
+    """The command exits 1 on errors and prints JSON with --json (as CI uses it)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("SITEMAP_SCHEMAS_DIR", None)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sitemap_middleware",
+            "check",
+            broken + "/c.xml",
+            "--json",
+            "--rate",
+            "20",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert done.returncode == 1, done.stderr
+    data = json.loads(done.stdout)
+    assert data["ok"] is False and data["summary"]["codes"] == {
+        "http-vary-missing": 1,
+        "robots-sitemap-relative": 1,
+    }
+    bad = subprocess.run(
+        [sys.executable, "-m", "sitemap_middleware", "check", "not-a-url"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert bad.returncode == 2 and "must be an absolute http(s) URL" in bad.stderr
+
+
+@pytest.mark.parametrize("name", ["selfcheck_asgi", "selfcheck_wsgi"])
+def test_app_self_check_reports_listed_urls(name: str) -> None:
+    """--app asks the app in-process for every listed URL: status, redirect, noindex, canonical."""
+    from tests.ops import sites
+
+    async def main() -> CheckReport:
+        async with client_for_app(getattr(sites, name)) as client:
+            options = CheckOptions(check_urls=True)
+            return await run_check("https://shop.example/", Fetcher(client, rate=0), options)
+
+    report = anyio.run(main)
+    found = {(code, url) for code in report.codes() for _, url in where(report, code)}
+    base = "https://shop.example"
+    assert found == {
+        ("url-redirect", f"{base}/moved"),
+        ("url-not-found", f"{base}/missing"),
+        ("url-noindex", f"{base}/hidden"),
+        ("url-noindex", f"{base}/meta-hidden"),
+        ("url-canonical-elsewhere", f"{base}/copy"),
+    }, report.format_text()
+    assert report.urls_checked == 7
+
+
+def test_cli_app_mode_prints_a_text_report() -> None:
+    """`check --app module:app` works without a URL and without a network."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sitemap_middleware",
+            "check",
+            "--app",
+            "tests.ops.sites:selfcheck_asgi",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "url-redirect: answers 301 to /ok" in done.stdout
+    assert (
+        done.stdout.strip()
+        .splitlines()[-1]
+        .startswith("FAILED: 2 documents, 7 URLs listed, 7 URLs fetched, 4 errors, 1 warnings")
+    )

@@ -1,0 +1,214 @@
+"""`sitemap-middleware export`: static files byte-identical to what is served; incremental."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from flask import Flask
+from starlette.applications import Starlette
+
+from sitemap_middleware import (
+    ASGISitemapMiddleware,
+    ProviderVersion,
+    SitemapConfig,
+    SitemapEntry,
+    Tenants,
+    WSGISitemapMiddleware,
+)
+from sitemap_middleware._ops.export import MANIFEST, export_app, find_config
+from tests.helpers import CountingProvider
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Pages:
+    """A versioned provider whose entries a test changes (bumping its version)."""
+
+    def __init__(self) -> None:
+        self.items = [SitemapEntry("/", lastmod="2024-01-01"), SitemapEntry("/about")]
+        self.revision = 1
+
+    async def entries(self) -> AsyncIterator[SitemapEntry]:
+        for item in self.items:
+            yield item
+
+    async def version(self) -> ProviderVersion:
+        return ProviderVersion(token=str(self.revision))
+
+
+def make_config(pages: Any, **kwargs: Any) -> SitemapConfig:
+    return SitemapConfig(
+        base_url="https://example.com/shop",
+        sections={
+            "pages": pages,
+            "products": CountingProvider(2500, host="https://example.com/shop"),
+        },
+        max_urls_per_page=1000,
+        text_sitemaps=True,
+        stylesheet=True,
+        indexnow_key="export-key-0001",
+        **kwargs,
+    )
+
+
+def asgi(config: SitemapConfig) -> Starlette:
+    app = Starlette()
+    app.add_middleware(ASGISitemapMiddleware, config=config)
+    return app
+
+
+def wsgi(config: SitemapConfig) -> Flask:
+    app = Flask("export")
+    app.wsgi_app = WSGISitemapMiddleware(app.wsgi_app, config=config)  # type: ignore[method-assign]
+    return app
+
+
+async def served(app: Any, url: str, gzip_: bool) -> bytes:
+    """The raw body the app sends for ``url`` (content-coding kept)."""
+    from sitemap_middleware._ops.apps import client_for_app
+
+    async with client_for_app(app) as client:
+        headers = {"Accept-Encoding": "gzip" if gzip_ else "identity"}
+        async with client.stream("GET", url, headers=headers) as response:
+            assert response.status_code == 200, url
+            return b"".join([chunk async for chunk in response.aiter_raw()])
+
+
+async def etag_of(app: Any, path: str) -> str:
+    from sitemap_middleware._ops.apps import client_for_app
+
+    async with client_for_app(app) as client:
+        response = await client.get(
+            "https://example.com" + path, headers={"Accept-Encoding": "identity"}
+        )
+        return str(response.headers["etag"])
+
+
+@pytest.mark.parametrize("flavour", ["asgi", "wsgi"])
+def test_export_is_byte_identical_to_the_served_documents(flavour: str, tmp_path: Path) -> None:
+    """Every file (and its .gz) equals what the middleware serves; the manifest has ETags."""
+    config = make_config(["/", "/about"])
+    app = asgi(config) if flavour == "asgi" else wsgi(config)
+    result = anyio.run(export_app, app, tmp_path)
+    manifest = json.loads((tmp_path / MANIFEST).read_text())["documents"]
+    expected = {
+        "/robots.txt",
+        "/shop/sitemap.xml",
+        "/shop/sitemap.xml.gz",
+        "/shop/sitemap_index.xml",
+        "/shop/sitemap_index.xml.gz",
+        "/shop/sitemap.xsl",
+        "/shop/export-key-0001.txt",
+    }
+    for section, pages in (("pages", 1), ("products", 3)):
+        for n in range(1, pages + 1):
+            for ext in ("xml", "txt"):
+                expected |= {
+                    f"/shop/sitemap-{section}-{n}.{ext}",
+                    f"/shop/sitemap-{section}-{n}.{ext}.gz",
+                }
+    assert set(manifest) == expected and sorted(result.written) == sorted(expected)
+    for key, entry in manifest.items():
+        data = (tmp_path / key.lstrip("/")).read_bytes()
+        gz = key.endswith(".gz")
+        again = anyio.run(served, app, entry["url"], gz)
+        if gz:
+            # gzip bytes follow the body's chunking, which a stored render changes (one
+            # chunk instead of 64 KiB ones): the same document, the same ETag, other bytes.
+            assert gzip.decompress(data) == gzip.decompress(again), key
+            assert gzip.decompress(data) == (tmp_path / key[1:-3]).read_bytes()
+        else:
+            assert data == again, key
+        assert entry["sha256"] and entry["bytes"] == len(data)
+    assert manifest["/shop/sitemap-products-2.xml"]["etag"].startswith('"')
+    assert manifest["/shop/export-key-0001.txt"]["bytes"] == len("export-key-0001")
+
+
+def test_export_rewrites_only_what_changed(tmp_path: Path) -> None:
+    """A second export writes nothing; a changed section rewrites its pages and the index."""
+    pages = Pages()
+    config = make_config(pages)
+    app = asgi(config)
+    first = anyio.run(export_app, app, tmp_path)
+    stamp = (tmp_path / "shop/sitemap-products-1.xml").stat().st_mtime_ns
+    again = anyio.run(export_app, app, tmp_path)
+    assert again.written == [] and sorted(again.unchanged) == sorted(first.written)
+    pages.items.append(SitemapEntry("/contact"))
+    pages.revision += 1
+    third = anyio.run(export_app, app, tmp_path)
+    # The index's ETag changed but not its bytes: only the manifest notes the new ETag.
+    assert sorted(third.written) == [
+        "/shop/sitemap-pages-1.txt",
+        "/shop/sitemap-pages-1.txt.gz",
+        "/shop/sitemap-pages-1.xml",
+        "/shop/sitemap-pages-1.xml.gz",
+    ]
+    assert (tmp_path / "shop/sitemap-products-1.xml").stat().st_mtime_ns == stamp
+    assert b"/contact" in (tmp_path / "shop/sitemap-pages-1.xml").read_bytes()
+    manifest = json.loads((tmp_path / MANIFEST).read_text())["documents"]
+    assert manifest["/shop/sitemap_index.xml"]["etag"] == anyio.run(
+        etag_of, app, "/shop/sitemap_index.xml"
+    )
+
+
+def test_export_repairs_tampered_files_and_removes_stale_ones(tmp_path: Path) -> None:
+    """A file edited by hand is rewritten; a document that is gone is deleted."""
+    app = asgi(make_config(["/", "/about"]))
+    anyio.run(export_app, app, tmp_path)
+    (tmp_path / "shop/sitemap-products-2.xml").write_bytes(b"tampered")
+    manifest_path = tmp_path / MANIFEST
+    manifest = json.loads(manifest_path.read_text())
+    manifest["documents"]["/shop/sitemap-old-1.xml"] = {"sha256": "0", "etag": None}
+    manifest_path.write_text(json.dumps(manifest))
+    (tmp_path / "shop/sitemap-old-1.xml").write_bytes(b"old")
+    result = anyio.run(export_app, app, tmp_path)
+    assert result.written == ["/shop/sitemap-products-2.xml"]
+    assert result.removed == ["/shop/sitemap-old-1.xml"]
+    assert not (tmp_path / "shop/sitemap-old-1.xml").exists()
+
+
+def test_export_refuses_an_app_without_the_middleware(tmp_path: Path) -> None:
+    """A clear error names what is missing."""
+    with pytest.raises(ValueError, match="no ASGISitemapMiddleware or WSGISitemapMiddleware"):
+        find_config(Starlette())
+    tenants = Tenants(sites={"a.example": make_config(["/"])})
+    with pytest.raises(ValueError, match="serves Tenants, not one SitemapConfig"):
+        find_config(ASGISitemapMiddleware(Starlette(), config=tenants))
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValueError, match="is not a directory"):
+        anyio.run(export_app, asgi(make_config(["/"])), tmp_path / "file")
+
+
+def test_export_command(tmp_path: Path) -> None:
+    """`sitemap-middleware export --app module:app DIR` writes files and reports counts."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "sitemap_middleware", "export", "--app"]
+    done = subprocess.run(
+        [*command, "tests.ops.sites:selfcheck_wsgi", str(tmp_path), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert "/sitemap.xml" in data["written"] and (tmp_path / "sitemap.xml.gz").is_file()
+    bad = subprocess.run(
+        [*command, "tests.ops.nothing:app", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert bad.returncode == 2 and "cannot import 'tests.ops.nothing'" in bad.stderr

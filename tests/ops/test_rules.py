@@ -1,0 +1,169 @@
+"""Pure parts of the checker: W3C dates, limits, caps, gzip caps, HTML signals, the CLI."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import zlib
+from datetime import datetime, timezone
+
+import pytest
+
+from sitemap_middleware._ops.fetch import TooLarge, gunzip
+from sitemap_middleware._ops.findings import MAX_PER_CODE, CheckReport, DocumentReport
+from sitemap_middleware._ops.rules import (
+    MAX_BYTES,
+    Entry,
+    Parsed,
+    check_document,
+    parse_sitemap,
+    parse_w3c,
+)
+from sitemap_middleware._ops.urlcheck import _header_noindex, page_signals
+
+UTC = timezone.utc
+NOW = datetime(2025, 1, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2024", datetime(2024, 1, 1, tzinfo=UTC)),
+        ("2024-05", datetime(2024, 5, 1, tzinfo=UTC)),
+        ("2024-05-03", datetime(2024, 5, 3, tzinfo=UTC)),
+        ("2024-05-03T10:30+02:00", datetime(2024, 5, 3, 8, 30, tzinfo=UTC)),
+        ("2024-05-03T10:30:15.25Z", datetime(2024, 5, 3, 10, 30, 15, 250000, tzinfo=UTC)),
+        ("2024-05-03T10:30:15", None),  # a time needs a zone
+        ("2024-13-01", None),
+        ("2024-05T10:30Z", None),
+        ("yesterday", None),
+        (" 2024-05-03 ", datetime(2024, 5, 3, tzinfo=UTC)),
+    ],
+    ids=lambda v: str(v),
+)
+def test_parse_w3c(text: str, expected: datetime | None) -> None:
+    """W3C Datetime: dates and zoned date-times parse to UTC; anything else is None."""
+    assert parse_w3c(text) == expected
+
+
+def test_limits_count_and_bytes() -> None:
+    """50,001 URLs or more than 50 MiB uncompressed are errors."""
+    report = DocumentReport("https://e.com/s.xml", bytes=MAX_BYTES + 1)
+    parsed = Parsed("urlset", entries=[Entry(f"https://e.com/{i}") for i in range(50_001)])
+    check_document(
+        parsed, report, fetched_at=NOW, served_at=None, last_modified=None, cross_origin=None
+    )
+    codes = {code for code, _ in report.findings.counts}
+    assert codes == {"too-many-urls", "too-large"}
+
+
+def test_location_rule_uses_the_sitemap_directory() -> None:
+    """A sitemap in /a/ may list /a/x but not /b/x, unless robots.txt of that origin listed it."""
+    parsed = Parsed("urlset", entries=[Entry("https://e.com/a/x"), Entry("https://e.com/b/x")])
+    report = DocumentReport("https://e.com/a/sitemap.xml")
+    check_document(
+        parsed, report, fetched_at=NOW, served_at=None, last_modified=None, cross_origin=None
+    )
+    assert [f.url for f in report.findings.kept if f.code == "loc-outside"] == ["https://e.com/b/x"]
+    crossed = DocumentReport("https://e.com/a/sitemap.xml")
+    check_document(
+        parsed,
+        crossed,
+        fetched_at=NOW,
+        served_at=None,
+        last_modified=None,
+        cross_origin="https://e.com",
+    )
+    assert not crossed.findings.kept
+
+
+def test_findings_are_capped_per_code_but_counted() -> None:
+    """A million bad URLs keep 20 examples per code and count the rest."""
+    report = CheckReport("https://e.com/")
+    for i in range(MAX_PER_CODE + 5):
+        report.add("warning", "duplicate-url", "again", url=f"https://e.com/{i}")
+    assert len(report.site.kept) == MAX_PER_CODE and report.count("warning") == MAX_PER_CODE + 5
+    assert report.as_dict()["omitted"] == {"duplicate-url": 5}
+    assert "... and 5 more duplicate-url" in report.format_text()
+    assert report.ok
+
+
+def test_hostile_xml_is_not_expanded() -> None:
+    """Entities are never expanded and DTDs never fetched (billion laughs, XXE)."""
+    body = (
+        b'<?xml version="1.0"?><!DOCTYPE u [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">'
+        b'<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+        b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>&b;&x;</loc></url></urlset>'
+    )
+    report = DocumentReport("https://e.com/s.xml")
+    parsed = parse_sitemap(body, report.url, report)
+    assert parsed is not None
+    assert all("root:" not in e.loc and "aaaa" not in e.loc for e in parsed.entries)
+
+
+def test_gunzip_caps_decompressed_size() -> None:
+    """A gzip bomb stops at the cap; a truncated stream is a zlib error."""
+    bomb = gzip.compress(b"\0" * 1_000_000)
+    with pytest.raises(TooLarge):
+        gunzip(bomb, 1000)
+    assert gunzip(bomb, 2_000_000) == b"\0" * 1_000_000
+    with pytest.raises(zlib.error):
+        gunzip(bomb[:-20], 2_000_000)
+
+
+@pytest.mark.parametrize(
+    ("html", "noindex", "canonical"),
+    [
+        ('<meta name="robots" content="noindex">', True, None),
+        ('<meta name="robots" content="none">', True, None),
+        ('<META NAME="GoogleBot" CONTENT="NoIndex, follow">', True, None),
+        ('<meta name="robots" content="index, follow">', False, None),
+        ('<link rel="canonical" href="/a"><link rel="canonical" href="/b">', False, "/a"),
+        ('<link rel="alternate canonical" href=" /c ">', False, "/c"),
+    ],
+)
+def test_page_signals(html: str, noindex: bool, canonical: str | None) -> None:
+    """Robots meta (robots or googlebot, any case) and the first canonical link."""
+    assert page_signals(f"<html><head>{html}</head></html>") == (noindex, canonical)
+
+
+@pytest.mark.parametrize(
+    ("value", "noindex"),
+    [
+        ("noindex", True),
+        ("googlebot: noindex", True),
+        ("none", True),
+        ("nofollow", False),
+        (None, False),
+    ],
+)
+def test_x_robots_tag(value: str | None, noindex: bool) -> None:
+    """X-Robots-Tag noindex, with or without a user agent, or 'none'."""
+    assert _header_noindex(value) is noindex
+
+
+def test_cli_in_process_with_progress_bar(capsys: pytest.CaptureFixture[str]) -> None:
+    """main() runs check --app in-process; the rich progress bar draws on a terminal."""
+    from sitemap_middleware.__main__ import main
+    from sitemap_middleware._ops import cli
+
+    with pytest.raises(SystemExit) as exited:
+        main(["check", "--app", "tests.ops.sites:selfcheck_wsgi", "--json", "--no-http-checks"])
+    assert exited.value.code == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["summary"]["urls_checked"] == 7
+    stream = io.StringIO()
+    bar = cli._RichProgress(stream)
+    with bar.bar:
+        bar.add_total(3)
+        bar.advance()
+    assert bar.bar.tasks[0].completed == 1 and bar.bar.tasks[0].total == 3
+    with pytest.raises(SystemExit) as exited:
+        main(["check"])
+    assert exited.value.code == 2
+    assert "give a URL to check, or --app MODULE:APP" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        main(["export", "--app", "tests.ops.sites", "/tmp/x"])
+    assert exited.value.code == 2
+    assert "must look like 'module:app'" in capsys.readouterr().err
