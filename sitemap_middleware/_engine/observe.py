@@ -152,7 +152,10 @@ class Observers:
             )
 
     def _emit(self, event: ServedDocument) -> None:
-        logger.info(
+        # A body cut short is a client hanging up (normal: DEBUG, issue #12) or an abort
+        # a provider failure has already logged at ERROR; a complete one is INFO.
+        logger.log(
+            logging.INFO if event.completed else logging.DEBUG,
             LOG_SERVED,
             event.document,
             event.status,

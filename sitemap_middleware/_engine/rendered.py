@@ -125,7 +125,7 @@ class RenderValidation:
                 size += len(chunk)
                 if size > self._limits.max_bytes:
                     self._remember_too_big(key)
-                    return _streaming(document, chunks, body)
+                    return replace(_streaming(document, chunks, body), cache="miss")
         except (SitemapError, ValueError) as exc:
             # Nothing is sent yet: a clean 503 (or 500), never a stored partial page.
             await _aclose(body)
@@ -142,7 +142,7 @@ class RenderValidation:
         data = b"".join(chunks)
         tag = content_etag("render", data, self._fingerprint)
         await self._store(key, (tag, data))
-        return _from_bytes(document, tag, data)
+        return replace(_from_bytes(document, tag, data), cache="miss")
 
     # -- what the cache says ----------------------------------------------------------
 
@@ -227,7 +227,10 @@ def _streaming(document: Document, head: list[bytes], rest: AsyncIterator[bytes]
 
 
 def _from_bytes(document: Document, tag: str, data: bytes) -> Document:
-    return replace(document, etag=tag, last_modified=None, open=lambda: opened(bytes_body(data)))
+    """A document from a render in hand (the cache's, unless the caller says otherwise)."""
+    return replace(
+        document, etag=tag, last_modified=None, open=lambda: opened(bytes_body(data)), cache="hit"
+    )
 
 
 async def _aclose(body: AsyncIterator[bytes]) -> None:
