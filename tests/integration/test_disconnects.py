@@ -82,6 +82,7 @@ def _loud(records: list[logging.LogRecord]) -> list[str]:
         if r.levelno > logging.DEBUG
         and r.name not in ACCESS_LOGGERS
         and not (r.name == "werkzeug" and '"GET ' in r.getMessage())  # its access line
+        and not (r.name == "sitemap_middleware" and r.getMessage().startswith("served "))
         and not (r.name in ("uvicorn.error", "hypercorn.error") and _lifecycle(r.getMessage()))
     ]
 
