@@ -52,8 +52,8 @@ async def urlset_body(
                 batch = await stream.next_batch()
                 if not batch:
                     break
-        chunker.add(writer.close())
-        yield chunker.flush()
+        # add() may itself return a full chunk: finish() never drops it.
+        yield chunker.finish(writer.close())
     finally:
         for stream in streams:
             await stream.aclose()

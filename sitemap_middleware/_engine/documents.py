@@ -271,9 +271,9 @@ class Documents:
                     if out := chunker.add(writer.sitemap(loc, plan.page_lastmods[number - 1])):
                         yield out
             for loc in externals:
-                chunker.add(writer.sitemap(loc, None))
-            chunker.add(writer.close())
-            yield chunker.flush()
+                if out := chunker.add(writer.sitemap(loc, None)):
+                    yield out
+            yield chunker.finish(writer.close())
 
         return Document(XML_TYPE, etag, modified, lambda: opened(body()), cacheable=not failed)
 

@@ -66,6 +66,11 @@ class Chunker:
             return self.flush()
         return None
 
+    def finish(self, text: str) -> bytes:
+        """The last piece and everything still held, as one chunk (never dropped)."""
+        self._parts.append(text)
+        return self.flush()
+
     def flush(self) -> bytes:
         data = "".join(self._parts).encode("utf-8")
         self._parts.clear()

@@ -203,3 +203,28 @@ def test_the_xsd_check_rejects_invalid_documents(inner: str) -> None:
     ).encode()
     with pytest.raises(etree.DocumentInvalid):
         check_document(body)
+
+
+@pytest.mark.anyio
+async def test_urlset_is_whole_when_its_closing_tag_completes_a_chunk() -> None:
+    """The closing tag completing a 64 KiB chunk made add() return that chunk, which was
+    dropped: a 200 with an empty body. Found by the HTML-view work (issue #14)."""
+    from sitemap_middleware import SitemapConfig
+    from sitemap_middleware._engine.core import SitemapCore
+    from tests.helpers import fetch
+
+    def page(pad: int) -> list[str]:
+        return [f"/{'x' * 120}/{i}" for i in range(390)] + ["/last" + "y" * pad]
+
+    async def body(pad: int) -> bytes:
+        config = SitemapConfig(base_url="https://example.com", sections={"p": page(pad)})
+        reply, data = await fetch(SitemapCore(config), "/sitemap-p-1.xml")
+        assert reply.status == 200
+        return data
+
+    plain = len(await body(0))
+    assert plain < CHUNK_SIZE  # one chunk: everything is flushed at the end
+    # Pad the last URL so that the page minus its closing tag sits just under a chunk.
+    pad = CHUNK_SIZE - plain + len("</urlset>\n") - 1
+    data = await body(pad)
+    assert data.endswith(b"</urlset>\n") and len(data) == plain + pad
