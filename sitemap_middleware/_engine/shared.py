@@ -40,6 +40,7 @@ from .._sansio.urls import BaseURL
 from .bodies import bytes_body
 from .coalesce import Flights, Opener
 from .documents import Document, HTTPError, unavailable
+from .observe import CacheStatus
 from .stream import logger
 
 __all__ = ["LOG_STALE", "SharedRenders", "cache_control", "wall_clock"]
@@ -150,7 +151,11 @@ class SharedRenders:
         if etag is None:
             # No content identity: concurrent requests still share one pass.
             flight_key = key + "|"
-            return replace(document, open=lambda: self._join(flight_key, key, document, None, None))
+            return replace(
+                document,
+                open=lambda: self._join(flight_key, key, document, None, None),
+                cache=self._joining(flight_key, document),
+            )
         modified = document.last_modified
         if modified is None:
             same = meta is not None and meta.etag == etag and meta.last_modified is not None
@@ -162,8 +167,14 @@ class SharedRenders:
                 await self._guard("touching", self.store.touch(key, current, self._keep()))
             return self._stored(key, current, fallback=document)
         return replace(
-            document, open=lambda: self._join(key + "|" + etag, key, document, etag, modified)
+            document,
+            open=lambda: self._join(key + "|" + etag, key, document, etag, modified),
+            cache=self._joining(key + "|" + etag, document),
         )
+
+    def _joining(self, flight_key: str, document: Document) -> CacheStatus | None:
+        """ "coalesced" when a render of this document is running (this reply joins it)."""
+        return "coalesced" if self.flights.get(flight_key) is not None else document.cache
 
     def _stored(self, key: str, meta: RenderMeta, fallback: Document | None = None) -> Document:
         async def open_stored() -> AsyncIterator[bytes]:

@@ -18,6 +18,7 @@ from sitemap_middleware import (
     SitemapConfig,
     SitemapEntry,
 )
+from sitemap_middleware._engine.core import RequestInfo
 from sitemap_middleware._engine.observe import _EntryCounter
 from tests.helpers import CountingProvider, SitemapCore, fetch, header
 
@@ -128,6 +129,25 @@ async def test_render_cache_miss_then_hit() -> None:
     await fetch(core, "/sitemap-news-1.xml")
     await fetch(core, "/sitemap-news-1.xml")
     assert [e.cache for e in recorder.events] == ["miss", "hit"]
+
+
+async def test_a_reply_joining_a_running_render_is_coalesced() -> None:
+    """A request for a document whose render is under way shares it: cache="coalesced"."""
+    recorder = Recorder()
+    core = make_core(
+        recorder, sections={"products": CountingProvider(1500)}, max_urls_per_page=1500
+    )
+    request = RequestInfo("GET", "/sitemap-products-1.xml", {})
+    target = core.route(request)
+    assert target is not None
+    first = await core.respond(target, request)
+    assert first.body is not None
+    head = await anext(first.body)  # the leader's render is running
+    second = await core.respond(target, request)
+    assert second.cache == "coalesced" and first.cache != "coalesced"
+    rest = b"".join([head] + [chunk async for chunk in first.body])
+    assert second.body is not None
+    assert b"".join([chunk async for chunk in second.body]) == rest
 
 
 async def test_aborted_body_is_reported_incomplete() -> None:
