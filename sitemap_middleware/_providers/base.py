@@ -212,8 +212,8 @@ class CallableProvider:
         elif isinstance(result, Iterable):
             sync_iter = iter(result)
             close = getattr(sync_iter, "close", None)
-            # As in entries(): the bounded worker threads, and once a hop fails or is
-            # given up, closing is the worker's job.
+            # Once a hop fails or is given up, closing is the worker's job: a generator
+            # must not be closed while a (hung) thread still executes it.
             closed_by_worker = False
             try:
                 while True:
@@ -232,41 +232,13 @@ class CallableProvider:
             raise TypeError(f"provider factory returned {type(result).__name__}, not an iterable")
 
     async def entries(self) -> AsyncIterator[EntryLike]:
-        result = await self._call()
-        if isinstance(result, AsyncIterable):
-            iterator = aiter(result)
-            try:
-                async for item in iterator:
+        batches = self.batches()
+        try:
+            async for batch in batches:
+                for item in batch:
                     yield item
-            finally:
-                aclose = getattr(iterator, "aclose", None)
-                if aclose is not None:
-                    await aclose()
-        elif isinstance(result, list | tuple):
-            for item in result:
-                yield item
-        elif isinstance(result, Iterable):
-            sync_iter = iter(result)
-            close = getattr(sync_iter, "close", None)
-            # Once a hop fails or is given up, closing is the worker's job: a generator
-            # must not be closed while a (hung) thread still executes it.
-            closed_by_worker = False
-            try:
-                while True:
-                    try:
-                        batch = await self._threads.run(_take, sync_iter, cleanup=close)
-                    except BaseException:
-                        closed_by_worker = True
-                        raise
-                    if not batch:
-                        break
-                    for item in batch:
-                        yield item
-            finally:
-                if close is not None and not closed_by_worker:
-                    close()
-        else:
-            raise TypeError(f"provider factory returned {type(result).__name__}, not an iterable")
+        finally:
+            await batches.aclose()  # type: ignore[attr-defined]
 
 
 def provider_identity(provider: UrlProvider) -> str:
