@@ -8,11 +8,11 @@ renders disagree. Sharing the cache makes one render serve them all.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import re
 from typing import TYPE_CHECKING
-from weakref import WeakKeyDictionary
+
+from .redis_clients import LoopClients
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -59,23 +59,12 @@ class RedisRenderCache:
             ) from exc
         if not ttl > 0:
             raise ValueError(f"ttl must be > 0 seconds, got {ttl!r}")
-        self._url = url
         self._ttl_ms = max(1, round(ttl * 1000))
         self._prefix = prefix
-        self._timeout = timeout
-        self._clients: WeakKeyDictionary[asyncio.AbstractEventLoop, Redis] = WeakKeyDictionary()
+        self._clients = LoopClients(url, timeout)
 
     def _client(self) -> Redis:
-        from redis.asyncio import Redis
-
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            client = Redis.from_url(
-                self._url, socket_timeout=self._timeout, socket_connect_timeout=self._timeout
-            )
-            self._clients[loop] = client
-        return client
+        return self._clients.get()
 
     def _key(self, key: str) -> str:
         # The core's keys hold URLs; hashing keeps Redis keys short and printable.
@@ -124,9 +113,7 @@ class RedisRenderCache:
 
     async def aclose(self) -> None:
         """Close this loop's connections (call from the loop that used the cache)."""
-        client = self._clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.aclose()
+        await self._clients.aclose()
 
 
 def _digest(etag: bytes, data: bytes) -> bytes:

@@ -13,14 +13,13 @@ fingerprint and the base URL):
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import secrets
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
-from weakref import WeakKeyDictionary
 
+from .redis_clients import LoopClients
 from .store import RenderMeta, body_matches
 
 if TYPE_CHECKING:
@@ -64,22 +63,11 @@ class RedisRenderStore:
             raise ValueError(f"prefix must be a string, got {prefix!r}")
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
             raise ValueError(f"timeout must be a number of seconds > 0, got {timeout!r}")
-        self._url = url
         self._prefix = prefix
-        self._timeout = timeout
-        self._clients: WeakKeyDictionary[asyncio.AbstractEventLoop, Redis] = WeakKeyDictionary()
+        self._clients = LoopClients(url, timeout)
 
     def _client(self) -> Redis:
-        from redis.asyncio import Redis
-
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            client = Redis.from_url(
-                self._url, socket_timeout=self._timeout, socket_connect_timeout=self._timeout
-            )
-            self._clients[loop] = client
-        return client
+        return self._clients.get()
 
     def _key(self, key: str, kind: str) -> str:
         digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
@@ -131,9 +119,7 @@ class RedisRenderStore:
 
     async def aclose(self) -> None:
         """Close this loop's connections (call from the loop that used the store)."""
-        client = self._clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.aclose()
+        await self._clients.aclose()
 
 
 def _meta_to_json(meta: RenderMeta) -> bytes:
