@@ -24,6 +24,7 @@ from ._providers.base import (
     ProviderVersion,
     StaticProvider,
     SupportsCount,
+    SupportsKeyset,
     SupportsPageLastModified,
     SupportsPages,
     SupportsVersion,
@@ -34,7 +35,7 @@ from ._providers.files import DirectoryProvider, TextFileProvider
 from ._providers.i18n import Languages
 from ._providers.routes import FlaskRoutesProvider, StarletteRoutesProvider
 from ._sansio.extensions import Alternate, Image, NewsArticle, Video, news_cutoff
-from ._sansio.models import SitemapEntry
+from ._sansio.models import Mapped, SitemapEntry
 from ._settings import HTTPSettings, RenderFallback, Robots, RobotsGroup, TrustedHosts
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ __all__ = [
     "Image",
     "InvalidEntryError",
     "Languages",
+    "Mapped",
     "MemoryRenderCache",
     "NewsArticle",
     "ProviderError",
@@ -81,6 +83,7 @@ __all__ = [
     "StarletteRoutesProvider",
     "StaticProvider",
     "SupportsCount",
+    "SupportsKeyset",
     "SupportsPageLastModified",
     "SupportsPages",
     "SupportsVersion",

@@ -15,21 +15,26 @@ from importlib import resources
 from .._caches.memory import MemoryRenderCache, RenderCache
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import InvalidEntryError, ProviderError
+from .._providers.base import SupportsKeyset, SupportsVersion
 from .._sansio.etag import content_etag, document_etag, version_parts
-from .._sansio.limits import MAX_INDEX_ENTRIES
+from .._sansio.limits import MAX_BYTES, MAX_INDEX_ENTRIES, MAX_NEWS_PER_FILE
 from .._sansio.models import Admitted
+from .._sansio.paging import PagePlan, decode_key_range, encode_key_range
 from .._sansio.render import Chunker, IndexWriter, TextWriter, UrlsetWriter
-from .._sansio.routing import STYLESHEET_NAME, TEXT_SITEMAP_NAME, Kind, Target, page_name
+from .._sansio.routing import TEXT_SITEMAP_NAME, Kind, Target, page_name
 from .._sansio.urls import BaseURL
 from .._settings import RenderFallback
-from .bodies import bytes_body, chain, opened, urlset_body
+from .bodies import ClosingBody, bytes_body, chain, opened, urlset_body
+from .clock import ModifiedClock
 from .plan import (
+    PlanCache,
     SectionPlan,
     news_cutoff,
+    page_room,
     plan_all,
     plan_section,
-    section_count,
     section_version,
+    stylesheet_href,
 )
 from .stream import EntryStream, logger
 
@@ -63,6 +68,10 @@ def unavailable(config: SitemapConfig) -> HTTPError:
     )
 
 
+def _strict_error() -> HTTPError:
+    return HTTPError(500, "Internal Server Error: invalid entry in strict mode")
+
+
 @dataclass(slots=True)
 class Document:
     """A document ready to answer: validators known, body not yet started."""
@@ -85,6 +94,8 @@ class Documents:
         fallback = config.render_fallback or RenderFallback()
         self._fallback = fallback
         self._cache: RenderCache = fallback.cache or MemoryRenderCache(fallback.size, fallback.ttl)
+        self._plans = PlanCache()
+        self._clock = ModifiedClock()
 
     async def get(self, target: Target, base: BaseURL) -> Document:
         """The document ``target`` names, served under ``base``; raises HTTPError."""
@@ -94,14 +105,22 @@ class Documents:
             return Document(
                 XSL_TYPE, _STYLESHEET_ETAG, None, lambda: opened(bytes_body(_STYLESHEET))
             )
+        if self._renders_unversioned(target):
+            cached = await self._cached(self._render_key(target, base))
+            if cached is not None:  # served from the render cache: no planning pass
+                tag, data = cached
+                kind = TEXT_TYPE if target.text else XML_TYPE
+                return Document(kind, tag, None, lambda: opened(bytes_body(data)))
         if target.kind is Kind.PAGE:
             return await self._page_document(target, base)
-        plans, failed = await plan_all(self.config, base)
-        total = sum(plan.count for plan in plans)
+        try:
+            plans, failed = await plan_all(self.config, base, self._plans)
+        except InvalidEntryError as exc:  # strict mode
+            logger.error(LOG_FAILED, target.kind.value, 500, exc)
+            raise _strict_error() from None
         # Sitemaps served elsewhere can only be reached through an index.
         fits = not failed and not self.config.external_sitemaps
-        fits = fits and total <= self.config.max_urls_per_page
-        if target.kind is Kind.ROOT and fits and all(p.count <= p.page_size for p in plans):
+        if target.kind is Kind.ROOT and fits and self._fits_one_file(base, plans):
             return self._single_urlset(target, base, plans)
         if target.text:
             raise HTTPError(
@@ -111,6 +130,16 @@ class Documents:
             )
         return self._index_document(base, plans, failed)
 
+    def _fits_one_file(self, base: BaseURL, plans: Sequence[SectionPlan]) -> bool:
+        """Whether every section fits one urlset: by count, by bytes and by news URLs."""
+        config = self.config
+        return (
+            all(len(plan.pages) <= 1 for plan in plans)
+            and sum(plan.count for plan in plans) <= config.max_urls_per_page
+            and sum(plan.size for plan in plans) <= page_room(config, base)
+            and sum(plan.news for plan in plans) <= MAX_NEWS_PER_FILE
+        )
+
     def _validators(
         self, kind: str, base: BaseURL, plans: Sequence[SectionPlan]
     ) -> tuple[str | None, datetime | None]:
@@ -119,11 +148,11 @@ class Documents:
         )
         if etag is None:
             return None, None
-        modified = [
-            plan.version.last_modified
-            for plan in plans
-            if plan.version is not None and plan.version.last_modified is not None
-        ]
+        modified: list[datetime] = []
+        for plan in plans:
+            stamp = self._clock.last_modified(plan.name, base.prefix, plan.version)
+            if stamp is not None:
+                modified.append(stamp)
         last_modified = max(modified) if len(modified) == len(plans) and modified else None
         return etag, last_modified
 
@@ -137,11 +166,24 @@ class Documents:
         sections = [s for s in self.config.resolved_sections if by_name[s.name].count]
 
         async def open_streams() -> AsyncIterator[bytes]:
-            streams = [self._stream(section, base) for section in sections]
+            streams = [
+                self._stream(section, base, by_name[section.name].pages[0]) for section in sections
+            ]
             name = TEXT_SITEMAP_NAME if target.text else self.config.sitemap_name
-            return await self._open_urlset(name, base, streams, target.text)
+            return await self._open_urlset(
+                name, base, streams, target.text, self.config.max_urls_per_page
+            )
 
         return Document(TEXT_TYPE if target.text else XML_TYPE, etag, modified, open_streams)
+
+    async def _page_plan(self, section: _ResolvedSection, base: BaseURL, page: int) -> SectionPlan:
+        """A plan reaching ``page``: the kept one for this version, or measured now."""
+        config = self.config
+        version = await section_version(config, section)
+        if self._plans.key(section, base, version) is None:
+            # Without a version token the plan cannot be kept: measure only up to the page.
+            return await plan_section(config, section, base, version, until_page=page)
+        return await self._plans.plan_for(config, section, base, version)
 
     async def _page_document(self, target: Target, base: BaseURL) -> Document:
         config = self.config
@@ -151,48 +193,127 @@ class Documents:
         name = page_name(
             config.page_prefix, section.name, target.page, "txt" if target.text else "xml"
         )
+        if target.key_range is not None:
+            return await self._range_document(target, base, section)
         try:
-            version = await section_version(config, section)
-            count = await section_count(config, section)
-            if news_cutoff(config, section) is not None:
-                count = (await plan_section(config, section, base)).count  # what the window keeps
+            plan = await self._page_plan(section, base, target.page)
         except ProviderError as exc:
             logger.error(LOG_FAILED, name, 503, exc)
             raise unavailable(self.config) from None
-        if count is not None and target.page > -(-count // section.max_urls):
+        except InvalidEntryError as exc:  # strict mode
+            logger.error(LOG_FAILED, name, 500, exc)
+            raise _strict_error() from None
+        if target.page > len(plan.pages):
             raise HTTPError(404, "Not Found: past the last page of this section")
-        parts = version_parts(version)
+        page = plan.pages[target.page - 1]
+        parts = version_parts(plan.version)
+        layout = repr((page.start, page.stop, page.urls, page.size, page.first_key, page.last_key))
         etag = document_etag(
-            config.fingerprint, base.prefix, name, [(str(count), *parts) if parts else None]
+            config.fingerprint, base.prefix, name, [(layout, *parts) if parts else None]
         )
+        previous = plan.pages[target.page - 2] if target.page > 1 else None
 
         async def open_page() -> AsyncIterator[bytes]:
-            stream = self._stream(section, base, offset=(target.page - 1) * section.max_urls)
-            return await self._open_urlset(name, base, [stream], target.text)
+            stream = self._stream(section, base, page, previous, keyed=plan.keyed)
+            return await self._open_urlset(name, base, [stream], target.text, section.max_urls)
 
         return Document(
             TEXT_TYPE if target.text else XML_TYPE,
             etag,
-            version.last_modified if version else None,
-            open_page,
-            exists=count is not None,
+            self._clock.last_modified(section.name, base.prefix, plan.version),
+            open_page,  # planned pages hold at least one entry: it exists
         )
 
-    def _stream(self, section: _ResolvedSection, base: BaseURL, offset: int = 0) -> EntryStream:
-        """One page's worth of a section's entries, from ``offset``."""
+    async def _range_document(
+        self, target: Target, base: BaseURL, section: _ResolvedSection
+    ) -> Document:
+        """A keyset page named by its key range: the rows in ``(after, upto]`` now.
+
+        The index wrote the range, so every row that exists throughout a crawl is on
+        exactly one page whatever is inserted or deleted meanwhile. Rows inserted into a
+        range can make it outgrow the budget: then the page holds what fits (a complete
+        document) and the rest waits for the next index (logged).
+        """
+        config = self.config
+        token = target.key_range or ""
+        keys = decode_key_range(token)
+        if keys is None or not isinstance(section.provider, SupportsKeyset):
+            raise HTTPError(404, "Not Found: no such sitemap page")
+        ext = "txt" if target.text else "xml"
+        name = page_name(config.page_prefix, section.name, target.page, ext, key_range=token)
+        try:
+            version = await section_version(config, section)
+        except ProviderError as exc:
+            logger.error(LOG_FAILED, name, 503, exc)
+            raise unavailable(self.config) from None
+        parts = version_parts(version)
+        etag = document_etag(config.fingerprint, base.prefix, name, [parts])
+
+        async def open_page() -> AsyncIterator[bytes]:
+            stream = EntryStream(
+                section.name,
+                section.provider,
+                base,
+                timeout=config.provider_timeout,
+                strict=config.strict,
+                keyed=True,
+                key_range=keys,
+                news_cutoff=news_cutoff(config, section),
+            )
+            return await self._open_urlset(
+                name, base, [stream], target.text, section.max_urls, capped=True
+            )
+
+        return Document(
+            TEXT_TYPE if target.text else XML_TYPE,
+            etag,
+            self._clock.last_modified(section.name, base.prefix, version),
+            open_page,
+            exists=False,  # its rows may all be gone: only opening it tells
+        )
+
+    def _stream(
+        self,
+        section: _ResolvedSection,
+        base: BaseURL,
+        page: PagePlan,
+        previous: PagePlan | None = None,
+        *,
+        keyed: bool = False,
+    ) -> EntryStream:
+        """The entries of one planned page: its raw positions, or its key range."""
+        if keyed:
+            after = previous.last_key if previous is not None else None
+            return EntryStream(
+                section.name,
+                section.provider,
+                base,
+                timeout=self.config.provider_timeout,
+                strict=self.config.strict,
+                keyed=True,
+                key_range=(after, page.last_key),
+                news_cutoff=news_cutoff(self.config, section),
+            )
         return EntryStream(
             section.name,
             section.provider,
             base,
-            offset=offset,
-            limit=section.max_urls,
+            offset=page.start,
+            limit=page.stop - page.start,
             timeout=self.config.provider_timeout,
             strict=self.config.strict,
             news_cutoff=news_cutoff(self.config, section),
         )
 
     async def _open_urlset(
-        self, name: str, base: BaseURL, streams: list[EntryStream], text: bool
+        self,
+        name: str,
+        base: BaseURL,
+        streams: list[EntryStream],
+        text: bool,
+        max_urls: int,
+        *,
+        capped: bool = False,
     ) -> AsyncIterator[bytes]:
         """Fetch the first batch (errors become 503/404 here), then stream the rest."""
         first: list[Admitted] = []
@@ -207,7 +328,7 @@ class Documents:
             logger.error(LOG_FAILED, name, 503 if isinstance(exc, ProviderError) else 500, exc)
             if isinstance(exc, ProviderError):
                 raise unavailable(self.config) from None
-            raise HTTPError(500, "Internal Server Error: invalid entry in strict mode") from None
+            raise _strict_error() from None
         if not first:
             for stream in streams:
                 await stream.aclose()
@@ -215,24 +336,24 @@ class Documents:
         config = self.config
         writer: UrlsetWriter | TextWriter
         if text:
-            writer = TextWriter(
-                label=name, max_urls=config.max_urls_per_page, max_bytes=config.max_bytes_per_page
-            )
+            writer = TextWriter(label=name, max_urls=max_urls, max_bytes=config.max_bytes_per_page)
         else:
             writer = UrlsetWriter(
                 label=name,
                 resolve=base.join_if_relative,
-                max_urls=config.max_urls_per_page,
+                max_urls=max_urls,
                 max_bytes=config.max_bytes_per_page,
                 stylesheet_href=self._stylesheet_href(base),
+                room=page_room(config, base),
             )
-        return urlset_body(name, writer, streams, first)
+        writer.cap = capped
+        return ClosingBody(urlset_body(name, writer, streams, first), streams)
 
     def _index_document(
         self, base: BaseURL, plans: Sequence[SectionPlan], failed: Sequence[str]
     ) -> Document:
         externals = [base.origin_url(loc) for loc in self.config.external_sitemaps]
-        pages = sum(plan.pages for plan in plans) + len(externals)
+        pages = sum(len(plan.pages) for plan in plans) + len(externals)
         if pages == 0:
             if failed:
                 raise unavailable(self.config)
@@ -243,18 +364,23 @@ class Documents:
             )
             raise HTTPError(500, "Internal Server Error: too many sitemap pages for one index")
         etag, modified = self._validators("index", base, plans) if not failed else (None, None)
-        writer = IndexWriter(
-            stylesheet_href=self._stylesheet_href(base), max_bytes=self.config.max_bytes_per_page
-        )
+        # An index of the 50,000 children it may hold is under 10 MB: it is bounded by
+        # the protocol's limit, not the page budget (a tiny budget must not break it).
+        writer = IndexWriter(stylesheet_href=self._stylesheet_href(base), max_bytes=MAX_BYTES)
         config = self.config
 
         async def body() -> AsyncIterator[bytes]:
             chunker = Chunker()
             chunker.add(writer.open())
             for plan in plans:
-                for number in range(1, plan.pages + 1):
-                    loc = base.file_url(page_name(config.page_prefix, plan.name, number))
-                    if out := chunker.add(writer.sitemap(loc, plan.page_lastmods[number - 1])):
+                after = None
+                for number, page in enumerate(plan.pages, 1):
+                    token = encode_key_range(after, page.last_key) if plan.keyed else None
+                    after = page.last_key
+                    loc = base.file_url(
+                        page_name(config.page_prefix, plan.name, number, key_range=token)
+                    )
+                    if out := chunker.add(writer.sitemap(loc, page.lastmod)):
                         yield out
             for loc in externals:
                 chunker.add(writer.sitemap(loc, None))
@@ -264,10 +390,7 @@ class Documents:
         return Document(XML_TYPE, etag, modified, lambda: opened(body()), cacheable=not failed)
 
     def _stylesheet_href(self, base: BaseURL) -> str | None:
-        stylesheet = self.config.stylesheet
-        if stylesheet is True:
-            return base.directory + STYLESHEET_NAME
-        return stylesheet or None
+        return stylesheet_href(self.config, base)
 
     async def render_validated(self, target: Target, base: BaseURL, document: Document) -> Document:
         """ETag from rendered bytes for providers that cannot tell their freshness.
@@ -275,8 +398,7 @@ class Documents:
         Renders up to ``RenderFallback.max_bytes`` into memory; a larger document streams
         without validators instead (never an unbounded buffer).
         """
-        # The fingerprint keeps apart configurations (and package versions) sharing a cache.
-        key = f"{self.config.fingerprint}|{base.prefix}|{target}"
+        key = self._render_key(target, base)
         cached = await self._cached(key)
         if cached is None:
             body = await document.open()
@@ -298,6 +420,21 @@ class Documents:
             await self._store(key, cached)
         tag, data = cached
         return Document(document.content_type, tag, None, lambda: opened(bytes_body(data)))
+
+    def _render_key(self, target: Target, base: BaseURL) -> str:
+        # The fingerprint keeps apart configurations (and package versions) sharing a cache.
+        return f"{self.config.fingerprint}|{base.prefix}|{target}"
+
+    def _renders_unversioned(self, target: Target) -> bool:
+        """Render mode, and no provider the target reads can report a version."""
+        if self.config.render_fallback is None or not target.is_sitemap:
+            return False
+        if target.kind is Kind.PAGE:
+            section = self.config.section(target.section or "")
+            sections = [section] if section is not None else []
+        else:
+            sections = list(self.config.resolved_sections)
+        return bool(sections) and not any(isinstance(s.provider, SupportsVersion) for s in sections)
 
     async def aclose(self) -> None:
         """Release what the render cache holds open (a Redis cache's connections)."""

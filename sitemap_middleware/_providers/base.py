@@ -17,7 +17,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import anyio.to_thread
 
-from .._sansio.models import SitemapEntry, coerce_entry
+from .._sansio.models import Mapped, SitemapEntry, coerce_entry
 from .._sansio.values import to_datetime
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "ProviderVersion",
     "StaticProvider",
     "SupportsCount",
+    "SupportsKeyset",
     "SupportsPageLastModified",
     "SupportsPages",
     "SupportsVersion",
@@ -34,7 +35,7 @@ __all__ = [
     "as_provider",
 ]
 
-EntryLike: TypeAlias = "SitemapEntry | str | Mapping[str, Any]"
+EntryLike: TypeAlias = "SitemapEntry | str | Mapping[str, Any] | Mapped"
 
 #: Items pulled from a sync iterable per worker-thread hop: large enough to amortise
 #: the hop, small enough to keep the first bytes quick.
@@ -85,8 +86,25 @@ class SupportsVersion(Protocol):
 
 
 @runtime_checkable
+class SupportsKeyset(Protocol):
+    """Capability: entries paired with a unique, ordered key, read by key range.
+
+    ``keyed(after, upto)`` yields ``(key, entry)`` in increasing key order for every key
+    with ``after < key <= upto`` (``None`` leaves that end open). Pages are then key
+    ranges recorded in the plan, so a row keeps its page while others come and go.
+    Keys must be unique and never ``None``.
+    """
+
+    def keyed(self, after: Any, upto: Any) -> AsyncIterable[tuple[Any, EntryLike]]: ...
+
+
+@runtime_checkable
 class SupportsPageLastModified(Protocol):
-    """Capability: the newest lastmod of each page of ``page_size`` entries (index lastmod)."""
+    """Capability: the newest lastmod of each page of ``page_size`` entries.
+
+    No longer read by the middleware: pages are planned by bytes as well as count, and
+    the planning pass finds each page's newest lastmod itself.
+    """
 
     async def page_last_modified(self, page_size: int) -> Sequence[datetime | None]: ...
 
@@ -143,15 +161,39 @@ class CallableProvider:
     it may return a list, any iterable or an async iterable. Sync code runs in a worker
     thread, ``SYNC_BATCH`` items per hop, so a blocking ORM query never stalls the event
     loop.
+
+    ``map``: a function from what ``factory`` yields (rows, objects) to an entry. The
+    middleware calls it row by row, so a row it raises on is left out and logged with
+    the row, and the rest of the page is served. (An exception raised inside a
+    generator ends that generator: only the library can catch per row.)
     """
 
-    def __init__(self, factory: Callable[[], Any]) -> None:
+    def __init__(
+        self, factory: Callable[[], Any], *, map: Callable[[Any], EntryLike] | None = None
+    ) -> None:
         if not callable(factory):
             raise TypeError(f"factory must be callable, got {factory!r}")
+        if map is not None and not callable(map):
+            raise TypeError(f"map must be callable, got {map!r}")
         self._factory = factory
+        self._map = map
         self._is_async = inspect.iscoroutinefunction(factory) or inspect.isasyncgenfunction(factory)
 
-    async def entries(self) -> AsyncIterator[EntryLike]:
+    def entries(self) -> AsyncIterator[EntryLike]:
+        items = self._items()
+        return items if self._map is None else self._mapped(items, self._map)
+
+    async def _mapped(
+        self, items: AsyncIterator[EntryLike], function: Callable[[Any], EntryLike]
+    ) -> AsyncIterator[EntryLike]:
+        name = getattr(function, "__name__", "map")
+        try:
+            async for item in items:
+                yield Mapped(function, item, name)  # resolved row by row by the middleware
+        finally:
+            await items.aclose()  # type: ignore[attr-defined]
+
+    async def _items(self) -> AsyncIterator[EntryLike]:
         if self._is_async:
             result = self._factory()
         else:
