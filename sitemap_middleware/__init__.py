@@ -30,6 +30,7 @@ from ._providers.base import (
     ProviderVersion,
     StaticProvider,
     SupportsCount,
+    SupportsKeyset,
     SupportsPageLastModified,
     SupportsPages,
     SupportsVersion,
@@ -40,7 +41,7 @@ from ._providers.files import DirectoryProvider, TextFileProvider
 from ._providers.i18n import Languages
 from ._providers.routes import FlaskRoutesProvider, StarletteRoutesProvider
 from ._sansio.extensions import Alternate, Image, NewsArticle, Video, news_cutoff
-from ._sansio.models import SitemapEntry
+from ._sansio.models import Mapped, SitemapEntry
 from ._settings import (
     HTTPSettings,
     RenderFallback,
@@ -90,6 +91,7 @@ __all__ = [
     "IndexNowResult",
     "InvalidEntryError",
     "Languages",
+    "Mapped",
     "MemoryRenderCache",
     "MemoryRenderStore",
     "NewsArticle",
@@ -116,6 +118,7 @@ __all__ = [
     "StarletteRoutesProvider",
     "StaticProvider",
     "SupportsCount",
+    "SupportsKeyset",
     "SupportsPageLastModified",
     "SupportsPages",
     "SupportsVersion",

@@ -34,6 +34,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Section", "SitemapConfig", "Tenants"]
 
+#: Default page budget: the protocol's older 10 MB limit, which every crawler we know
+#: accepts (some libraries refuse documents over 20 MB, well under the 50 MiB maximum).
+DEFAULT_BYTES = 10_485_760
+
 _SECTION_NAME = re.compile(r"[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*")
 _FILE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 #: IndexNow keys: 8 to 128 characters of a-z, A-Z, 0-9 and '-' (indexnow.org).
@@ -84,7 +88,9 @@ class SitemapConfig:
     :param sections: section name to provider (or :class:`Section`). Names may hold
         letters, digits, ``_`` and inner ``-``; each becomes ``sitemap-<name>-<page>.xml``.
     :param max_urls_per_page: URLs per sitemap page, at most 50,000.
-    :param max_bytes_per_page: uncompressed bytes per page, at most 50 MiB.
+    :param max_bytes_per_page: uncompressed bytes per page (10 MiB by default, at most
+        50 MiB). Pages are planned by count and by bytes: each holds at most
+        ``max_urls_per_page`` URLs and at most this many bytes.
     :param sitemap_name: file name of the entry point (a urlset if all fits, else the index).
     :param index_name: file name of the sitemap index.
     :param page_prefix: file-name prefix of section pages.
@@ -120,7 +126,7 @@ class SitemapConfig:
     base_url: str
     sections: Mapping[str, ProviderLike | Section]
     max_urls_per_page: int = MAX_URLS
-    max_bytes_per_page: int = MAX_BYTES
+    max_bytes_per_page: int = DEFAULT_BYTES
     sitemap_name: str = "sitemap.xml"
     index_name: str = "sitemap_index.xml"
     page_prefix: str = "sitemap-"
@@ -179,6 +185,13 @@ class SitemapConfig:
         stylesheet = self.stylesheet
         if not isinstance(stylesheet, bool):
             try:
+                if isinstance(stylesheet, str) and any(
+                    ord(c) < 0x21 or c == "\x7f" for c in stylesheet
+                ):
+                    # Entries get such characters percent-encoded; a setting is a typo.
+                    raise InvalidEntryError(
+                        "stylesheet", stylesheet, "contains whitespace or controls"
+                    )
                 normalize_loc(stylesheet, "stylesheet")
             except InvalidEntryError as exc:
                 raise ConfigurationError(

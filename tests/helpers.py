@@ -115,6 +115,7 @@ class CountingProvider:
         countable: bool = True,
         fail_after: int | None = None,
         hang_after: int | None = None,
+        healthy_passes: int = 0,
     ) -> None:
         self.n = count
         self.host = host
@@ -122,6 +123,9 @@ class CountingProvider:
         self.countable = countable
         self.fail_after = fail_after
         self.hang_after = hang_after
+        #: Passes that run normally before fail_after/hang_after apply: 1 lets the page
+        #: plan (one measuring pass) succeed, so the failure hits the served page.
+        self.healthy_passes = healthy_passes
         self.iterations = 0
         self.entries_yielded = 0
         self.closed = 0
@@ -138,11 +142,12 @@ class CountingProvider:
         import anyio
 
         self.iterations += 1
+        faulty = self.iterations > self.healthy_passes
         try:
             for i in range(start, stop):
-                if self.fail_after is not None and i >= self.fail_after:
+                if faulty and self.fail_after is not None and i >= self.fail_after:
                     raise RuntimeError(f"database went away at row {i}")
-                if self.hang_after is not None and i >= self.hang_after:
+                if faulty and self.hang_after is not None and i >= self.hang_after:
                     await anyio.sleep_forever()
                 self.entries_yielded += 1
                 yield self._entry(i)

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 from .._exceptions import SitemapError
 from .._sansio.models import Admitted
 from .._sansio.render import Chunker, TextWriter, UrlsetWriter
 from .stream import EntryStream, logger
 
-__all__ = ["bytes_body", "chain", "logging_abort", "opened", "urlset_body"]
+__all__ = ["ClosingBody", "bytes_body", "chain", "logging_abort", "opened", "urlset_body"]
 
 LOG_ABORTED = "sitemap %s: aborting the response after headers were sent: %s"
+LOG_OUTGREW = (
+    "sitemap %s: its key range outgrew the page budget since the index was made; "
+    "serving its first %d URLs, the rest of the range waits for the next index"
+)
+LOG_OVERSIZE = (
+    "sitemap section %r: skipping invalid entry: invalid loc %r: its <url> element "
+    "(%d bytes) is larger than a whole page (max_bytes_per_page %d)"
+)
 
 
 async def bytes_body(data: bytes) -> AsyncIterator[bytes]:
@@ -35,11 +43,37 @@ async def chain(head: list[bytes], rest: AsyncIterator[bytes]) -> AsyncIterator[
         await rest.aclose()  # type: ignore[attr-defined]
 
 
+class ClosingBody:
+    """A urlset body whose ``aclose()`` closes its streams even if it never started.
+
+    An async generator closed before its first ``__anext__`` never runs its ``finally``:
+    a HEAD (which opens a body only to learn its status) would leave the provider's
+    iterator to the garbage collector.
+    """
+
+    def __init__(self, body: AsyncGenerator[bytes, None], streams: list[EntryStream]) -> None:
+        self._body = body
+        self._streams = streams
+
+    def __aiter__(self) -> ClosingBody:
+        return self
+
+    async def __anext__(self) -> bytes:
+        return await self._body.__anext__()
+
+    async def aclose(self) -> None:
+        try:
+            await self._body.aclose()
+        finally:
+            for stream in self._streams:
+                await stream.aclose()  # idempotent: a second close does nothing
+
+
 async def urlset_body(
     writer: UrlsetWriter | TextWriter,
     streams: list[EntryStream],
     first: list[Admitted],
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     """Render a urlset (or text sitemap) from open streams; abort, never truncate quietly."""
     chunker = Chunker()
     try:  # errors are logged where the body meets the status line (logging_abort)
@@ -49,6 +83,13 @@ async def urlset_body(
             while True:
                 if out := chunker.add(writer.urls(batch)):
                     yield out
+                if writer.full:  # a key-range page that outgrew its budget: close it here
+                    logger.warning(LOG_OUTGREW, writer.label, writer.count)
+                    break
+                if isinstance(writer, UrlsetWriter) and writer.oversize:
+                    for loc, size in writer.oversize:
+                        logger.warning(LOG_OVERSIZE, stream.name, loc, size, writer.max_bytes)
+                    writer.oversize.clear()
                 batch = await stream.next_batch()
                 if not batch:
                     break

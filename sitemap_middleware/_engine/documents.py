@@ -14,21 +14,17 @@ from importlib import resources
 
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import InvalidEntryError, ProviderError
+from .._providers.base import SupportsKeyset
 from .._sansio.etag import content_etag, document_etag, version_parts
-from .._sansio.limits import MAX_INDEX_ENTRIES
+from .._sansio.limits import MAX_BYTES, MAX_INDEX_ENTRIES, MAX_NEWS_PER_FILE
 from .._sansio.models import Admitted
+from .._sansio.paging import PagePlan, decode_key_range, encode_key_range
 from .._sansio.render import Chunker, IndexWriter, TextWriter, UrlsetWriter
-from .._sansio.routing import STYLESHEET_NAME, TEXT_SITEMAP_NAME, Kind, Target, page_name
+from .._sansio.routing import TEXT_SITEMAP_NAME, Kind, Target, page_name
 from .._sansio.urls import BaseURL
-from .bodies import bytes_body, opened, urlset_body
+from .bodies import ClosingBody, bytes_body, opened, urlset_body
 from .observe import CacheStatus
-from .plan import (
-    SectionPlan,
-    news_cutoff,
-    plan_section,
-    section_count,
-    section_version,
-)
+from .plan import SectionPlan, news_cutoff, page_room, section_version, stylesheet_href
 from .plans import PlanMemo
 from .stream import EntryStream, logger
 
@@ -74,6 +70,10 @@ def service_unavailable(retry_after: int) -> HTTPError:
     )
 
 
+def _strict_error() -> HTTPError:
+    return HTTPError(500, "Internal Server Error: invalid entry in strict mode")
+
+
 @dataclass(slots=True)
 class Document:
     """A document ready to answer: validators known, body not yet started."""
@@ -110,12 +110,14 @@ class Documents:
             return Document(TEXT_TYPE, etag, None, lambda: opened(bytes_body(key)))
         if target.kind is Kind.PAGE:
             return await self._page_document(target, base)
-        plans, failed = await self.plans.plan_all(base)
-        total = sum(plan.count for plan in plans)
+        try:
+            plans, failed = await self.plans.plan_all(base)
+        except InvalidEntryError as exc:  # strict mode
+            logger.error(LOG_FAILED, target.kind.value, 500, exc)
+            raise _strict_error() from None
         # Sitemaps served elsewhere can only be reached through an index.
         fits = not failed and not self.config.external_sitemaps
-        fits = fits and total <= self.config.max_urls_per_page
-        if target.kind is Kind.ROOT and fits and all(p.count <= p.page_size for p in plans):
+        if target.kind is Kind.ROOT and fits and self._fits_one_file(base, plans):
             return self._single_urlset(target, base, plans)
         if target.text:
             raise HTTPError(
@@ -124,6 +126,16 @@ class Documents:
                 f"use the per-section pages ({self.config.page_prefix}<section>-<n>.txt)",
             )
         return self._index_document(base, plans, failed)
+
+    def _fits_one_file(self, base: BaseURL, plans: Sequence[SectionPlan]) -> bool:
+        """Whether every section fits one urlset: by count, by bytes and by news URLs."""
+        config = self.config
+        return (
+            all(len(plan.pages) <= 1 for plan in plans)
+            and sum(plan.count for plan in plans) <= config.max_urls_per_page
+            and sum(plan.size for plan in plans) <= page_room(config, base)
+            and sum(plan.news for plan in plans) <= MAX_NEWS_PER_FILE
+        )
 
     def _validators(
         self, kind: str, base: BaseURL, plans: Sequence[SectionPlan]
@@ -151,9 +163,13 @@ class Documents:
         sections = [s for s in self.config.resolved_sections if by_name[s.name].count]
 
         async def open_streams() -> AsyncIterator[bytes]:
-            streams = [self._stream(section, base) for section in sections]
+            streams = [
+                self._stream(section, base, by_name[section.name].pages[0]) for section in sections
+            ]
             name = TEXT_SITEMAP_NAME if target.text else self.config.sitemap_name
-            return await self._open_urlset(name, base, streams, target.text)
+            return await self._open_urlset(
+                name, base, streams, target.text, self.config.max_urls_per_page
+            )
 
         return Document(TEXT_TYPE if target.text else XML_TYPE, etag, modified, open_streams)
 
@@ -165,48 +181,127 @@ class Documents:
         name = page_name(
             config.page_prefix, section.name, target.page, "txt" if target.text else "xml"
         )
+        if target.key_range is not None:
+            return await self._range_document(target, base, section)
         try:
-            version = await section_version(config, section)
-            count = await section_count(config, section)
-            if news_cutoff(config, section) is not None:
-                count = (await plan_section(config, section, base)).count  # what the window keeps
+            plan = await self.plans.page_plan(section, base, target.page)
         except ProviderError as exc:
             logger.error(LOG_FAILED, name, 503, exc)
             raise unavailable(self.config) from None
-        if count is not None and target.page > -(-count // section.max_urls):
+        except InvalidEntryError as exc:  # strict mode
+            logger.error(LOG_FAILED, name, 500, exc)
+            raise _strict_error() from None
+        if target.page > len(plan.pages):
             raise HTTPError(404, "Not Found: past the last page of this section")
-        parts = version_parts(version)
+        page = plan.pages[target.page - 1]
+        parts = version_parts(plan.version)
+        layout = repr((page.start, page.stop, page.urls, page.size, page.first_key, page.last_key))
         etag = document_etag(
-            config.fingerprint, base.prefix, name, [(str(count), *parts) if parts else None]
+            config.fingerprint, base.prefix, name, [(layout, *parts) if parts else None]
         )
+        previous = plan.pages[target.page - 2] if target.page > 1 else None
 
         async def open_page() -> AsyncIterator[bytes]:
-            stream = self._stream(section, base, offset=(target.page - 1) * section.max_urls)
-            return await self._open_urlset(name, base, [stream], target.text)
+            stream = self._stream(section, base, page, previous, keyed=plan.keyed)
+            return await self._open_urlset(name, base, [stream], target.text, section.max_urls)
+
+        return Document(
+            TEXT_TYPE if target.text else XML_TYPE,
+            etag,
+            plan.version.last_modified if plan.version else None,
+            open_page,  # planned pages hold at least one entry: it exists
+        )
+
+    async def _range_document(
+        self, target: Target, base: BaseURL, section: _ResolvedSection
+    ) -> Document:
+        """A keyset page named by its key range: the rows in ``(after, upto]`` now.
+
+        The index wrote the range, so every row that exists throughout a crawl is on
+        exactly one page whatever is inserted or deleted meanwhile. Rows inserted into a
+        range can make it outgrow the budget: then the page holds what fits (a complete
+        document) and the rest waits for the next index (logged).
+        """
+        config = self.config
+        token = target.key_range or ""
+        keys = decode_key_range(token)
+        if keys is None or not isinstance(section.provider, SupportsKeyset):
+            raise HTTPError(404, "Not Found: no such sitemap page")
+        ext = "txt" if target.text else "xml"
+        name = page_name(config.page_prefix, section.name, target.page, ext, key_range=token)
+        try:
+            version = await section_version(config, section)
+        except ProviderError as exc:
+            logger.error(LOG_FAILED, name, 503, exc)
+            raise unavailable(self.config) from None
+        parts = version_parts(version)
+        etag = document_etag(config.fingerprint, base.prefix, name, [parts])
+
+        async def open_page() -> AsyncIterator[bytes]:
+            stream = EntryStream(
+                section.name,
+                section.provider,
+                base,
+                timeout=config.provider_timeout,
+                strict=config.strict,
+                keyed=True,
+                key_range=keys,
+                news_cutoff=news_cutoff(config, section),
+            )
+            return await self._open_urlset(
+                name, base, [stream], target.text, section.max_urls, capped=True
+            )
 
         return Document(
             TEXT_TYPE if target.text else XML_TYPE,
             etag,
             version.last_modified if version else None,
             open_page,
-            exists=count is not None,
+            exists=False,  # its rows may all be gone: only opening it tells
         )
 
-    def _stream(self, section: _ResolvedSection, base: BaseURL, offset: int = 0) -> EntryStream:
-        """One page's worth of a section's entries, from ``offset``."""
+    def _stream(
+        self,
+        section: _ResolvedSection,
+        base: BaseURL,
+        page: PagePlan,
+        previous: PagePlan | None = None,
+        *,
+        keyed: bool = False,
+    ) -> EntryStream:
+        """The entries of one planned page: its raw positions, or its key range."""
+        if keyed:
+            after = previous.last_key if previous is not None else None
+            return EntryStream(
+                section.name,
+                section.provider,
+                base,
+                timeout=self.config.provider_timeout,
+                strict=self.config.strict,
+                keyed=True,
+                key_range=(after, page.last_key),
+                news_cutoff=news_cutoff(self.config, section),
+            )
         return EntryStream(
             section.name,
             section.provider,
             base,
-            offset=offset,
-            limit=section.max_urls,
+            offset=page.start,
+            limit=page.stop - page.start,
             timeout=self.config.provider_timeout,
             strict=self.config.strict,
             news_cutoff=news_cutoff(self.config, section),
         )
 
     async def _open_urlset(
-        self, name: str, base: BaseURL, streams: list[EntryStream], text: bool
+        self,
+        name: str,
+        base: BaseURL,
+        streams: list[EntryStream],
+        text: bool,
+        max_urls: int,
+        *,
+        capped: bool = False,
     ) -> AsyncIterator[bytes]:
         """Fetch the first batch (errors become 503/404 here), then stream the rest."""
         first: list[Admitted] = []
@@ -221,7 +316,7 @@ class Documents:
             logger.error(LOG_FAILED, name, 503 if isinstance(exc, ProviderError) else 500, exc)
             if isinstance(exc, ProviderError):
                 raise unavailable(self.config) from None
-            raise HTTPError(500, "Internal Server Error: invalid entry in strict mode") from None
+            raise _strict_error() from None
         if not first:
             for stream in streams:
                 await stream.aclose()
@@ -229,24 +324,24 @@ class Documents:
         config = self.config
         writer: UrlsetWriter | TextWriter
         if text:
-            writer = TextWriter(
-                label=name, max_urls=config.max_urls_per_page, max_bytes=config.max_bytes_per_page
-            )
+            writer = TextWriter(label=name, max_urls=max_urls, max_bytes=config.max_bytes_per_page)
         else:
             writer = UrlsetWriter(
                 label=name,
                 resolve=base.join_if_relative,
-                max_urls=config.max_urls_per_page,
+                max_urls=max_urls,
                 max_bytes=config.max_bytes_per_page,
                 stylesheet_href=self._stylesheet_href(base),
+                room=page_room(config, base),
             )
-        return urlset_body(writer, streams, first)
+        writer.cap = capped
+        return ClosingBody(urlset_body(writer, streams, first), streams)
 
     def _index_document(
         self, base: BaseURL, plans: Sequence[SectionPlan], failed: Sequence[str]
     ) -> Document:
         externals = [base.origin_url(loc) for loc in self.config.external_sitemaps]
-        pages = sum(plan.pages for plan in plans) + len(externals)
+        pages = sum(len(plan.pages) for plan in plans) + len(externals)
         if pages == 0:
             if failed:
                 raise unavailable(self.config)
@@ -257,18 +352,23 @@ class Documents:
             )
             raise HTTPError(500, "Internal Server Error: too many sitemap pages for one index")
         etag, modified = self._validators("index", base, plans) if not failed else (None, None)
-        writer = IndexWriter(
-            stylesheet_href=self._stylesheet_href(base), max_bytes=self.config.max_bytes_per_page
-        )
+        # An index of the 50,000 children it may hold is under 10 MB: it is bounded by
+        # the protocol's limit, not the page budget (a tiny budget must not break it).
+        writer = IndexWriter(stylesheet_href=self._stylesheet_href(base), max_bytes=MAX_BYTES)
         config = self.config
 
         async def body() -> AsyncIterator[bytes]:
             chunker = Chunker()
             chunker.add(writer.open())
             for plan in plans:
-                for number in range(1, plan.pages + 1):
-                    loc = base.file_url(page_name(config.page_prefix, plan.name, number))
-                    if out := chunker.add(writer.sitemap(loc, plan.page_lastmods[number - 1])):
+                after = None
+                for number, page in enumerate(plan.pages, 1):
+                    token = encode_key_range(after, page.last_key) if plan.keyed else None
+                    after = page.last_key
+                    loc = base.file_url(
+                        page_name(config.page_prefix, plan.name, number, key_range=token)
+                    )
+                    if out := chunker.add(writer.sitemap(loc, page.lastmod)):
                         yield out
             for loc in externals:
                 if out := chunker.add(writer.sitemap(loc, None)):
@@ -278,7 +378,4 @@ class Documents:
         return Document(XML_TYPE, etag, modified, lambda: opened(body()), cacheable=not failed)
 
     def _stylesheet_href(self, base: BaseURL) -> str | None:
-        stylesheet = self.config.stylesheet
-        if stylesheet is True:
-            return base.directory + STYLESHEET_NAME
-        return stylesheet or None
+        return stylesheet_href(self.config, base)

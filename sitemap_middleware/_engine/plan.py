@@ -1,56 +1,78 @@
-"""Planning: what each section holds (pages, page lastmods, version) before rendering."""
+"""Planning: what each section holds (its pages, their sizes and lastmods) before rendering.
+
+A plan comes from one measuring pass over the section (see ``_sansio/paging.py`` for why
+sizes are measured, not estimated). When a plan is reused is decided in ``plans.py``.
+"""
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timezone
 
 from .._config import SitemapConfig, _ResolvedSection
-from .._exceptions import InvalidEntryError, ProviderError
+from .._exceptions import ProviderError
 from .._providers.base import (
     ProviderVersion,
-    SupportsCount,
+    SupportsKeyset,
     SupportsPageLastModified,
     SupportsVersion,
 )
 from .._sansio.etag import version_parts
-from .._sansio.models import coerce_entry
+from .._sansio.paging import PageCutter, PagePlan
+from .._sansio.render import UrlsetWriter, urlset_overhead
+from .._sansio.routing import STYLESHEET_NAME
 from .._sansio.urls import BaseURL
 from .._sansio.values import to_datetime
-from .stream import EntryStream, call_provider, logger
+from .stream import EntryStream, call_provider
 
 __all__ = [
     "SectionPlan",
-    "plan_all",
+    "page_room",
     "plan_section",
-    "section_count",
     "news_cutoff",
     "section_version",
+    "stylesheet_href",
 ]
-
-LOG_SECTION_FAILED = "sitemap section %r left out of the index: %s"
 
 
 @dataclass(frozen=True, slots=True)
 class SectionPlan:
-    """A section's size and freshness, from capabilities or from one pass over it."""
+    """A section's pages (a plain value: offsets, counts, sizes, lastmods, key ranges)."""
 
     name: str
-    count: int
-    page_size: int
-    page_lastmods: tuple[datetime | None, ...]
+    pages: tuple[PagePlan, ...]
+    total: int
     version: ProviderVersion | None
+    keyed: bool = False
 
     @property
-    def pages(self) -> int:
-        return math.ceil(self.count / self.page_size)
+    def count(self) -> int:
+        """URLs written over all pages (invalid entries are not counted)."""
+        return sum(page.urls for page in self.pages)
+
+    @property
+    def size(self) -> int:
+        """Bytes of all ``<url>`` elements (what one file of the whole section would hold)."""
+        return sum(page.size for page in self.pages)
+
+    @property
+    def news(self) -> int:
+        return sum(page.news for page in self.pages)
+
+    @property
+    def layout(self) -> str:
+        """A digest of the page boundaries, so validators change when pages move."""
+        text = repr(
+            [(p.start, p.stop, p.urls, p.size, p.first_key, p.last_key) for p in self.pages]
+        )
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
     @property
     def validator_parts(self) -> tuple[str, ...] | None:
         """Strings for an ETag, or None if the provider cannot vouch for its freshness."""
         parts = version_parts(self.version)
-        return (self.name, str(self.count), *parts) if parts else None
+        return (self.name, self.layout, *parts) if parts else None
 
 
 def news_cutoff(config: SitemapConfig, section: _ResolvedSection) -> datetime | None:
@@ -83,36 +105,125 @@ async def section_version(
     return version
 
 
-async def section_count(config: SitemapConfig, section: _ResolvedSection) -> int | None:
-    provider = section.provider
-    if not isinstance(provider, SupportsCount):
+def page_room(config: SitemapConfig, base: BaseURL) -> int:
+    """Bytes a page's ``<url>`` elements may take: the budget minus the document around them."""
+    return config.max_bytes_per_page - urlset_overhead(stylesheet_href(config, base))
+
+
+def stylesheet_href(config: SitemapConfig, base: BaseURL) -> str | None:
+    stylesheet = config.stylesheet
+    if stylesheet is True:
+        return base.directory + STYLESHEET_NAME
+    return stylesheet or None
+
+
+def _lastmod(tail: str) -> datetime | None:
+    """The datetime of a pre-rendered ``<lastmod>`` child (we wrote it: W3C, zoned)."""
+    if not tail.startswith("<lastmod>"):
         return None
-    count = await call_provider(section.name, config.provider_timeout, provider.count())
-    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-        raise ProviderError(section.name, f"count() returned {count!r}, not an int >= 0")
-    return count
+    text = tail[9 : tail.index("<", 9)]
+    if len(text) == 10:
+        day = date.fromisoformat(text)
+        return datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    return datetime.fromisoformat(text)
 
 
 async def plan_section(
-    config: SitemapConfig, section: _ResolvedSection, base: BaseURL
+    config: SitemapConfig,
+    section: _ResolvedSection,
+    base: BaseURL,
+    version: ProviderVersion | None,
+    *,
+    until_page: int | None = None,
 ) -> SectionPlan:
-    """Plan one section, iterating it only when it cannot count itself."""
-    version = await section_version(config, section)
-    # A news section is counted by the articles its window keeps: it cannot count itself.
-    count = None if section.news else await section_count(config, section)
+    """Measure a section in one pass and cut it into pages.
+
+    ``until_page`` (1-based) stops the pass once that page is complete: enough to serve
+    it, for providers whose plan is not kept.
+    """
+    provider = section.provider
+    keyed = isinstance(provider, SupportsKeyset)
+    stream = EntryStream(
+        section.name,
+        provider,
+        base,
+        timeout=config.provider_timeout,
+        strict=config.strict,  # strict: an invalid entry fails the plan, before any byte
+        quiet=True,
+        news_cutoff=news_cutoff(config, section),
+        keyed=keyed,
+    )
+    measurer = UrlsetWriter(
+        label=section.name,
+        resolve=base.join_if_relative,
+        max_urls=section.max_urls,
+        max_bytes=config.max_bytes_per_page,
+    )
+    cutter = PageCutter(max_urls=section.max_urls, room=page_room(config, base))
+    last_tail = ""
+    last_lastmod: datetime | None = None
+    try:
+        while raw := await stream.next_raw():
+            start = stream.pulled - len(raw)
+            admitted = stream.admit_each(raw)
+            valid = [item for item in admitted if item is not None]
+            sizes = iter(measurer.sizes(valid))
+            for offset, item in enumerate(admitted):
+                if item is None:
+                    continue
+                size = next(sizes)
+                if not cutter.fits_alone(size):
+                    continue  # logged when its page is served (the writer leaves it out)
+                loc, tail, extended = item
+                if tail != last_tail:  # consecutive entries often share a lastmod
+                    last_tail, last_lastmod = tail, _lastmod(tail)
+                page = cutter.add(
+                    start + offset,
+                    size,
+                    news=extended is not None and extended.news is not None,
+                    lastmod=last_lastmod,
+                    key=stream.key_at(start + offset) if keyed else None,
+                )
+                if until_page is not None and page >= until_page:
+                    # The first entry of the next page: the page asked for is complete.
+                    done = tuple(cutter.pages[:until_page])
+                    return SectionPlan(section.name, done, start + offset, version, keyed)
+    finally:
+        await stream.aclose()
+    pages = await _provider_lastmods(config, section, cutter.finish(stream.pulled))
+    return SectionPlan(section.name, pages, stream.pulled, version, keyed)
+
+
+async def _provider_lastmods(
+    config: SitemapConfig, section: _ResolvedSection, pages: tuple[PagePlan, ...]
+) -> tuple[PagePlan, ...]:
+    """Page lastmods a provider reports itself (``page_last_modified``), where they apply.
+
+    They describe pages of ``max_urls`` items each: usable when the bytes did not move a
+    boundary, and only where the entries carried no lastmod of their own.
+    """
+    provider = section.provider
     size = section.max_urls
-    if count is not None:
-        pages = math.ceil(count / size)
-        lastmods: tuple[datetime | None, ...] = (None,) * pages
-        provider = section.provider
-        if isinstance(provider, SupportsPageLastModified) and pages:
-            found = await call_provider(
-                section.name, config.provider_timeout, provider.page_last_modified(size)
-            )
-            dates = [_page_date(section.name, value) for value in list(found)[:pages]]
-            lastmods = tuple(dates) + (None,) * (pages - len(dates))
-        return SectionPlan(section.name, count, size, lastmods, version)
-    return await _plan_by_iteration(config, section, base, version)
+    if not isinstance(provider, SupportsPageLastModified) or not pages:
+        return pages
+    if any(page.start != number * size for number, page in enumerate(pages)):
+        return pages
+    if all(page.lastmod is not None for page in pages):
+        return pages
+    found = list(
+        await call_provider(
+            section.name, config.provider_timeout, provider.page_last_modified(size)
+        )
+    )
+    dates = [_page_date(section.name, value) for value in found[: len(pages)]]
+    return tuple(
+        replace(page, lastmod=dates[number])
+        if page.lastmod is None and number < len(dates)
+        else page
+        for number, page in enumerate(pages)
+    )
 
 
 def _page_date(section: str, value: object) -> datetime | None:
@@ -122,87 +233,3 @@ def _page_date(section: str, value: object) -> datetime | None:
     if not isinstance(value, date):
         raise ProviderError(section, f"page_last_modified() gave {value!r}, not a datetime")
     return to_datetime(value)
-
-
-async def _plan_by_iteration(
-    config: SitemapConfig, section: _ResolvedSection, base: BaseURL, version: ProviderVersion | None
-) -> SectionPlan:
-    """Count by reading every entry once; newest lastmod per page comes for free."""
-    cutoff = news_cutoff(config, section)
-    if cutoff is not None:
-        return await _plan_news(config, section, base, version, cutoff)
-    stream = EntryStream(
-        section.name, section.provider, base, timeout=config.provider_timeout, strict=False
-    )
-    lastmods: list[datetime | None] = []
-    size = section.max_urls
-    try:
-        while raw := await stream.next_raw():
-            start = stream.pulled - len(raw)
-            for offset, item in enumerate(raw):
-                try:
-                    entry = coerce_entry(item)
-                except InvalidEntryError:
-                    continue  # logged when its page is served, not here as well
-                if entry.lastmod is None:
-                    continue
-                # Pages follow raw positions (what count() would say): an invalid entry
-                # shifts nothing, it is only absent from its page.
-                page = (start + offset) // size
-                lastmods += [None] * (page + 1 - len(lastmods))
-                value = to_datetime(entry.lastmod)
-                current = lastmods[page]
-                if current is None or value > current:
-                    lastmods[page] = value
-    finally:
-        await stream.aclose()
-    count = stream.pulled
-    pages = math.ceil(count / size)
-    lastmods += [None] * (pages - len(lastmods))
-    return SectionPlan(section.name, count, size, tuple(lastmods[:pages]), version)
-
-
-async def _plan_news(
-    config: SitemapConfig,
-    section: _ResolvedSection,
-    base: BaseURL,
-    version: ProviderVersion | None,
-    cutoff: datetime,
-) -> SectionPlan:
-    """A news section's pages hold the articles inside the window, counted as kept."""
-    stream = EntryStream(
-        section.name,
-        section.provider,
-        base,
-        timeout=config.provider_timeout,
-        strict=False,
-        news_cutoff=cutoff,
-    )
-    lastmods: list[datetime | None] = []
-    kept = 0
-    try:
-        while batch := await stream.next_batch():
-            for _, _, entry in batch:
-                page = kept // section.max_urls
-                kept += 1
-                lastmods += [None] * (page + 1 - len(lastmods))
-                if entry is not None and entry.lastmod is not None:
-                    value = to_datetime(entry.lastmod)
-                    current = lastmods[page]
-                    lastmods[page] = value if current is None or value > current else current
-    finally:
-        await stream.aclose()
-    return SectionPlan(section.name, kept, section.max_urls, tuple(lastmods), version)
-
-
-async def plan_all(config: SitemapConfig, base: BaseURL) -> tuple[list[SectionPlan], list[str]]:
-    """Plans of every section that answers; failing sections are logged and named."""
-    plans: list[SectionPlan] = []
-    failed: list[str] = []
-    for section in config.resolved_sections:
-        try:
-            plans.append(await plan_section(config, section, base))
-        except ProviderError as exc:
-            logger.error(LOG_SECTION_FAILED, section.name, exc)
-            failed.append(section.name)
-    return plans, failed

@@ -1,89 +1,110 @@
-"""Plans reused: each site's section plans are computed once per content version.
+"""Plans reused: each section's plan is measured once per content version.
 
-This module alone decides when a plan is reused. The index, ``/sitemap.xml`` and their
-HEAD and 304 answers all start from the plans of every section; planning a section that
-cannot count itself means reading all of it, so a crawl (the index, then each page) must
-not plan it again for every request:
+This module alone decides when a plan is reused. The index, ``/sitemap.xml``, pages and
+their HEAD and 304 answers all start from section plans; planning means one measuring
+pass over the section, so a crawl (the index, then each page) must not plan it again
+for every request:
 
-- plans are kept per base URL while every section reports the same version
-  (:func:`version_parts`: token and time; and the same news window);
-- when some section reports no version, for ``Renders.plan_ttl`` seconds (0: never kept);
-- concurrent requests needing the same plans wait for one planning pass;
-- plans with a failed section are never kept (the next request tries again).
+- a section whose version has a token is kept per (base URL, section, token): a token
+  changes whenever content does (a last-modified time alone does not see deletions);
+- a section without a token is kept for ``Renders.plan_ttl`` seconds (0: never kept;
+  then a page request measures only up to the page it serves);
+- concurrent requests needing the same plan wait for one planning pass;
+- a section that fails is never kept (the next request tries again).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
 from time import monotonic
 
 import anyio
 
-from .._config import SitemapConfig
+from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import ProviderError
-from .._sansio.etag import version_parts
+from .._providers.base import ProviderVersion
 from .._sansio.urls import BaseURL
-from .plan import SectionPlan, news_cutoff, plan_all, section_version
+from .plan import SectionPlan, plan_section, section_version
+from .stream import logger
 
-__all__ = ["PlanMemo"]
+__all__ = ["LOG_SECTION_FAILED", "PlanMemo"]
 
-#: Base URLs whose plans are kept (one unless trusted hosts serve several).
-MAX_SITES = 64
+LOG_SECTION_FAILED = "sitemap section %r left out of the index: %s"
+#: Plans kept: a few sections times a few base URLs (trusted hosts).
+MAX_PLANS = 256
 
-Versions = tuple[tuple[str, ...] | None, ...]
+_Key = tuple[str, str]
 
 
 class PlanMemo:
-    """``plan_all`` with memory: one planning pass per content version."""
+    """Section plans with memory: one measuring pass per content version."""
 
     def __init__(self, config: SitemapConfig) -> None:
         self.config = config
         self._ttl = config.renders.plan_ttl
-        self._kept: OrderedDict[str, tuple[Versions, float, list[SectionPlan]]] = OrderedDict()
-        self._locks: dict[str, anyio.Lock] = {}
+        #: (prefix, section) -> (token or None, expiry, plan)
+        self._kept: OrderedDict[_Key, tuple[str | None, float, SectionPlan]] = OrderedDict()
+        self._locks: dict[_Key, anyio.Lock] = {}
         #: Planning passes made (for tests and benchmarks).
         self.passes = 0
 
     async def plan_all(self, base: BaseURL) -> tuple[list[SectionPlan], list[str]]:
         """Plans of every section that answers, and the names of those that failed."""
-        prefix = base.prefix
-        lock = self._locks.setdefault(prefix, anyio.Lock())
-        async with lock:
+        plans: list[SectionPlan] = []
+        failed: list[str] = []
+        for section in self.config.resolved_sections:
             try:
-                versions = await self._versions()
-            except ProviderError:
-                versions = None  # plan_all reports the failing section
-            if versions is not None and (kept := self._reusable(prefix, versions)) is not None:
-                return list(kept), []
+                plans.append(await self.plan(section, base))
+            except ProviderError as exc:
+                logger.error(LOG_SECTION_FAILED, section.name, exc)
+                failed.append(section.name)
+        return plans, failed
+
+    async def plan(self, section: _ResolvedSection, base: BaseURL) -> SectionPlan:
+        """The section's whole plan: kept for its version, else measured now."""
+        version = await section_version(self.config, section)
+        return await self._plan(section, base, version)
+
+    async def page_plan(self, section: _ResolvedSection, base: BaseURL, page: int) -> SectionPlan:
+        """A plan reaching ``page`` (1-based): kept, or measured as far as needed."""
+        version = await section_version(self.config, section)
+        if _token(version) is None and not self._ttl:
+            # Not kept anyway: measure only up to the page asked for.
             self.passes += 1
-            plans, failed = await plan_all(self.config, base)
-            if versions is not None and not failed:
-                self._keep(prefix, versions, plans)
-            return plans, failed
+            return await plan_section(self.config, section, base, version, until_page=page)
+        return await self._plan(section, base, version)
 
-    async def _versions(self) -> Versions:
-        config = self.config
-        versions: list[tuple[str, ...] | None] = []
-        for section in config.resolved_sections:
-            parts = version_parts(await section_version(config, section))
-            cutoff = news_cutoff(config, section)  # a news window moves the plan hourly
-            versions.append(parts if parts is None or cutoff is None else (*parts, str(cutoff)))
-        return tuple(versions)
+    async def _plan(
+        self, section: _ResolvedSection, base: BaseURL, version: ProviderVersion | None
+    ) -> SectionPlan:
+        key = (base.prefix, section.name)
+        token = _token(version)
+        async with self._locks.setdefault(key, anyio.Lock()):
+            kept = self._reusable(key, token)
+            if kept is not None:
+                return kept
+            self.passes += 1
+            plan = await plan_section(self.config, section, base, version)
+            self._keep(key, token, plan)
+            return plan
 
-    def _reusable(self, prefix: str, versions: Versions) -> Sequence[SectionPlan] | None:
-        kept = self._kept.get(prefix)
-        if kept is None or kept[0] != versions:
+    def _reusable(self, key: _Key, token: str | None) -> SectionPlan | None:
+        kept = self._kept.get(key)
+        if kept is None or kept[0] != token:
             return None
-        if None in versions and monotonic() >= kept[1]:
+        if token is None and monotonic() >= kept[1]:
             return None  # a section that cannot say whether it changed: kept for plan_ttl
-        self._kept.move_to_end(prefix)
+        self._kept.move_to_end(key)
         return kept[2]
 
-    def _keep(self, prefix: str, versions: Versions, plans: list[SectionPlan]) -> None:
-        if None in versions and not self._ttl:
+    def _keep(self, key: _Key, token: str | None, plan: SectionPlan) -> None:
+        if token is None and not self._ttl:
             return
-        self._kept[prefix] = (versions, monotonic() + self._ttl, list(plans))
-        self._kept.move_to_end(prefix)
-        while len(self._kept) > MAX_SITES:
+        self._kept[key] = (token, monotonic() + self._ttl, plan)
+        self._kept.move_to_end(key)
+        while len(self._kept) > MAX_PLANS:
             self._kept.popitem(last=False)
+
+
+def _token(version: ProviderVersion | None) -> str | None:
+    return version.token if version is not None and version.token else None

@@ -13,8 +13,9 @@ This module alone decides when a stored render answers instead of the provider
 - otherwise the document is rendered once: concurrent requests share the render
   (:mod:`.coalesce`) and, with a shared store, instances take a short lock so one
   renders while the others wait for its bytes;
-- ``Last-Modified`` is the provider's time or, when it gives none, the time the
-  document's ETag was first seen (kept by the store, so a fleet agrees on it).
+- ``Last-Modified`` is the later of the provider's time and the time the document's
+  ETag was first seen (kept by the store, so a fleet agrees on it): it moves whenever
+  content does, deletions included, and never backwards.
 
 Only complete renders of complete documents (no section left out) are stored.
 """
@@ -27,7 +28,7 @@ import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, TypeVar
 
 import anyio
@@ -156,10 +157,7 @@ class SharedRenders:
                 open=lambda: self._join(flight_key, key, document, None, None),
                 cache=self._joining(flight_key, document),
             )
-        modified = document.last_modified
-        if modified is None:
-            same = meta is not None and meta.etag == etag and meta.last_modified is not None
-            modified = meta.last_modified if same and meta else await self._first_seen(key, etag)
+        modified = await self._last_modified(key, etag, document.last_modified, meta)
         document = replace(document, last_modified=modified)
         if meta is not None and meta.etag == etag:
             current = replace(meta, last_modified=modified, rendered_at=wall_clock())
@@ -322,9 +320,31 @@ class SharedRenders:
     async def _meta(self, key: str) -> RenderMeta | None:
         return await self._guard("reading", self.store.meta(key))
 
-    async def _first_seen(self, key: str, etag: str) -> datetime | None:
+    async def _last_modified(
+        self, key: str, etag: str, provided: datetime | None, meta: RenderMeta | None
+    ) -> datetime | None:
+        """The provider's time, or later: when this content (ETag) was first seen.
+
+        A provider's newest lastmod misses deletions and renames (it stays, or moves
+        backwards), so a changed ETag is stamped with the time it was first seen, at least
+        a second (HTTP dates' resolution) after the previous render's: If-Modified-Since
+        then answers 200 for every change. The store keeps the stamp, so a fleet agrees.
+        """
+        if meta is not None and meta.etag == etag and meta.last_modified is not None:
+            return meta.last_modified
         now = datetime.fromtimestamp(int(wall_clock()), timezone.utc)
-        return await self._guard("reading", self.store.first_seen(key, etag, now))
+        stamp = now
+        if meta is not None and meta.last_modified is not None:
+            stamp = max(now, meta.last_modified + timedelta(seconds=1))
+        seen = await self._guard("reading", self.store.first_seen(key, etag, stamp))
+        if seen is not None and seen > now:
+            # Changed again within the second of the last stamp: no date can tell the two
+            # apart yet, so none is sent (If-Modified-Since then answers 200) until it can.
+            return None
+        if provided is None:
+            return seen
+        provided = provided.replace(microsecond=0)
+        return provided if seen is None or provided > seen else seen
 
     async def _guard(self, doing: str, call: Awaitable[_T]) -> _T | None:
         """Await a store call; a failing store is logged and counts as empty."""

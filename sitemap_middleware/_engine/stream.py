@@ -11,7 +11,7 @@ import anyio
 import anyio.lowlevel
 
 from .._exceptions import InvalidEntryError, ProviderError, ProviderTimeoutError
-from .._providers.base import CallableProvider, SupportsPages, UrlProvider
+from .._providers.base import CallableProvider, SupportsKeyset, SupportsPages, UrlProvider
 from .._sansio.extensions import alternate_problem, is_old_news
 from .._sansio.models import Admitted, SitemapEntry, entry_parts
 from .._sansio.urls import BaseURL
@@ -58,8 +58,11 @@ class EntryStream:
     """The admitted entries of one section, ``limit`` of them from ``offset``.
 
     Uses the provider's ``page()`` when it has one, else iterates ``entries()`` and skips.
+    With ``keyed`` (a :class:`SupportsKeyset` provider) it reads ``(key, item)`` pairs
+    from ``keyed(after, upto)`` instead, keeping the keys of the last batch.
     Each batch is one timed call; entries that fail validation or the location rule are
-    left out and logged (or raise, in strict mode).
+    left out and logged (or raise, in strict mode; ``quiet`` logs nothing, for the
+    planning pass: its entries are logged when their page is served).
     """
 
     def __init__(
@@ -73,19 +76,19 @@ class EntryStream:
         timeout: float,
         strict: bool,
         news_cutoff: datetime | None = None,
+        quiet: bool = False,
+        keyed: bool = False,
+        key_range: tuple[Any, Any] = (None, None),
     ) -> None:
         self.name = name
+        # News past the window is left out like an invalid entry: its raw position stays,
+        # so page plans (cut by the entries they keep) never list a page of old news.
         self._news_cutoff = news_cutoff
         self._old_news = 0
-        # A news section pages by the articles it keeps (inside the window), so a page
-        # never holds only articles the window leaves out: offset and limit count those.
-        self._kept_skip = offset if news_cutoff is not None else 0
-        self._kept_left = limit if news_cutoff is not None else None
-        if news_cutoff is not None:
-            offset, limit = 0, None
         self._base = base
         self._timeout = timeout
         self._strict = strict
+        self._quiet = quiet
         self._remaining = limit
         self._skip = offset
         self._iterator: AsyncIterator[Any] | None = None
@@ -95,23 +98,34 @@ class EntryStream:
         self._source_done = False
         self._provider = provider
         self._invalid = 0
+        self._keyed = keyed
+        self._key_range = key_range
+        self._keys: list[Any] = []
+        self._keys_start = 0
         self.exhausted = False
         #: Raw items pulled so far (valid or not): what page plans count.
         self.pulled = 0
 
     def _open(self) -> AsyncIterator[Any]:
         if self._iterator is None:
+            provider = self._provider
             source: AsyncIterable[Any]
-            if isinstance(self._provider, SupportsPages) and self._remaining is not None:
-                source = self._provider.page(self._skip, self._remaining)
+            if self._keyed and isinstance(provider, SupportsKeyset):
+                source = provider.keyed(*self._key_range)
+            elif isinstance(provider, SupportsPages) and self._remaining is not None:
+                source = provider.page(self._skip, self._remaining)
                 self._skip = 0
-            elif isinstance(self._provider, CallableProvider):
-                source = self._provider.batches()
+            elif isinstance(provider, CallableProvider):
+                source = provider.batches()
                 self._batched = True
             else:
-                source = self._provider.entries()
+                source = provider.entries()
             self._iterator = aiter(source)
         return self._iterator
+
+    def key_at(self, position: int) -> Any:
+        """The key of the item at raw ``position`` (in the last batch; keyed streams)."""
+        return self._keys[position - self._keys_start]
 
     async def _skip_batch(self) -> None:
         """Read past up to BATCH_SIZE entries before the page (providers without page())."""
@@ -190,29 +204,30 @@ class EntryStream:
         raw: list[Any] = await call_provider(self.name, self._timeout, self._pull())
         if self._remaining is not None:
             self._remaining -= len(raw)
+        if self._keyed:
+            self._keys = [pair[0] for pair in raw]
+            self._keys_start = self.pulled
+            raw = [pair[1] for pair in raw]
         self.pulled += len(raw)
         return raw
 
     async def next_batch(self) -> list[Admitted]:
         """The next batch of valid entries with their absolute URLs; empty when done."""
         while True:
-            if self._kept_left == 0:
-                return []
             raw = await self.next_raw()
             if not raw:
                 return []
             batch = self.admit(raw)
-            if self._kept_skip:
-                skipped = min(self._kept_skip, len(batch))
-                batch, self._kept_skip = batch[skipped:], self._kept_skip - skipped
-            if self._kept_left is not None:
-                batch = batch[: self._kept_left]
-                self._kept_left -= len(batch)
             if batch:
                 return batch
 
     def admit(self, raw: list[Any]) -> list[Admitted]:
-        admitted = []
+        """The valid items of a raw batch, as rendering needs them."""
+        return [item for item in self.admit_each(raw) if item is not None]
+
+    def admit_each(self, raw: list[Any]) -> list[Admitted | None]:
+        """Each raw item admitted, or ``None`` where it is left out (position kept)."""
+        admitted: list[Admitted | None] = []
         locate = self._base.locate
         for item in raw:
             try:
@@ -221,11 +236,15 @@ class EntryStream:
             except InvalidEntryError as exc:
                 if self._strict:
                     raise
+                admitted.append(None)
+                if self._quiet:
+                    continue
                 self._invalid += 1
                 if self._invalid <= MAX_LOGGED_INVALID:
                     logger.warning(LOG_INVALID_ENTRY, self.name, exc)
                 continue
             if extended is not None and not self._keep_extended(loc, extended):
+                admitted.append(None)
                 continue
             admitted.append((loc, tail, extended))
         return admitted
@@ -248,7 +267,7 @@ class EntryStream:
         if self._invalid > MAX_LOGGED_INVALID:
             logger.warning(LOG_INVALID_SUMMARY, self.name, self._invalid - MAX_LOGGED_INVALID)
             self._invalid = 0
-        if self._old_news:
+        if self._old_news and not self._quiet:
             logger.info(LOG_OLD_NEWS, self.name, self._old_news)
             self._old_news = 0
         iterator, self._iterator = self._iterator, None

@@ -15,7 +15,7 @@ from datetime import date, datetime
 from itertools import islice
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
-from .._sansio.models import SitemapEntry, coerce_entry
+from .._sansio.models import Mapped, SitemapEntry, coerce_entry
 from .._sansio.values import to_datetime
 from .threads import MAX_SECTION_THREADS, WorkerThreads
 
@@ -26,6 +26,7 @@ __all__ = [
     "ProviderVersion",
     "StaticProvider",
     "SupportsCount",
+    "SupportsKeyset",
     "SupportsPageLastModified",
     "SupportsPages",
     "SupportsVersion",
@@ -34,7 +35,7 @@ __all__ = [
     "provider_identity",
 ]
 
-EntryLike: TypeAlias = "SitemapEntry | str | Mapping[str, Any]"
+EntryLike: TypeAlias = "SitemapEntry | str | Mapping[str, Any] | Mapped"
 
 #: Items pulled from a sync iterable per worker-thread hop: large enough to amortise
 #: the hop, small enough to keep the first bytes quick.
@@ -101,8 +102,25 @@ class SupportsVersion(Protocol):
 
 
 @runtime_checkable
+class SupportsKeyset(Protocol):
+    """Capability: entries paired with a unique, ordered key, read by key range.
+
+    ``keyed(after, upto)`` yields ``(key, entry)`` in increasing key order for every key
+    with ``after < key <= upto`` (``None`` leaves that end open). Pages are then key
+    ranges recorded in the plan, so a row keeps its page while others come and go.
+    Keys must be unique and never ``None``.
+    """
+
+    def keyed(self, after: Any, upto: Any) -> AsyncIterable[tuple[Any, EntryLike]]: ...
+
+
+@runtime_checkable
 class SupportsPageLastModified(Protocol):
-    """Capability: the newest lastmod of each page of ``page_size`` entries (index lastmod)."""
+    """Capability: the newest lastmod of each page of ``page_size`` entries.
+
+    No longer read by the middleware: pages are planned by bytes as well as count, and
+    the planning pass finds each page's newest lastmod itself.
+    """
 
     async def page_last_modified(self, page_size: int) -> Sequence[datetime | None]: ...
 
@@ -165,19 +183,28 @@ class CallableProvider:
     call returns. At most ``max_threads`` threads work for this provider at a time,
     blocked ones included, so a hung database holds a bounded number of threads and
     other sections keep theirs.
+
+    ``map``: a function from what ``factory`` yields (rows, objects) to an entry. The
+    middleware calls it row by row, so a row it raises on is left out and logged with
+    the row, and the rest of the page is served. (An exception raised inside a
+    generator ends that generator: only the library can catch per row.)
     """
 
     def __init__(
         self,
         factory: Callable[[], Any],
         *,
+        map: Callable[[Any], EntryLike] | None = None,
         max_threads: int = MAX_SECTION_THREADS,
         _identity: str | None = None,
     ) -> None:
         if not callable(factory):
             raise TypeError(f"factory must be callable, got {factory!r}")
+        if map is not None and not callable(map):
+            raise TypeError(f"map must be callable, got {map!r}")
         self._factory = factory
         self._identity = _identity or "callable:" + _qualified_name(factory)
+        self._map = map
         self._is_async = inspect.iscoroutinefunction(factory) or inspect.isasyncgenfunction(factory)
         self._threads = WorkerThreads(max_threads)
 
@@ -190,12 +217,27 @@ class CallableProvider:
             result = await result
         return result
 
-    async def batches(self) -> AsyncIterator[list[EntryLike]]:
+    def batches(self) -> AsyncIterator[list[EntryLike]]:
         """What ``entries()`` yields, in lists: one await per list, not per entry.
 
         Lists and sync iterables come ``SYNC_BATCH`` items at a time (one worker-thread
         hop per list); an async iterable one item at a time, as it produces them.
         """
+        batches = self._batches()
+        return batches if self._map is None else self._mapped(batches, self._map)
+
+    async def _mapped(
+        self, batches: AsyncIterator[list[EntryLike]], function: Callable[[Any], EntryLike]
+    ) -> AsyncIterator[list[EntryLike]]:
+        name = getattr(function, "__name__", "map")
+        try:
+            async for batch in batches:
+                # Resolved row by row by the middleware: a failing row costs that row only.
+                yield [Mapped(function, item, name) for item in batch]
+        finally:
+            await batches.aclose()  # type: ignore[attr-defined]
+
+    async def _batches(self) -> AsyncIterator[list[EntryLike]]:
         result = await self._call()
         if isinstance(result, AsyncIterable):
             iterator = aiter(result)

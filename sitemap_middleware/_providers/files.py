@@ -8,11 +8,12 @@ import os
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
+from urllib.parse import quote
 
 import aiofiles
 import aiofiles.os
 
-from .._sansio.models import SitemapEntry
+from .._sansio.models import Mapped, SitemapEntry
 from .base import ProviderVersion
 from .threads import WorkerThreads
 
@@ -107,20 +108,28 @@ class DirectoryProvider:
         return await self._threads.run(self._walk)
 
     def _url(self, relative: str) -> str:
+        """The URL path of a file: its name percent-encoded, so ``?``, ``#``, ``%``,
+        spaces and bytes that are not UTF-8 (``surrogateescape``) all survive."""
         path = PurePosixPath(relative)
         if path.name in self.index_files:
             parent = path.parent.as_posix()
-            return self.url_prefix + ("" if parent == "." else parent + "/")
-        text = path.as_posix()
-        for suffix in self.strip_suffixes:
-            if text.endswith(suffix):
-                text = text[: -len(suffix)]
-                break
-        return self.url_prefix + text
+            text = "" if parent == "." else parent + "/"
+        else:
+            text = path.as_posix()
+            for suffix in self.strip_suffixes:
+                if text.endswith(suffix):
+                    text = text[: -len(suffix)]
+                    break
+        return self.url_prefix + quote(text, safe="/", errors="surrogateescape")
 
-    async def entries(self) -> AsyncIterator[SitemapEntry]:
-        for relative, mtime in await self._files():
-            yield SitemapEntry(self._url(relative), lastmod=_utc_seconds(mtime))
+    def _entry(self, file: tuple[str, float]) -> SitemapEntry:
+        relative, mtime = file
+        return SitemapEntry(self._url(relative), lastmod=_utc_seconds(mtime))
+
+    async def entries(self) -> AsyncIterator[Mapped]:
+        # Mapped: a file the middleware cannot list costs that file only, logged.
+        for file in await self._files():
+            yield Mapped(self._entry, file, "DirectoryProvider")
 
     async def count(self) -> int:
         return len(await self._files())

@@ -95,12 +95,16 @@ class NewsArticle:
     title: str
 
     def __post_init__(self) -> None:
-        check_text("news.publication_name", self.publication_name, max_length=256)
+        _set(
+            self,
+            "publication_name",
+            check_text("news.publication_name", self.publication_name, max_length=256),
+        )
         if not isinstance(self.language, str) or not _NEWS_LANGUAGE.fullmatch(self.language):
             raise InvalidEntryError(
                 "news.language", self.language, "must be an ISO 639 code such as 'en' or 'zh-cn'"
             )
-        check_text("news.title", self.title, max_length=2048)
+        _set(self, "title", check_text("news.title", self.title, max_length=2048))
         _set(
             self, "publication_date", to_date_value("news.publication_date", self.publication_date)
         )
@@ -160,8 +164,12 @@ class Video:
 
     def __post_init__(self) -> None:
         _set(self, "thumbnail_loc", normalize_loc(self.thumbnail_loc, "video.thumbnail_loc"))
-        check_text("video.title", self.title, max_length=100)
-        check_text("video.description", self.description, max_length=2048)
+        _set(self, "title", check_text("video.title", self.title, max_length=100))
+        _set(
+            self,
+            "description",
+            check_text("video.description", self.description, max_length=2048),
+        )
         if self.content_loc is None and self.player_loc is None:
             raise InvalidEntryError(
                 "video.content_loc", None, "a video needs content_loc or player_loc"
@@ -190,7 +198,7 @@ class Video:
         for name in ("family_friendly", "requires_subscription", "live"):
             _yes_no(f"video.{name}", getattr(self, name))
         if self.uploader is not None:
-            check_text("video.uploader", self.uploader, max_length=255)
+            _set(self, "uploader", check_text("video.uploader", self.uploader, max_length=255))
         if self.restriction is not None:
             _set(self, "restriction", _relationship("video.restriction", self.restriction, None))
         if self.platform is not None:

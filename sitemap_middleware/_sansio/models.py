@@ -15,7 +15,14 @@ from .urls import canonical_url_match, normalize_loc
 from .values import check_number, date_value_and_text
 from .xml import CHANGEFREQ_ELEMENT, PRIORITY_ELEMENT, lastmod_element, priority_element
 
-__all__ = ["Admitted", "SitemapEntry", "coerce_entry", "entry_parts", "simple_fields"]
+__all__ = [
+    "Admitted",
+    "Mapped",
+    "SitemapEntry",
+    "coerce_entry",
+    "entry_parts",
+    "simple_fields",
+]
 
 _T = TypeVar("_T")
 _CHANGEFREQ_CHOICES = ", ".join(sorted(CHANGEFREQS))
@@ -193,6 +200,35 @@ def coerce_entry(item: object) -> SitemapEntry:
     )
 
 
+class Mapped:
+    """A raw item (a row, a file) and the function that turns it into an entry.
+
+    Providers yield these instead of calling the mapping themselves, so that a mapping
+    that raises costs its own row only: :func:`entry_parts` calls it and reports any
+    exception as an :class:`InvalidEntryError` naming the mapping and the row.
+    """
+
+    __slots__ = ("function", "item", "name")
+
+    def __init__(self, function: Callable[[Any], Any], item: object, name: str = "map") -> None:
+        self.function = function
+        self.item = item
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Mapped({self.name}, {self.item!r})"
+
+    def resolve(self) -> object:
+        try:
+            return self.function(self.item)
+        except InvalidEntryError as exc:
+            raise InvalidEntryError(
+                exc.field, exc.value, f"{exc.reason} (row {self.item!r})"
+            ) from None
+        except Exception as exc:
+            raise InvalidEntryError(self.name, self.item, f"{type(exc).__name__}: {exc}") from exc
+
+
 #: One URL ready to render: its loc (absolute once admitted), its pre-rendered simple
 #: children, and the entry itself when it carries extensions.
 Admitted = tuple[str, str, SitemapEntry | None]
@@ -209,6 +245,8 @@ def entry_parts(item: object) -> Admitted:
     """
     if isinstance(item, InvalidEntryError):
         raise item  # what a wrapping provider could not build: logged and left out
+    if type(item) is Mapped:
+        item = item.resolve()
     if type(item) is dict:
         if "loc" in item and item.keys() <= _PLAIN_KEYS:
             loc, _, _, _, tail = simple_fields(**item)

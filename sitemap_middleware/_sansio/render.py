@@ -23,6 +23,7 @@ __all__ = [
     "IndexWriter",
     "TextWriter",
     "UrlsetWriter",
+    "urlset_overhead",
 ]
 
 #: Bytes per emitted chunk: big enough that per-chunk costs (a send, a zlib flush, a
@@ -43,6 +44,13 @@ def _prolog(stylesheet_href: str | None) -> str:
     if stylesheet_href is None:
         return XML_DECLARATION
     return f'{XML_DECLARATION}<?xml-stylesheet type="text/xsl" href="{escape(stylesheet_href)}"?>\n'
+
+
+def urlset_overhead(stylesheet_href: str | None) -> int:
+    """Bytes of a urlset besides its ``<url>`` elements, at most (every namespace declared)."""
+    attrs = "".join(f' xmlns:{p}="{EXTENSION_NS[p]}"' for p in sorted(EXTENSION_NS))
+    head = f'{_prolog(stylesheet_href)}<urlset xmlns="{SITEMAP_NS}"{attrs}>\n'
+    return len(head.encode("utf-8")) + len(UrlsetWriter.CLOSING)
 
 
 def _yes_no(value: bool) -> str:
@@ -88,6 +96,10 @@ class _LimitedWriter:
         self.count = 0
         self.size = 0
         self._closing = len(closing)
+        #: Cap mode (key-range pages): stop at the first entry that does not fit, set
+        #: ``full``, and let the caller close a complete document of what fits.
+        self.cap = False
+        self.full = False
 
     def _account(self, text: str) -> str:
         size = len(text) if text.isascii() else len(text.encode("utf-8"))
@@ -105,12 +117,19 @@ class _LimitedWriter:
             )
         raise SitemapLimitError(
             f"{self.label}: entry {self.count + 1:,} would take the file past "
-            f"{self.max_bytes:,} bytes; lower max_urls_per_page for this section"
+            f"{self.max_bytes:,} bytes; the entries changed since the page was planned"
         )
 
     def _start(self, text: str) -> str:
         self.size += len(text.encode("utf-8"))
         return text
+
+
+#: Length of ``<url><loc></loc></url>`` and its newline: a simple entry is these, its
+#: loc and its pre-rendered children, all ASCII.
+_URL_TAGS = len("<url><loc></loc></url>\n")
+#: The longest namespace declaration an extension element can carry.
+_LONGEST_XMLNS = max(len(f' xmlns:{p}="{ns}"') for p, ns in EXTENSION_NS.items())
 
 
 class UrlsetWriter(_LimitedWriter):
@@ -131,12 +150,17 @@ class UrlsetWriter(_LimitedWriter):
         max_urls: int,
         max_bytes: int,
         stylesheet_href: str | None = None,
+        room: int | None = None,
     ) -> None:
         super().__init__(label=label, max_items=max_urls, max_bytes=max_bytes, closing=self.CLOSING)
         self._resolve = resolve
         self._stylesheet_href = stylesheet_href
         self._declared: frozenset[str] = frozenset()
         self._news = 0
+        #: Entries larger than ``room`` (what a page leaves them) are left out, as the
+        #: planner leaves them out: ``(loc, measured size)`` of each, for the log.
+        self._room = room
+        self.oversize: list[tuple[str, int]] = []
 
     def open(self, first: Sequence[SitemapEntry] = ()) -> str:
         used: set[str] = set()
@@ -165,20 +189,76 @@ class UrlsetWriter(_LimitedWriter):
             if extended is None:
                 text = f"<url><loc>{loc}</loc>{tail}</url>\n"
                 length = len(text)  # loc and the simple fields are always ASCII
+                if self._room is not None and length > self._room:
+                    self.oversize.append((loc, length))
+                    continue
             else:
                 text = f"<url><loc>{loc}</loc>{tail}{self._extensions(extended)}</url>\n"
                 length = len(text) if text.isascii() else len(text.encode("utf-8"))
-            if count >= max_items or size + length > room:
+                if self._room is not None and self._too_big(length, loc, tail, extended):
+                    continue
+            if count >= max_items or size + length > room or self._news_full(extended):
                 self.count, self.size = count, size
+                if self.cap:
+                    self.full = True
+                    break
+                if self._news_full(extended):
+                    self._count_news()  # raises, naming the news limit
                 self._refuse(length)
+            if extended is not None and extended.news is not None:
+                self._count_news()
             count += 1
             size += length
             parts.append(text)
         self.count, self.size = count, size
         return "".join(parts)
 
+    def _news_full(self, entry: SitemapEntry | None) -> bool:
+        return entry is not None and entry.news is not None and self._news >= MAX_NEWS_PER_FILE
+
     def close(self) -> str:
         return self.CLOSING
+
+    def sizes(self, batch: Iterable[Admitted]) -> list[int]:
+        """The UTF-8 size of each entry's ``<url>`` element, namespaces declared on it.
+
+        What the page planner measures: a written entry is never longer (the writer may
+        declare a namespace on the root instead). Nothing is counted against the limits.
+        """
+        out: list[int] = []
+        declared, self._declared = self._declared, frozenset()
+        try:
+            for loc, tail, extended in batch:
+                if "&" in loc or "'" in loc:
+                    loc = escape_loc(loc)
+                if extended is None:
+                    out.append(len(loc) + len(tail) + _URL_TAGS)
+                    continue
+                text = f"<url><loc>{loc}</loc>{tail}{self._extensions(extended)}</url>\n"
+                out.append(len(text) if text.isascii() else len(text.encode("utf-8")))
+        finally:
+            self._declared = declared
+        return out
+
+    def _too_big(self, length: int, loc: str, tail: str, entry: SitemapEntry) -> bool:
+        """Whether the planner measured this entry as larger than a page (and left it out)."""
+        room = self._room or 0
+        elements = len(entry.images) + len(entry.videos) + len(entry.alternates) + 1
+        if length + elements * _LONGEST_XMLNS <= room:
+            return False  # even with every namespace declared on its elements
+        size = self.sizes([(loc, tail, entry)])[0]
+        if size <= room:
+            return False
+        self.oversize.append((loc, size))
+        return True
+
+    def _count_news(self) -> None:
+        self._news += 1
+        if self._news > MAX_NEWS_PER_FILE:
+            raise SitemapLimitError(
+                f"{self.label}: more than {MAX_NEWS_PER_FILE} news URLs in one file; "
+                "the entries changed since the page was planned"
+            )
 
     def _xmlns(self, prefix: str) -> str:
         if prefix in self._declared:
@@ -196,12 +276,6 @@ class UrlsetWriter(_LimitedWriter):
         for video in entry.videos:
             parts.append(self._video(video))
         if entry.news is not None:
-            self._news += 1
-            if self._news > MAX_NEWS_PER_FILE:
-                raise SitemapLimitError(
-                    f"{self.label}: more than {MAX_NEWS_PER_FILE} news URLs in one file; "
-                    "give the news section Section(provider, max_urls=1000)"
-                )
             parts.append(self._news_xml(entry.news))
         for alt in entry.alternates:
             parts += (
@@ -330,7 +404,16 @@ class TextWriter(_LimitedWriter):
         return ""
 
     def urls(self, batch: Iterable[Admitted]) -> str:
-        return "".join([self._account(loc + "\n") for loc, _, _ in batch])
+        if not self.cap:
+            return "".join([self._account(loc + "\n") for loc, _, _ in batch])
+        parts = []
+        for loc, _, _ in batch:
+            line = loc + "\n"
+            if self.count >= self.max_items or self.size + len(line) > self.max_bytes:
+                self.full = True
+                break
+            parts.append(self._account(line))
+        return "".join(parts)
 
     def close(self) -> str:
         return ""

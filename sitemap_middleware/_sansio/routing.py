@@ -45,15 +45,24 @@ class Target:
     gzip_file: bool = False
     section: str | None = None
     page: int = 0
+    #: For keyset sections: the page's key range as the index wrote it (see
+    #: ``_sansio/paging.py``), so the page stays the same rows whatever is written.
+    key_range: str | None = None
 
     @property
     def is_sitemap(self) -> bool:
         return self.kind in (Kind.ROOT, Kind.INDEX, Kind.PAGE)
 
 
-def page_name(prefix: str, section: str, page: int, ext: str = "xml") -> str:
-    """File name of a section's page: ``<prefix><section>-<page>.<ext>`` (page from 1)."""
-    return f"{prefix}{section}-{page}.{ext}"
+def page_name(
+    prefix: str, section: str, page: int, ext: str = "xml", key_range: str | None = None
+) -> str:
+    """File name of a section's page: ``<prefix><section>-<page>.<ext>`` (page from 1).
+
+    A keyset page also names its key range: ``<prefix><section>-<page>~<range>.<ext>``.
+    """
+    tail = f"~{key_range}" if key_range else ""
+    return f"{prefix}{section}-{page}{tail}.{ext}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +90,8 @@ class Routes:
         # Page numbers are ASCII digits only: re's \d would also take "١" or "１".
         pattern = re.compile(
             re.escape(config.page_prefix)
-            + r"(?P<section>[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*)-(?P<page>[0-9]+)\.(?P<ext>xml|txt)"
+            + r"(?P<section>[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*)-(?P<page>[0-9]+)"
+            + r"(?:~(?P<range>[A-Za-z0-9_-]{1,1400}))?\.(?P<ext>xml|txt)"
         )
         return cls(
             directory=unquote(config.base.directory),
@@ -133,4 +143,11 @@ def match(path: str, routes: Routes, root_path: str = "") -> Target | None:
         return None
     digits = found["page"]
     page = int(digits) if len(digits) <= MAX_PAGE_DIGITS and digits[0] != "0" else 0
-    return Target(Kind.PAGE, text=text, gzip_file=gzip_file, section=found["section"], page=page)
+    return Target(
+        Kind.PAGE,
+        text=text,
+        gzip_file=gzip_file,
+        section=found["section"],
+        page=page,
+        key_range=found["range"],
+    )

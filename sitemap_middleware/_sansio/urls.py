@@ -40,14 +40,19 @@ _BARE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 # Characters RFC 3986 allows as-is in a path / a query or fragment.
 _PATH_SAFE = "/%!$&'()*+,;=:@-._~"
 _QUERY_SAFE = _PATH_SAFE + "?"
+_AUTHORITY = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/?#]*)")
+_CONTROL = re.compile(r"[\x00-\x20\x7f]")
 _HOST_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?|[a-z0-9]")
 
 
 def _quote(part: str, safe: str, field: str, value: str) -> str:
+    # Anything outside RFC 3986 (spaces, controls, non-ASCII) is percent-encoded: that
+    # loses nothing. Lone surrogates U+DC80-U+DCFF are how Python decodes bytes that
+    # are not UTF-8 (file names, surrogateescape): they become those very bytes again.
     try:
-        return quote(_BARE_PERCENT.sub("%25", part), safe=safe)
+        return quote(_BARE_PERCENT.sub("%25", part), safe=safe, errors="surrogateescape")
     except UnicodeEncodeError:
-        # Lone surrogates cannot be UTF-8 encoded, so they cannot be percent-encoded.
+        # Other lone surrogates stand for no byte at all: nothing to percent-encode.
         reason = "contains characters that are not valid Unicode"
         raise InvalidEntryError(field, value, reason) from None
 
@@ -70,9 +75,18 @@ def _idna_host(host: str, field: str, value: str) -> str:
 
 
 def _split_absolute(value: str, field: str) -> tuple[str, str, int | None, str]:
-    """Split an absolute http(s) URL into (scheme, host, port, rest) with checks."""
-    if any(ord(ch) < 0x21 or ch == "\x7f" for ch in value):
+    """Split an absolute http(s) URL into (scheme, host, port, rest) with checks.
+
+    Whitespace and control characters are refused in the scheme and authority, and
+    percent-encoded in the path, query and fragment (urlsplit would silently drop tabs
+    and newlines there).
+    """
+    found = _AUTHORITY.match(value)
+    head, rest = (found.group(1), value[found.end(1) :]) if found else (value, "")
+    if _CONTROL.search(head):
         raise InvalidEntryError(field, value, "contains whitespace or control characters")
+    if _CONTROL.search(rest):
+        value = head + _CONTROL.sub(lambda m: quote(m.group(), safe=""), rest)
     try:
         parts = urlsplit(value)
         port = parts.port
@@ -161,8 +175,6 @@ def normalize_loc(value: object, field: str = "loc") -> str:
         raise InvalidEntryError(field, value, "must be a string")
     if value[:1] == "/" and value[1:2] != "/":  # base-relative path (not //host)
         if not _CANONICAL_PATH.fullmatch(value):
-            if any(ord(ch) < 0x21 or ch == "\x7f" for ch in value):
-                raise InvalidEntryError(field, value, "contains whitespace or control characters")
             path, sep, query = value.partition("?")
             value = _quote(path, _PATH_SAFE, field, value) + (
                 sep + _quote(query, _QUERY_SAFE, field, value) if sep else ""

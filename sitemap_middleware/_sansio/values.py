@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 
 from .._exceptions import InvalidEntryError
@@ -48,6 +48,22 @@ def parse_w3c(field: str, value: str) -> date | datetime:
 _W3C_SHAPES = frozenset(((10, "--"), (20, "--T::Z"), (25, "--T::+:"), (25, "--T::-:")))
 
 
+#: XML Schema (which the sitemap XSDs use) allows zone offsets of whole minutes up to
+#: ±14:00; Python allows seconds and up to ±23:59:59.
+_MAX_OFFSET = timedelta(hours=14)
+
+
+def xsd_zone(field: str, value: datetime) -> datetime:
+    """``value`` in UTC when its offset is one XML Schema cannot write, else unchanged."""
+    offset = value.utcoffset()
+    if offset is None or (offset.seconds % 60 == 0 and -_MAX_OFFSET <= offset <= _MAX_OFFSET):
+        return value
+    try:
+        return value.astimezone(timezone.utc)
+    except OverflowError:
+        raise InvalidEntryError(field, value, "is out of range once moved to UTC") from None
+
+
 def date_value_and_text(field: str, value: object) -> tuple[date | datetime, str]:
     """The normalised value and its W3C text, formatting only when needed."""
     if type(value) is str and (len(value), value[4::3]) in _W3C_SHAPES:
@@ -56,17 +72,21 @@ def date_value_and_text(field: str, value: object) -> tuple[date | datetime, str
                 return date.fromisoformat(value), value
             if value[-1] == "Z":  # Python < 3.11 does not read "Z"
                 return datetime.fromisoformat(value[:-1] + "+00:00"), value
-            return datetime.fromisoformat(value), value
+            parsed = datetime.fromisoformat(value)
         except ValueError as exc:  # shaped right, but e.g. month 13
             raise InvalidEntryError(field, value, str(exc)) from None
+        if value[20:22] < "14" or value[20:] == "14:00":
+            return parsed, value
+        parsed = xsd_zone(field, parsed)
+        return parsed, parsed.isoformat(timespec="seconds")
     if type(value) is datetime:  # what ORMs hand over; naive means UTC (see to_date_value)
         if value.tzinfo is None:
             value = value.replace(tzinfo=timezone.utc)
+        else:
+            value = xsd_zone(field, value)
         return value, value.isoformat(timespec="seconds")
-    if isinstance(value, str):
-        return (parsed := parse_w3c(field, value.strip())), format_w3c(parsed)
-    parsed = to_date_value(field, value)
-    return parsed, format_w3c(parsed)
+    normalised = to_date_value(field, value)
+    return normalised, format_w3c(normalised)
 
 
 def aware(value: datetime) -> datetime:
@@ -82,11 +102,12 @@ def aware(value: datetime) -> datetime:
 def to_date_value(field: str, value: object) -> date | datetime:
     """Normalise a date-like value; naive datetimes are taken to be UTC."""
     if isinstance(value, datetime):
-        return aware(value)
+        return xsd_zone(field, aware(value))
     if isinstance(value, date):
         return value
     if isinstance(value, str):
-        return parse_w3c(field, value.strip())
+        parsed = parse_w3c(field, value.strip())
+        return xsd_zone(field, parsed) if isinstance(parsed, datetime) else parsed
     raise InvalidEntryError(field, value, "must be a date, a datetime or a W3C datetime string")
 
 
@@ -109,13 +130,18 @@ def to_datetime(value: date | datetime | str) -> datetime:
 
 
 def check_text(field: str, value: object, *, max_length: int | None = None) -> str:
-    """A non-empty string without characters XML forbids, at most ``max_length`` long."""
+    """A non-empty string, at most ``max_length`` long, without characters XML forbids.
+
+    Those characters (C0 controls other than tab and line breaks, lone surrogates,
+    U+FFFE/U+FFFF) can never be written, escaped or not: they are stripped, which
+    loses nothing a reader could see.
+    """
     if not isinstance(value, str):
         raise InvalidEntryError(field, value, "must be a string")
+    if _XML_FORBIDDEN.search(value):
+        value = _XML_FORBIDDEN.sub("", value)
     if not value.strip():
         raise InvalidEntryError(field, value, "must not be empty")
-    if _XML_FORBIDDEN.search(value):
-        raise InvalidEntryError(field, value, "contains characters XML 1.0 does not allow")
     if max_length is not None and len(value) > max_length:
         raise InvalidEntryError(field, value, f"is longer than {max_length} characters")
     return value

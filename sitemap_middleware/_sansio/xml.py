@@ -7,6 +7,8 @@ here, so every character that reaches a document was escaped by one of these fun
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from .types import CHANGEFREQS
 
 __all__ = [
@@ -30,8 +32,11 @@ def lastmod_element(w3c_text: str) -> str:
 
 
 def priority_element(priority: float) -> str:
-    """``<priority>`` of a checked value in [0, 1]."""
-    return f"<priority>{priority:.4g}</priority>"
+    """``<priority>`` of a checked value in [0, 1], as XML Schema's decimal (no exponent)."""
+    text = f"{priority:.4g}"
+    if "e" in text:  # 1e-05 is not a decimal; 0.00001 is
+        text = format(Decimal(text), "f")
+    return f"<priority>{text}</priority>"
 
 
 def escape(text: str) -> str:

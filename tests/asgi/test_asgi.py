@@ -106,12 +106,15 @@ async def test_streams_start_then_chunks_then_final_empty_body() -> None:
 
 
 async def test_head_sends_headers_and_empty_body() -> None:
-    """HEAD gets GET's headers and one empty body message; it reads one batch, not the page."""
+    """HEAD gets GET's headers and one empty body message; it plans, then reads one batch."""
     provider = CountingProvider(10)
-    messages = await _call(_middleware({"p": provider}), _scope("/sitemap-p-1.xml", "HEAD"))
+    middleware = _middleware({"p": provider})
+    messages = await _call(middleware, _scope("/sitemap-p-1.xml", "HEAD"))
     assert [m["type"] for m in messages] == ["http.response.start", "http.response.body"]
     assert messages[1]["body"] == b"" and not messages[1].get("more_body", False)
-    assert provider.iterations == 1 and provider.entries_yielded <= 500
+    assert provider.iterations == 2  # the planning pass, then HEAD's first batch (its status)
+    await _call(middleware, _scope("/sitemap-p-1.xml", "HEAD"))
+    assert provider.iterations == 3  # the plan is kept for this version: one batch only
 
 
 async def test_other_paths_and_scopes_pass_through_untouched() -> None:
@@ -176,11 +179,12 @@ async def test_lifespan_shutdown_closes_the_render_cache(caplog: pytest.LogCaptu
 async def test_disconnect_mid_stream_closes_the_provider() -> None:
     """When the client disconnects, iteration stops and the provider's finally runs."""
     provider = CountingProvider(50_000)
-    messages = await _call(
-        _middleware({"p": provider}), _scope("/sitemap-p-1.xml"), disconnect_after=2
-    )
-    assert provider.closed == 1
-    assert provider.entries_yielded < 50_000
+    middleware = _middleware({"p": provider})
+    await _call(middleware, _scope("/sitemap-p-1.xml", "HEAD"))  # plan the page first
+    closed, yielded = provider.closed, provider.entries_yielded
+    messages = await _call(middleware, _scope("/sitemap-p-1.xml"), disconnect_after=2)
+    assert provider.closed == closed + 1
+    assert provider.entries_yielded - yielded < 50_000
     assert not any(m.get("more_body") is False for m in messages[1:])
 
 
@@ -188,6 +192,8 @@ async def test_send_raising_oserror_stops_quietly() -> None:
     """ASGI 2.4: send() raising OSError (client gone) stops the stream without an error."""
     provider = CountingProvider(50_000)
     middleware = _middleware({"p": provider})
+    await _call(middleware, _scope("/sitemap-p-1.xml", "HEAD"))  # plan the page first
+    closed = provider.closed
     count = 0
 
     async def receive() -> Message:
@@ -201,7 +207,7 @@ async def test_send_raising_oserror_stops_quietly() -> None:
             raise OSError("client went away")
 
     await middleware(_scope("/sitemap-p-1.xml"), receive, send)
-    assert provider.closed == 1
+    assert provider.closed == closed + 1
 
 
 async def test_provider_failure_mid_stream_propagates_to_server() -> None:
@@ -210,7 +216,8 @@ async def test_provider_failure_mid_stream_propagates_to_server() -> None:
 
     with pytest.raises(ProviderError):
         await _call(
-            _middleware({"p": CountingProvider(5000, fail_after=3000)}), _scope("/sitemap-p-1.xml")
+            _middleware({"p": CountingProvider(5000, fail_after=3000, healthy_passes=1)}),
+            _scope("/sitemap-p-1.xml"),
         )
 
 

@@ -198,6 +198,7 @@ def test_demo_serves_valid_sitemaps_of_urls_it_serves(demo: Demo) -> None:
                 continue
             documents.append(document)
             body = ok(document).content
+            assert len(body) <= 10_485_760  # the default page budget (#11)
             check_document(body)
             root = etree.fromstring(body)
             if root.tag == f"{SM}sitemapindex":

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from sqlalchemy import (
     Column,
@@ -22,8 +24,9 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from werkzeug.http import parse_date
 
-from sitemap_middleware import SitemapConfig, SQLAlchemyProvider
+from sitemap_middleware import ConfigurationError, SitemapConfig, SQLAlchemyProvider
 from sitemap_middleware._engine.core import SitemapCore
 from tests.helpers import check_document, child_urls, fetch, page_urls
 
@@ -83,50 +86,53 @@ def _to_entry(row: Any) -> dict[str, Any]:
     return {"loc": f"/products/{row.slug}", "lastmod": row.updated_at}
 
 
+def _core(engine: Any, **kwargs: Any) -> SitemapCore:
+    kwargs.setdefault("max_urls_per_page", 1000)
+    return SitemapCore(
+        SitemapConfig(
+            base_url="https://example.com", sections={"products": _provider(engine)}, **kwargs
+        )
+    )
+
+
 def _provider(engine: Any, source: Any = products) -> SQLAlchemyProvider:
     return SQLAlchemyProvider(
         engine, source, key="id", lastmod="updated_at", to_entry=_to_entry, batch_size=400
     )
 
 
-async def test_count_version_and_pages(engine: AsyncEngine) -> None:
-    """count() and version() come from aggregates; page(k) equals the k-th slice of entries()."""
+async def test_count_version_and_key_ranges(engine: AsyncEngine) -> None:
+    """count() and version() come from one aggregate; keyed(after, upto) reads a key range."""
     provider = _provider(engine)
     assert await provider.count() == ROWS
     version = await provider.version()
     assert version.last_modified == (START + timedelta(minutes=ROWS)).replace(tzinfo=timezone.utc)
-    everything = [e async for e in provider.entries()]
-    assert len(everything) == ROWS
-    for page in range(3):
-        chunk = [e async for e in provider.page(page * 1000, 1000)]
-        assert chunk == everything[page * 1000 : (page + 1) * 1000]
-    assert [e async for e in provider.page(3000, 1000)] == []
-    lastmods = await provider.page_last_modified(1000)
-    assert lastmods == [
-        (START + timedelta(minutes=m)).replace(tzinfo=timezone.utc) for m in (1000, 2000, ROWS)
-    ]
+    everything = [key async for key, _ in provider.keyed(None, None)]
+    assert everything == [i * 3 for i in range(1, ROWS + 1)]
+    assert [key async for key, _ in provider.keyed(30, 45)] == [33, 36, 39, 42, 45]
+    assert len([e async for e in provider.entries()]) == ROWS
 
 
 async def test_pages_use_key_ranges_not_offset(engine: AsyncEngine) -> None:
-    """Page queries filter by key (WHERE id >= :first) and never use OFFSET."""
+    """Page queries filter by key range (id > :after AND id <= :upto) and never use OFFSET."""
     statements: list[tuple[str, Any]] = []
 
     def record(conn: Any, cursor: Any, statement: str, parameters: Any, *args: Any) -> None:
         statements.append((statement, parameters))
 
+    core = _core(engine)
+    await fetch(core, "/sitemap_index.xml")  # plan (one keyed pass, kept for the version)
     event.listen(engine.sync_engine, "before_cursor_execute", record)
     try:
-        provider = _provider(engine)
-        await provider.page_last_modified(1000)  # plan (one window scan)
-        statements.clear()
-        assert len([e async for e in provider.page(2000, 1000)]) == ROWS - 2000
+        reply, body = await fetch(core, "/sitemap-products-3.xml")
+        assert len(page_urls(check_document(body))) == ROWS - 2000
     finally:
         event.remove(engine.sync_engine, "before_cursor_execute", record)
     page_queries = [(s, p) for s, p in statements if "ORDER BY" in s and "LIMIT" in s]
     assert page_queries
     # SQLite's dialect always renders "OFFSET ?"; it must stay 0 (no growing scans).
     assert all(p[-1] == 0 for s, p in statements if "OFFSET" in s.upper())
-    assert "sitemap_rows.id >=" in page_queries[0][0]
+    assert "sitemap_rows.id >" in page_queries[0][0] and "sitemap_rows.id <=" in page_queries[0][0]
 
 
 async def test_select_source_and_sync_engine(engine: AsyncEngine, tmp_path: Path) -> None:
@@ -138,26 +144,27 @@ async def test_select_source_and_sync_engine(engine: AsyncEngine, tmp_path: Path
         sync = create_engine(f"sqlite:///{engine.url.database}")
         provider = _provider(sync)
         assert await provider.count() == ROWS
-        assert len([e async for e in provider.page(1000, 1000)]) == 1000
+        assert len([k async for k, _ in provider.keyed(3000, 6000)]) == 1000
         sync.dispose()
-    with pytest.raises(ValueError, match="key column"):
+    with pytest.raises(ConfigurationError, match="key column 'nope' is not in the source"):
         SQLAlchemyProvider(engine, products, key="nope", to_entry=_to_entry)
 
 
 async def test_served_through_the_core(engine: AsyncEngine) -> None:
     """The index carries each page's lastmod; pages validate; a 304 needs only aggregates."""
-    core = SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com",
-            sections={"products": _provider(engine)},
-            max_urls_per_page=1000,
-        )
-    )
+    core = _core(engine)
     reply, body = await fetch(core, "/sitemap.xml")
-    assert child_urls(check_document(body)) == [
+    children = child_urls(check_document(body))
+    # Keyset pages carry their key range: (None, 3000], (3000, 6000], (6000, 7035].
+    assert [re.sub(r"~[A-Za-z0-9_-]+", "", c) for c in children] == [
         f"https://example.com/sitemap-products-{n}.xml" for n in (1, 2, 3)
     ]
     assert body.count(b"<lastmod>") == 3
+    reply, body = await fetch(core, children[2].removeprefix("https://example.com"))
+    assert len(page_urls(check_document(body))) == ROWS - 2000
+    assert (await fetch(core, children[2].removeprefix("https://example.com")[:-4] + "x.xml"))[
+        0
+    ].status == 404  # not a key range of ours
     reply, body = await fetch(core, "/sitemap-products-3.xml")
     urls = page_urls(check_document(body))
     assert len(urls) == ROWS - 2000 and urls[0] == "https://example.com/products/p2001"
@@ -165,3 +172,57 @@ async def test_served_through_the_core(engine: AsyncEngine) -> None:
     again, _ = await fetch(core, "/sitemap-products-3.xml", if_none_match=etag)
     assert again.status == 304
     assert (await fetch(core, "/sitemap-products-4.xml"))[0].status == 404
+
+
+async def _validators(core: SitemapCore, path: str) -> tuple[str | None, str | None, bytes]:
+    reply, body = await fetch(core, path)
+    headers = dict(reply.headers)
+    return headers.get("ETag"), headers.get("Last-Modified"), body
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "UPDATE sitemap_products SET slug = 'renamed' WHERE id = 30",  # a rename, same lastmod
+        "DELETE FROM sitemap_products WHERE id = 6",  # then re-insert below: same count
+        "UPDATE sitemap_products SET updated_at = '2020-01-01 00:00:00' WHERE id = 9",  # older
+    ],
+    ids=["rename", "delete+insert-lower-key", "lastmod-backwards"],
+)
+async def test_version_sees_every_change(engine: AsyncEngine, change: str) -> None:
+    """ETag and Last-Modified change (Last-Modified forwards) whenever the content does."""
+    from sqlalchemy import text
+
+    core = _core(engine, max_urls_per_page=50_000)
+    etag, modified, body = await _validators(core, "/sitemap.xml")
+    assert etag and modified
+    async with engine.begin() as conn:
+        await conn.execute(text(change))
+        if change.startswith("DELETE"):
+            await conn.execute(
+                insert(products), [{"id": 1, "slug": "p1", "published": 1, "updated_at": START}]
+            )
+    await anyio.sleep(0.05)
+    provider = core.config.resolved_sections[0].provider
+    provider._metadata = None  # type: ignore[attr-defined]  # skip the 1 s metadata reuse
+    etag2, modified2, body2 = await _validators(core, "/sitemap.xml")
+    assert body2 != body and etag2 != etag
+    # Forwards, or (changed within the second of the last stamp) not sent until it can be.
+    assert modified2 is None or parse_date(modified2) > parse_date(modified)  # type: ignore[operator]
+    reply, _ = await fetch(core, "/sitemap.xml", if_modified_since=modified or "")
+    assert reply.status == 200  # never a 304 for changed content
+
+
+async def test_key_must_be_unique_and_not_null(engine: AsyncEngine, caplog: Any) -> None:
+    """A key column with duplicates or NULLs is a ConfigurationError naming the column."""
+    provider = SQLAlchemyProvider(
+        engine, products, key="published", to_entry=_to_entry, lastmod="updated_at"
+    )
+    with pytest.raises(ConfigurationError, match="key column 'published' is not unique"):
+        await provider.version()
+    core = SitemapCore(
+        SitemapConfig(base_url="https://example.com", sections={"products": provider})
+    )
+    reply, _ = await fetch(core, "/sitemap-products-1.xml")
+    assert reply.status == 503
+    assert "key column 'published' is not unique" in caplog.text

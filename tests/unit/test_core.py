@@ -44,7 +44,7 @@ async def test_root_is_index_when_entries_overflow_one_file() -> None:
     assert children == [f"https://example.com/sitemap-products-{i}.xml" for i in (1, 2, 3)] + [
         "https://example.com/sitemap-pages-1.xml"
     ]
-    assert provider.entries_yielded == 0  # planned from count(), not by iterating
+    assert provider.iterations == 1  # one measuring pass plans the pages, kept per version
     seen = []
     for number in (1, 2, 3):
         _, page = await fetch(core, f"/sitemap-products-{number}.xml")
@@ -95,18 +95,18 @@ async def test_conditional_request_is_answered_without_iterating() -> None:
 
 
 async def test_head_answers_headers_without_rendering() -> None:
-    """HEAD sends GET's headers and no body; cold, it reads one batch (GET's status), and
-    once GET has stored the render, none."""
+    """HEAD sends GET's headers and no body; cold, it plans the section and reads one batch
+    (GET's status); once GET has stored the render, it reads nothing."""
     provider = CountingProvider(10)
     core = _core({"p": provider})
     head, body = await fetch(core, "/sitemap-p-1.xml", method="HEAD")
     assert head.status == 200 and body == b""
-    assert provider.iterations == 1
+    assert provider.iterations == 2  # the plan, kept for the version; one batch
     get, _ = await fetch(core, "/sitemap-p-1.xml")
     assert head.headers == get.headers
-    assert provider.iterations == 2
+    assert provider.iterations == 3
     again, _ = await fetch(core, "/sitemap-p-1.xml", method="HEAD")
-    assert again.headers == get.headers and provider.iterations == 2
+    assert again.headers == get.headers and provider.iterations == 3
 
 
 async def test_head_status_matches_get() -> None:
@@ -224,7 +224,7 @@ async def test_invalid_entries_are_skipped_and_logged(caplog: pytest.LogCaptureF
 
 
 async def test_strict_mode_raises_instead(caplog: pytest.LogCaptureFixture) -> None:
-    """In strict mode an invalid first entry gives a 500; a later one aborts the stream."""
+    """In strict mode an invalid entry gives a 500, found while planning, before any byte."""
     core = _core({"p": [{"loc": "/a", "priority": 0.1}]}, strict=True)
     assert (await fetch(core, "/sitemap-p-1.xml"))[0].status == 200
 
@@ -236,10 +236,10 @@ async def test_strict_mode_raises_instead(caplog: pytest.LogCaptureFixture) -> N
     strict = _core({"p": late_bad, "q": lambda: [{"loc": "/x", "priority": 9}]}, strict=True)
     reply, _ = await fetch(strict, "/sitemap-q-1.xml")
     assert reply.status == 500
-    from sitemap_middleware import InvalidEntryError
-
-    with pytest.raises(InvalidEntryError):
-        await fetch(strict, "/sitemap-p-1.xml")
+    with caplog.at_level(logging.ERROR, logger="sitemap_middleware"):
+        reply, _ = await fetch(strict, "/sitemap-p-1.xml")
+    assert reply.status == 500
+    assert any("invalid priority 7" in r.getMessage() for r in caplog.records)
 
 
 async def test_failing_section_gets_503_while_others_serve(
@@ -271,7 +271,7 @@ async def test_mid_stream_failure_aborts_without_closing_tag(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """After headers, a provider failure raises out of the body: no closing tag after a gap."""
-    provider = CountingProvider(5000, fail_after=2000)
+    provider = CountingProvider(5000, fail_after=2000, healthy_passes=1)
     core = _core({"p": provider})
     from tests.helpers import RequestInfo
 
@@ -290,7 +290,7 @@ async def test_mid_stream_failure_aborts_without_closing_tag(
         async for chunk in reply.body:
             received += chunk
     assert b"</urlset>" not in received
-    assert provider.closed == 1
+    assert provider.closed == 2  # the planning pass, then the aborted page
     assert any("aborting" in r.getMessage() for r in caplog.records)
 
 
@@ -338,7 +338,7 @@ async def test_render_fallback_validators_give_etag_for_unversioned_providers() 
     assert etag is not None
     again, _ = await fetch(core, "/sitemap-p-1.xml", if_none_match=etag)
     assert again.status == 304
-    assert len(calls) == 1  # the second request came from the bounded cache
+    assert len(calls) == 2  # plan + render; the second request came from the bounded cache
     plain = _core({"p": entries})
     reply, _ = await fetch(plain, "/sitemap-p-1.xml")
     assert header(reply, "ETag") is None
@@ -388,7 +388,7 @@ async def test_provider_hanging_mid_stream_is_cut_off() -> None:
     """A provider that stalls after the first batch is cut off by the timeout: the stream aborts."""
     from sitemap_middleware import ProviderTimeoutError
 
-    provider = CountingProvider(3000, hang_after=1500)
+    provider = CountingProvider(3000, hang_after=1500, healthy_passes=1)
     core = _core({"p": provider}, provider_timeout=0.2)
     from tests.helpers import RequestInfo
 
@@ -400,7 +400,7 @@ async def test_provider_hanging_mid_stream_is_cut_off() -> None:
     with pytest.raises(ProviderTimeoutError, match="no answer within 0.2 s"):
         async for _ in reply.body:
             pass
-    assert provider.closed == 1
+    assert provider.closed == 2  # the planning pass, then the cut-off page
 
 
 async def test_crawler_reads_image_and_news_data_back() -> None:
@@ -466,7 +466,7 @@ async def test_head_closes_the_provider_before_answering() -> None:
     core = _core({"g": pages})
     reply, _ = await fetch(core, "/sitemap-g-1.xml", method="HEAD")
     assert reply.status == 200
-    assert closed == [True]
+    assert closed == [True, True]  # the planning pass and HEAD's first batch, both closed
 
 
 async def test_methods_are_case_sensitive() -> None:

@@ -29,7 +29,11 @@ from sitemap_middleware._sansio.models import coerce_entry
         ("http://example.com:8080/a", "http://example.com:8080/a"),
         ("https://example.com/café?q=naïve", "https://example.com/caf%C3%A9?q=na%C3%AFve"),
         ("https://bücher.example/x", "https://xn--bcher-kva.example/x"),
-        ("https://example.com/a b", None),
+        ("https://example.com/a b", "https://example.com/a%20b"),
+        ("https://example.com/a\tb?q=x y#z z", "https://example.com/a%09b?q=x%20y#z%20z"),
+        ("https://example.com/\x00", "https://example.com/%00"),
+        ("/a b/c d.html", "/a%20b/c%20d.html"),
+        ("/caf\udce9", "/caf%E9"),  # a non-UTF-8 byte, decoded with surrogateescape
         ("https://example.com/100%", "https://example.com/100%25"),
         ("https://example.com/ok%20", "https://example.com/ok%20"),
         ("/about", "/about"),
@@ -58,7 +62,6 @@ def test_entry_loc_is_normalised(given: str, expected: str | None) -> None:
         "https://exa mple.com/",
         "https://example.com/" + "a" * 2048,
         "https://example.com/\ud800",
-        "https://example.com/\x00",
         "",
         "https://-bad-.example/",
     ],
@@ -179,7 +182,7 @@ VIDEO = dict(
         ({"restriction": ("allow", ["de"])}, "video.restriction"),
         ({"platform": ("allow", ["phone"])}, "video.platform"),
         ({"family_friendly": "yes"}, "video.family_friendly"),
-        ({"description": "bad \x0b char"}, "video.description"),
+        ({"description": "\x0b\x00"}, "video.description"),
     ],
     ids=lambda v: str(v)[:40],
 )
@@ -188,6 +191,17 @@ def test_video_validation_names_the_field(changes: dict[str, Any], field: str) -
     with pytest.raises(InvalidEntryError) as info:
         Video(**{**VIDEO, **changes})
     assert info.value.field == field
+
+
+def test_text_fields_lose_only_the_characters_xml_forbids() -> None:
+    """Characters XML 1.0 cannot carry are stripped from text fields; the rest is kept."""
+    fields: dict[str, Any] = {**VIDEO, "title": "Tea\x0b time\ufffe", "description": "a\x00b"}
+    video = Video(**fields)
+    assert (video.title, video.description) == ("Tea time", "ab")
+    article = NewsArticle(
+        publication_name="Times\x1f", language="en", publication_date="2024-05-01", title="T\x08"
+    )
+    assert (article.publication_name, article.title) == ("Times", "T")
 
 
 def test_video_accepts_all_common_fields() -> None:

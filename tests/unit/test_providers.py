@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import AsyncIterator, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from flask import Flask
@@ -30,6 +32,7 @@ from sitemap_middleware import (
     as_provider,
 )
 from sitemap_middleware._engine.core import SitemapCore
+from sitemap_middleware._sansio.models import Mapped
 from tests.helpers import check_document, fetch, page_urls
 
 pytestmark = pytest.mark.anyio
@@ -39,7 +42,9 @@ asyncio_only = pytest.mark.parametrize("anyio_backend", ["asyncio"])
 
 
 async def _collect(provider: Any) -> list[Any]:
-    return [item async for item in provider.entries()]
+    """What a provider yields, with Mapped rows resolved as the middleware does."""
+    items = [item async for item in provider.entries()]
+    return [item.resolve() if isinstance(item, Mapped) else item for item in items]
 
 
 async def test_static_provider_has_every_capability() -> None:
@@ -179,6 +184,49 @@ async def test_directory_provider_maps_files_to_urls(tmp_path: Path) -> None:
     missing = DirectoryProvider(tmp_path / "nope")
     with pytest.raises(FileNotFoundError):
         await _collect(missing)
+
+
+@asyncio_only
+async def test_directory_provider_encodes_file_names(tmp_path: Path) -> None:
+    """Spaces, ?, #, % and non-UTF-8 bytes in file names become percent-escapes, not errors."""
+    names = [b"a b.html", b"what?.html", b"c#.html", b"100%.html", b"caf\xe9.html"]
+    for name in names:
+        (tmp_path / os.fsdecode(name)).write_text("x")
+    core = SitemapCore(
+        SitemapConfig(
+            base_url="https://example.com", sections={"docs": DirectoryProvider(tmp_path)}
+        )
+    )
+    _, body = await fetch(core, "/sitemap.xml")
+    assert sorted(page_urls(check_document(body))) == sorted(
+        f"https://example.com/{quote(name, safe='')}" for name in names
+    )
+
+
+async def test_mapping_errors_cost_only_their_row(caplog: pytest.LogCaptureFixture) -> None:
+    """A map= function raising on one row leaves out that row, logged with the row; the page serves."""
+
+    def rows() -> list[dict[str, Any]]:
+        return [{"slug": "tea"}, {"slug": None}, {"slug": "coffee"}]
+
+    def to_entry(row: dict[str, Any]) -> SitemapEntry:
+        return SitemapEntry("/p/" + row["slug"])  # TypeError for None
+
+    core = SitemapCore(
+        SitemapConfig(
+            base_url="https://example.com",
+            sections={"p": CallableProvider(rows, map=to_entry)},
+        )
+    )
+    with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
+        reply, body = await fetch(core, "/sitemap-p-1.xml")
+    assert page_urls(check_document(body)) == [
+        "https://example.com/p/tea",
+        "https://example.com/p/coffee",
+    ]
+    (message,) = [r.getMessage() for r in caplog.records if "skipping" in r.getMessage()]
+    assert "'p'" in message and "to_entry" in message and "'slug': None" in message
+    assert "TypeError" in message
 
 
 @asyncio_only

@@ -1,0 +1,193 @@
+"""Page plans: where each page of a section starts and ends, by count *and* by bytes.
+
+This module alone owns the rule that cuts a section into pages. A page holds at most
+``max_urls`` URLs, at most ``MAX_NEWS_PER_FILE`` news URLs and at most ``max_bytes``
+bytes of uncompressed XML, prolog and root element included.
+
+How the planner learns sizes, and why it measures rather than estimates:
+
+* Rendering is pure, so the planner can compute, during its one pass over a section, the
+  exact UTF-8 size of every ``<url>`` element as it will be written (with its extension
+  namespaces declared on the element itself: the writer declares them on the root only
+  for the first entries, which makes a written page at most as long as measured). Pages
+  are then cut greedily: an entry that would take the page past a limit starts the next
+  page. The sizes are exact upper bounds, so no page can exceed its budget and no entry
+  is dropped or duplicated to meet it.
+* An estimate (a sample, an average with a margin) cannot promise that: one entry with a
+  thousand images far down a table breaks any sample, and an overflow discovered while a
+  page is served cannot be fixed any more, because the index listing that page has been
+  sent. The answer would be an aborted response on every request, i.e. lost URLs.
+* The cost is one rendering pass per content version: plans of providers that report a
+  version are kept until it changes (see ``_engine/plan.py``); providers without one are
+  iterated on every request anyway. ``benchmarks/paging.py`` measures it against
+  count-only planning.
+
+A plan is a plain value (raw offsets, per-page counts, sizes, news counts, lastmods and,
+for keyset providers, the key range), so it can be cached, compared and shared.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Hashable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from .limits import MAX_NEWS_PER_FILE
+
+__all__ = ["PageCutter", "PagePlan", "decode_key_range", "encode_key_range"]
+
+
+@dataclass(frozen=True, slots=True)
+class PagePlan:
+    """One planned page: provider positions ``[start, stop)`` and what they render to.
+
+    ``start``/``stop`` count raw provider items (valid or not), which is what
+    ``page(offset, limit)`` and skipping take. ``size`` is the bytes of its ``<url>``
+    elements (the document adds a fixed prolog, root and closing tag). ``first_key`` and
+    ``last_key`` are the provider keys of its first and last entry, for keyset providers.
+    """
+
+    start: int
+    stop: int
+    urls: int
+    size: int
+    news: int
+    lastmod: datetime | None
+    first_key: Any = None
+    last_key: Any = None
+
+
+#: Keys a page URL can carry: JSON round-trips them exactly. Other key types (dates,
+#: UUIDs) page by number through the current plan instead.
+_KEY_TYPES = (int, str)
+#: A key range token longer than this is not worth a URL (2,048 characters at most).
+MAX_KEY_RANGE = 1400
+
+
+def encode_key_range(after: Any, upto: Any) -> str | None:
+    """``(after, upto]`` as a URL-safe token, or None when the keys cannot be carried."""
+    for key in (after, upto):
+        if key is not None and (type(key) not in _KEY_TYPES):
+            return None
+    data = json.dumps([after, upto], separators=(",", ":"), ensure_ascii=False)
+    token = base64.urlsafe_b64encode(data.encode("utf-8")).rstrip(b"=").decode("ascii")
+    return token if len(token) <= MAX_KEY_RANGE else None
+
+
+def decode_key_range(token: str) -> tuple[Any, Any] | None:
+    """The ``(after, upto)`` keys of a token, or None if it is not one of ours."""
+    try:
+        data = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        value = json.loads(data.decode("utf-8"))
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return None
+    if not (isinstance(value, list) and len(value) == 2):
+        return None
+    if not all(key is None or type(key) in _KEY_TYPES for key in value):
+        return None
+    after, upto = value
+    if upto is None or (after is not None and type(after) is not type(upto)):
+        return None
+    if after is not None and not after < upto:
+        return None
+    return after, upto
+
+
+class PageCutter:
+    """Greedy page cutting, fed one item at a time in provider order.
+
+    :param max_urls: URLs per page.
+    :param room: bytes available to ``<url>`` elements (budget minus document overhead).
+    """
+
+    __slots__ = (
+        "_first_key",
+        "_last_key",
+        "_lastmod",
+        "_max_urls",
+        "_news",
+        "_room",
+        "_size",
+        "_start",
+        "_urls",
+        "pages",
+    )
+
+    def __init__(self, *, max_urls: int, room: int) -> None:
+        self._max_urls = max_urls
+        self._room = room
+        self.pages: list[PagePlan] = []
+        self._start = 0
+        self._urls = 0
+        self._size = 0
+        self._news = 0
+        self._lastmod: datetime | None = None
+        self._first_key: Hashable | None = None
+        self._last_key: Hashable | None = None
+
+    def fits_alone(self, size: int) -> bool:
+        """Whether an entry of ``size`` bytes fits on a page at all."""
+        return size <= self._room
+
+    def add(
+        self,
+        position: int,
+        size: int,
+        *,
+        news: bool = False,
+        lastmod: datetime | None = None,
+        key: Any = None,
+    ) -> int:
+        """Place the entry at raw ``position``; returns its page number (0-based).
+
+        The caller checks :meth:`fits_alone` first: an entry larger than a whole page is
+        invalid, not placeable.
+        """
+        if self._urls and (
+            self._urls >= self._max_urls
+            or self._size + size > self._room
+            or (news and self._news >= MAX_NEWS_PER_FILE)
+        ):
+            self._close(position)
+            self._start = position
+        if not self._urls:
+            self._first_key = key
+        self._urls += 1
+        self._size += size
+        self._news += news
+        self._last_key = key
+        if lastmod is not None and (self._lastmod is None or lastmod > self._lastmod):
+            self._lastmod = lastmod
+        return len(self.pages)
+
+    @property
+    def current(self) -> int:
+        """Number (0-based) of the page the next entry would join if it fits."""
+        return len(self.pages)
+
+    def _close(self, stop: int) -> None:
+        self.pages.append(
+            PagePlan(
+                self._start,
+                stop,
+                self._urls,
+                self._size,
+                self._news,
+                self._lastmod,
+                self._first_key,
+                self._last_key,
+            )
+        )
+        self._urls = self._size = self._news = 0
+        self._lastmod = None
+        self._first_key = self._last_key = None
+
+    def finish(self, total: int) -> tuple[PagePlan, ...]:
+        """The plan once all ``total`` raw items were seen (trailing invalid ones included)."""
+        if self._urls:
+            self._close(total)
+        return tuple(self.pages)

@@ -1,0 +1,239 @@
+"""Pages planned by bytes as well as count: no page over budget, no URL lost or repeated."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timezone
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sitemap_middleware import Alternate, NewsArticle, Section, SitemapConfig, SitemapEntry
+from sitemap_middleware._engine.core import SitemapCore
+from sitemap_middleware._engine.plan import page_room
+from sitemap_middleware._sansio.paging import PageCutter
+from sitemap_middleware._sansio.render import UrlsetWriter
+from sitemap_middleware._sansio.urls import BaseURL
+from tests.helpers import check_document, child_urls, fetch, page_urls
+
+SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+)
+LANGUAGES = ("de", "fr", "es", "it", "nl", "pl", "pt", "sv", "da", "fi", "cs", "x-default")
+
+
+def _core(sections: dict[str, Any], **kwargs: Any) -> SitemapCore:
+    return SitemapCore(SitemapConfig(base_url="https://example.com", sections=sections, **kwargs))
+
+
+async def crawl(core: SitemapCore, max_bytes: int, max_urls: int) -> list[str]:
+    """Follow the index like a crawler: every page within budget and XSD-valid."""
+    reply, body = await fetch(core, "/sitemap_index.xml")
+    if reply.status == 404:
+        return []
+    assert reply.status == 200, body
+    urls: list[str] = []
+    for child in child_urls(check_document(body)):
+        reply, page = await fetch(core, child.removeprefix("https://example.com"))
+        assert reply.status == 200, (child, page)
+        assert len(page) <= max_bytes, (child, len(page))
+        found = page_urls(check_document(page))
+        assert 1 <= len(found) <= max_urls
+        urls += found
+    return urls
+
+
+def _entry(number: int, path_length: int, alternates: int) -> SitemapEntry:
+    path = f"/p/{number}-" + "x" * path_length
+    return SitemapEntry(
+        path,
+        lastmod=datetime(2024, 1, 1 + number % 28, tzinfo=timezone.utc),
+        alternates=[Alternate(lang, f"/{lang}{path}") for lang in LANGUAGES[:alternates]],
+    )
+
+
+@SETTINGS
+@given(
+    shapes=st.lists(st.tuples(st.integers(0, 300), st.integers(0, 12)), max_size=60),
+    max_urls=st.integers(1, 12),
+    max_bytes=st.integers(2048, 9000),
+)
+def test_pages_hold_at_most_max_urls_and_max_bytes(
+    shapes: list[tuple[int, int]], max_urls: int, max_bytes: int
+) -> None:
+    """Whatever the entry sizes, every page fits both limits and every URL appears once, in order."""
+    entries = [_entry(i, length, alts) for i, (length, alts) in enumerate(shapes)]
+
+    def generator() -> list[SitemapEntry]:  # iterated: planned by measuring every entry
+        return entries
+
+    for provider in (entries, generator):  # a StaticProvider (count/page/version) and a callable
+        core = _core({"s": provider}, max_urls_per_page=max_urls, max_bytes_per_page=max_bytes)
+        room = page_room(core.config, core.config.base)
+        found = anyio.run(crawl, core, max_bytes, max_urls)
+        # Every entry that fits a page at all is served exactly once, in provider order;
+        # one whose <url> alone is larger than a page is left out (and logged).
+        assert found == [f"https://example.com{e.loc}" for e in entries if _measured(e) <= room]
+
+
+def _measured(entry: SitemapEntry) -> int:
+    writer = UrlsetWriter(
+        label="t",
+        resolve=BaseURL.parse("https://example.com").join_if_relative,
+        max_urls=1,
+        max_bytes=1,
+    )
+    return writer.sizes([("https://example.com" + entry.loc, entry._tail, entry)])[0]
+
+
+@pytest.mark.anyio
+async def test_root_is_the_index_when_entries_fit_by_count_but_not_by_bytes() -> None:
+    """sitemap.xml is a single urlset only when it fits by bytes as well as by count."""
+    entries = [_entry(i, 200, 12) for i in range(40)]
+    small = _core({"s": entries[:2]}, max_bytes_per_page=16_384)
+    reply, body = await fetch(small, "/sitemap.xml")
+    assert len(page_urls(check_document(body))) == 2 and len(body) <= 16_384
+    big = _core({"s": entries}, max_bytes_per_page=16_384)
+    reply, body = await fetch(big, "/sitemap.xml")
+    children = child_urls(check_document(body))
+    assert len(children) > 1  # 40 URLs is far below 50,000, but not below 16 KiB
+    urls = await crawl(big, 16_384, 50_000)
+    assert urls == [f"https://example.com{e.loc}" for e in entries]
+
+
+@pytest.mark.anyio
+async def test_news_pages_hold_at_most_1000_news_urls() -> None:
+    """The news cap is planned too: 1,500 articles make two pages without max_urls=1000."""
+    published = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    entries = [
+        SitemapEntry(
+            f"/n/{i}",
+            news=NewsArticle(
+                publication_name="Times", language="en", publication_date=published, title="T"
+            ),
+        )
+        for i in range(1500)
+    ]
+    core = _core({"news": entries, "pages": ["/"]})
+    reply, body = await fetch(core, "/sitemap.xml")
+    children = child_urls(check_document(body))
+    assert children == [
+        "https://example.com/sitemap-news-1.xml",
+        "https://example.com/sitemap-news-2.xml",
+        "https://example.com/sitemap-pages-1.xml",
+    ]
+    _, first = await fetch(core, "/sitemap-news-1.xml")
+    assert first.count(b"<news:news") == 1000
+    _, second = await fetch(core, "/sitemap-news-2.xml")
+    assert second.count(b"<news:news") == 500
+    # Section(max_urls=...) still caps pages below the global limit.
+    capped = _core({"news": Section(entries, max_urls=600)})
+    _, body = await fetch(capped, "/sitemap.xml")
+    assert len(child_urls(check_document(body))) == 3
+
+
+@pytest.mark.anyio
+async def test_entry_larger_than_a_page_is_left_out_and_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An entry that alone exceeds the budget cannot be served: it alone is left out, logged."""
+    huge = _entry(0, 1800, 12)  # ~25 KB with its alternates
+    core = _core({"s": ["/a", huge, "/b"]}, max_bytes_per_page=8192)
+    with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
+        reply, body = await fetch(core, "/sitemap.xml")
+    assert page_urls(check_document(body)) == ["https://example.com/a", "https://example.com/b"]
+    assert any(
+        "larger than a whole page" in r.getMessage() and "'s'" in r.getMessage()
+        for r in caplog.records
+    )
+
+
+@pytest.mark.anyio
+async def test_index_never_lists_a_page_whose_every_entry_is_invalid() -> None:
+    """Invalid entries take no room: no page of only invalid entries is planned (no 404 child)."""
+    items: list[Any] = ["/ok/1"] + [{"loc": "/bad", "priority": 7}] * 30 + ["/ok/2"]
+    items += [{"loc": "/bad", "priority": 9}] * 30
+
+    def provider() -> list[Any]:
+        return items
+
+    core = _core({"s": provider}, max_urls_per_page=1)
+    _, body = await fetch(core, "/sitemap_index.xml")
+    children = child_urls(check_document(body))
+    assert len(children) == 2
+    assert await crawl(core, 10_485_760, 1) == [
+        "https://example.com/ok/1",
+        "https://example.com/ok/2",
+    ]
+
+
+def test_cutter_is_greedy_and_keeps_raw_positions() -> None:
+    """The cutter starts a page when a count, byte or news limit would break; positions are raw."""
+    cutter = PageCutter(max_urls=3, room=100)
+    assert [cutter.add(p, 40) for p in (0, 1, 2)] == [0, 0, 1]  # 80 + 40 > 100
+    assert cutter.add(5, 10) == 1  # positions 3-4 were invalid: they stay on page 1's range
+    assert cutter.add(6, 10, news=True) == 1
+    assert cutter.add(7, 10) == 2  # page 1 holds 3 URLs
+    pages = cutter.finish(9)
+    assert [(p.start, p.stop, p.urls, p.size, p.news) for p in pages] == [
+        (0, 2, 2, 80, 0),
+        (2, 7, 3, 60, 1),
+        (7, 9, 1, 10, 0),
+    ]
+
+
+@pytest.mark.anyio
+async def test_values_the_xsds_reject_are_normalised_or_left_out(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Tiny priorities print as decimals, odd zone offsets become UTC, joined locs stay <= 2,048."""
+    from datetime import timedelta
+
+    odd_zone = timezone(timedelta(hours=15))
+    lmt = timezone(timedelta(minutes=9, seconds=21))
+    long_path = "/" + "x" * 2040  # fits alone, too long under https://example.com/shop
+    items: list[Any] = [
+        {"loc": "/a", "priority": 1e-05},
+        SitemapEntry("/b", lastmod=datetime(2024, 5, 1, 12, 0, tzinfo=odd_zone)),
+        SitemapEntry("/c", lastmod=datetime(2024, 5, 1, 12, 0, tzinfo=lmt)),
+        {"loc": "/d", "lastmod": "2024-05-01T12:00:00+14:30"},
+        {"loc": "/e", "lastmod": "2024-05-01T12:00:00-14:00"},
+        long_path,
+    ]
+    core = SitemapCore(SitemapConfig(base_url="https://example.com/shop", sections={"s": items}))
+    with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
+        _, body = await fetch(core, "/shop/sitemap.xml")
+    check_document(body)  # the official XSDs
+    assert b"<priority>0.00001</priority>" in body
+    assert b"<lastmod>2024-04-30T21:00:00+00:00</lastmod>" in body  # 12:00+15:00
+    assert b"<lastmod>2024-05-01T11:50:39+00:00</lastmod>" in body  # 12:00+00:09:21
+    assert b"<lastmod>2024-04-30T21:30:00+00:00</lastmod>" in body  # 12:00+14:30
+    assert b"<lastmod>2024-05-01T12:00:00-14:00</lastmod>" in body  # kept: within range
+    assert long_path.encode() not in body
+    assert any("longer than 2048" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.anyio
+async def test_concurrent_cold_requests_share_one_planning_pass() -> None:
+    """A burst of requests for an unplanned version waits for one measuring pass."""
+    from tests.helpers import CountingProvider
+
+    provider = CountingProvider(3000)
+    core = _core({"p": provider}, max_urls_per_page=1000)
+    statuses: list[int] = []
+
+    async def head(number: int) -> None:
+        reply, _ = await fetch(core, f"/sitemap-p-{number % 3 + 1}.xml", method="HEAD")
+        statuses.append(reply.status)
+
+    async with anyio.create_task_group() as group:
+        for number in range(12):
+            group.start_soon(head, number)
+    assert statuses == [200] * 12
+    # One planning pass, then HEADs read their page's first batch (their status), shared
+    # by concurrent HEADs of one page.
+    assert core._documents.plans.passes == 1
+    assert 1 + 3 <= provider.iterations <= 1 + 12
