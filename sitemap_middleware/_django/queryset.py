@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from .._exceptions import InvalidEntryError
 from .._providers.base import EntryLike, ProviderVersion
 from .orm import run_orm
 from .sitemaps import aware_datetime
@@ -142,8 +143,41 @@ class DjangoQuerySetProvider:
             if remaining is not None:
                 remaining -= size
 
-    def entries(self) -> AsyncIterator[EntryLike]:
-        return self._rows_from(None, None)
+    def _range(self, after: Any, upto: Any, size: int) -> list[tuple[Any, EntryLike]]:
+        """One keyset batch of ``after < key <= upto``, each object built into its entry.
+
+        A row whose entry cannot be built becomes an :class:`InvalidEntryError` in its
+        place: the middleware leaves that row out and logs it, and serves the rest.
+        """
+        queryset = self._queryset
+        if after is not None:
+            queryset = queryset.filter(**{f"{self._key}__gt": after})
+        if upto is not None:
+            queryset = queryset.filter(**{f"{self._key}__lte": upto})
+        batch: list[tuple[Any, EntryLike]] = []
+        for obj in queryset[:size]:
+            entry: Any  # an entry, or the error in its place
+            try:
+                entry = self.entry(obj)
+            except Exception as exc:
+                entry = InvalidEntryError("location", obj, f"raised {type(exc).__name__}: {exc}")
+            batch.append((getattr(obj, self._key), entry))
+        return batch
+
+    async def keyed(self, after: Any, upto: Any) -> AsyncIterator[tuple[Any, EntryLike]]:
+        """``(key, entry)`` in key order for ``after < key <= upto`` (pages as key ranges)."""
+        last = after
+        while True:
+            batch = await run_orm(self._range, last, upto, self._batch)
+            for pair in batch:
+                yield pair
+            if len(batch) < self._batch:
+                return
+            last = batch[-1][0]
+
+    async def entries(self) -> AsyncIterator[EntryLike]:
+        async for _, entry in self.keyed(None, None):
+            yield entry
 
     async def page(self, offset: int, limit: int) -> AsyncIterator[EntryLike]:
         starts, _ = await self._boundaries(limit)

@@ -145,13 +145,17 @@ class Documents:
         )
         if etag is None:
             return None, None
+        return etag, self._last_modified(plans)
+
+    @staticmethod
+    def _last_modified(plans: Sequence[SectionPlan]) -> datetime | None:
+        """The newest provider time, if every section gives one."""
         modified = [
             plan.version.last_modified
             for plan in plans
             if plan.version is not None and plan.version.last_modified is not None
         ]
-        last_modified = max(modified) if len(modified) == len(plans) and modified else None
-        return etag, last_modified
+        return max(modified) if len(modified) == len(plans) and modified else None
 
     def _single_urlset(
         self, target: Target, base: BaseURL, plans: Sequence[SectionPlan]
@@ -351,27 +355,34 @@ class Documents:
                 LOG_FAILED, "index", 500, f"{pages} pages exceed the 50,000 an index may list"
             )
             raise HTTPError(500, "Internal Server Error: too many sitemap pages for one index")
-        etag, modified = self._validators("index", base, plans) if not failed else (None, None)
+        config = self.config
+        children: list[tuple[str, datetime | None]] = []
+        for plan in plans:
+            after = None
+            for number, page in enumerate(plan.pages, 1):
+                token = encode_key_range(after, page.last_key) if plan.keyed else None
+                after = page.last_key
+                name = page_name(config.page_prefix, plan.name, number, key_range=token)
+                children.append((base.file_url(name), page.lastmod))
+        children += [(loc, None) for loc in externals]
+        etag, modified = None, None
+        if not failed:
+            # The index holds what the plans say, so its tag is theirs: it changes exactly
+            # when a child or a child's lastmod does (not with every row of a section).
+            listed = [
+                f"{loc} {lastmod.isoformat() if lastmod else ''}" for loc, lastmod in children
+            ]
+            etag = document_etag(config.fingerprint, base.prefix, "index", [listed])
+            modified = self._last_modified(plans)
         # An index of the 50,000 children it may hold is under 10 MB: it is bounded by
         # the protocol's limit, not the page budget (a tiny budget must not break it).
         writer = IndexWriter(stylesheet_href=self._stylesheet_href(base), max_bytes=MAX_BYTES)
-        config = self.config
 
         async def body() -> AsyncIterator[bytes]:
             chunker = Chunker()
             chunker.add(writer.open())
-            for plan in plans:
-                after = None
-                for number, page in enumerate(plan.pages, 1):
-                    token = encode_key_range(after, page.last_key) if plan.keyed else None
-                    after = page.last_key
-                    loc = base.file_url(
-                        page_name(config.page_prefix, plan.name, number, key_range=token)
-                    )
-                    if out := chunker.add(writer.sitemap(loc, page.lastmod)):
-                        yield out
-            for loc in externals:
-                if out := chunker.add(writer.sitemap(loc, None)):
+            for loc, lastmod in children:
+                if out := chunker.add(writer.sitemap(loc, lastmod)):
                     yield out
             yield chunker.finish(writer.close())
 

@@ -13,9 +13,9 @@ This module alone decides when a stored render answers instead of the provider
 - otherwise the document is rendered once: concurrent requests share the render
   (:mod:`.coalesce`) and, with a shared store, instances take a short lock so one
   renders while the others wait for its bytes;
-- ``Last-Modified`` is the later of the provider's time and the time the document's
-  ETag was first seen (kept by the store, so a fleet agrees on it): it moves whenever
-  content does, deletions included, and never backwards.
+- ``Last-Modified`` is the provider's time or, when it gives none or it did not move
+  although the ETag did (a deletion), the time the ETag was first seen (kept by the
+  store, so a fleet agrees on it): it moves whenever content does.
 
 Only complete renders of complete documents (no section left out) are stored.
 """
@@ -158,7 +158,7 @@ class SharedRenders:
                 cache=self._joining(flight_key, document),
             )
         modified = await self._last_modified(key, etag, document.last_modified, meta)
-        document = replace(document, last_modified=modified)
+        document = replace(document, last_modified=_sendable(modified))
         if meta is not None and meta.etag == etag:
             current = replace(meta, last_modified=modified, rendered_at=wall_clock())
             if self.renders.ttl or self.renders.stale_while_revalidate:
@@ -186,7 +186,8 @@ class SharedRenders:
             logger.error(LOG_STORE_FAILED, "reading", "missing body", key)
             raise unavailable(self.config)
 
-        return Document(meta.content_type, meta.etag, meta.last_modified, open_stored, cache="hit")
+        sent = _sendable(meta.last_modified)
+        return Document(meta.content_type, meta.etag, sent, open_stored, cache="hit")
 
     def _if_error(self, key: str, meta: RenderMeta | None, exc: HTTPError) -> Document | None:
         if exc.status != 503 or meta is None or not self.renders.stale_if_error:
@@ -323,28 +324,27 @@ class SharedRenders:
     async def _last_modified(
         self, key: str, etag: str, provided: datetime | None, meta: RenderMeta | None
     ) -> datetime | None:
-        """The provider's time, or later: when this content (ETag) was first seen.
+        """The provider's time; when it has none, or did not move although the content
+        (ETag) did, the time this ETag was first seen.
 
         A provider's newest lastmod misses deletions and renames (it stays, or moves
-        backwards), so a changed ETag is stamped with the time it was first seen, at least
-        a second (HTTP dates' resolution) after the previous render's: If-Modified-Since
-        then answers 200 for every change. The store keeps the stamp, so a fleet agrees.
+        backwards), so If-Modified-Since would answer 304 for changed content. A changed
+        ETag whose time did not pass the previous render's is stamped when first seen, at
+        least a second (HTTP dates' resolution) after the previous stamp (sent only once it
+        is no longer in the future: :func:`_sendable`). The store keeps stamps, so a fleet
+        agrees.
         """
-        if meta is not None and meta.etag == etag and meta.last_modified is not None:
-            return meta.last_modified
+        previous = meta.last_modified if meta is not None else None
+        if meta is not None and meta.etag == etag and previous is not None:
+            return previous
         now = datetime.fromtimestamp(int(wall_clock()), timezone.utc)
-        stamp = now
-        if meta is not None and meta.last_modified is not None:
-            stamp = max(now, meta.last_modified + timedelta(seconds=1))
-        seen = await self._guard("reading", self.store.first_seen(key, etag, stamp))
-        if seen is not None and seen > now:
-            # Changed again within the second of the last stamp: no date can tell the two
-            # apart yet, so none is sent (If-Modified-Since then answers 200) until it can.
-            return None
-        if provided is None:
-            return seen
-        provided = provided.replace(microsecond=0)
-        return provided if seen is None or provided > seen else seen
+        if provided is not None:
+            # RFC 9110 §8.8.2.1: a time in the future is replaced by the time of the reply.
+            provided = min(provided.replace(microsecond=0), now)
+            if previous is None or provided > previous:
+                return provided
+        stamp = now if previous is None else max(now, previous + timedelta(seconds=1))
+        return await self._guard("reading", self.store.first_seen(key, etag, stamp))
 
     async def _guard(self, doing: str, call: Awaitable[_T]) -> _T | None:
         """Await a store call; a failing store is logged and counts as empty."""
@@ -353,3 +353,16 @@ class SharedRenders:
         except Exception as exc:
             logger.warning(LOG_STORE_FAILED, doing, type(exc).__name__, exc)
             return None
+
+
+def _sendable(stamp: datetime | None) -> datetime | None:
+    """``stamp`` as a reply may send it: not while it is still in the future.
+
+    A stamp ahead of the clock means the content changed again within the second of
+    the previous one; sent as "now" (RFC 9110 caps future dates) it could equal a date a
+    client holds for older content and earn a 304. Sending none makes If-Modified-Since
+    answer 200 until the date can tell the versions apart.
+    """
+    if stamp is None or stamp.timestamp() <= wall_clock():
+        return stamp
+    return None
