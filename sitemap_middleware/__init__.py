@@ -16,6 +16,7 @@ from ._config import Section, SitemapConfig, Tenants
 from ._engine.observe import DocumentObserver, ServedDocument
 from ._exceptions import (
     ConfigurationError,
+    ExportPathError,
     InvalidEntryError,
     ProviderError,
     ProviderTimeoutError,
@@ -82,6 +83,7 @@ __all__ = [
     "DjangoQuerySetProvider",
     "DjangoSitemapProvider",
     "DocumentObserver",
+    "ExportPathError",
     "FlaskRoutesProvider",
     "HTTPSettings",
     "Image",
