@@ -213,6 +213,14 @@ class _Crawl:
             return
         if first.redirected_from:
             statuses = ", ".join(str(status) for status, _ in first.redirected_from)
+            if first.url in self.seen:  # listed too: read there, not counted twice
+                report.add(
+                    "warning",
+                    "http-redirect",
+                    f"redirected ({statuses}) to {first.url}, which is listed too "
+                    "(checked there): list the final URL once",
+                )
+                return
             report.add(
                 "warning",
                 "http-redirect",

@@ -82,9 +82,7 @@ def add_check_parser(commands: Any) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--user-agent", default="Googlebot", help="robots.txt rules of this agent")
-    parser.add_argument(
-        "--concurrency", type=_at_least_one, default=4, help="requests at once (4)"
-    )
+    parser.add_argument("--concurrency", type=_at_least_one, default=4, help="requests at once (4)")
     parser.add_argument(
         "--rate",
         type=_rate,
@@ -105,9 +103,7 @@ def add_check_parser(commands: Any) -> None:
         default=None,
         help="GET every listed URL (default: on with --app, off over the network)",
     )
-    parser.add_argument(
-        "--max-urls", type=_at_least_one, help="GET at most this many listed URLs"
-    )
+    parser.add_argument("--max-urls", type=_at_least_one, help="GET at most this many listed URLs")
     parser.add_argument(
         "--max-documents", type=_at_least_one, default=10_000, help="sitemaps to follow (10000)"
     )
@@ -206,9 +202,7 @@ def _check_command(args: argparse.Namespace) -> int:
     async def main() -> Any:
         async with _client(args) as client:
             rate = args.rate if args.rate is not None else (0.0 if args.app else 5.0)
-            fetcher = Fetcher(
-                client, concurrency=args.concurrency, rate=rate, timeout=args.timeout
-            )
+            fetcher = Fetcher(client, concurrency=args.concurrency, rate=rate, timeout=args.timeout)
             with bar:
                 return await run_check(url, fetcher, options, progress)
 

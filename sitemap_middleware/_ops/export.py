@@ -138,8 +138,7 @@ def export_path(directory: Path, key: object) -> Path:
     root = directory.resolve()
     if not path.parent.resolve().is_relative_to(root):
         raise ExportPathError(
-            f"path {key!r} leaves the export directory {str(directory)!r} "
-            "(through a symbolic link)"
+            f"path {key!r} leaves the export directory {str(directory)!r} (through a symbolic link)"
         )
     return path
 
@@ -148,14 +147,11 @@ def _writable(directory: Path, key: str) -> Path:
     """:func:`export_path`, and a file can be written there (else ``ExportPathError``)."""
     path = export_path(directory, key)
     if path.is_dir():
-        raise ExportPathError(
-            f"document {key!r} would be written over the directory {str(path)!r}"
-        )
+        raise ExportPathError(f"document {key!r} would be written over the directory {str(path)!r}")
     for parent in path.relative_to(directory).parents:
         if (directory / parent).exists() and not (directory / parent).is_dir():
             raise ExportPathError(
-                f"document {key!r} needs the directory {str(directory / parent)!r}, "
-                "which is a file"
+                f"document {key!r} needs the directory {str(directory / parent)!r}, which is a file"
             )
     return path
 

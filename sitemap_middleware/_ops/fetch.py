@@ -142,9 +142,7 @@ class Fetcher:
             chain.append((fetched.status, url))
             url = urljoin(url, location.strip())
 
-    async def _fetch_one(
-        self, url: str, method: str, headers: dict[str, str] | None
-    ) -> Fetched:
+    async def _fetch_one(self, url: str, method: str, headers: dict[str, str] | None) -> Fetched:
         import httpx
 
         async with self._slots:

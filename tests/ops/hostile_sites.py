@@ -46,6 +46,7 @@ class HostileSite:
 
     base: str
     robots_hops: int = 0
+    index_lists_target: bool = False  # the index lists /sitemap.xml too
 
     def app(self) -> Starlette:
         base = self.base
@@ -59,10 +60,12 @@ class HostileSite:
             )
 
         async def index(request: Request) -> Response:
+            paths = ["/old-sitemap.xml"] + (["/sitemap.xml"] if self.index_lists_target else [])
+            children = "".join(f"<sitemap><loc>{base}{path}</loc></sitemap>" for path in paths)
             body = (
                 '<?xml version="1.0" encoding="UTF-8"?>'
                 '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
-                f"<sitemap><loc>{base}/old-sitemap.xml</loc></sitemap></sitemapindex>"
+                f"{children}</sitemapindex>"
             )
             return Response(body, media_type="application/xml")
 

@@ -262,10 +262,10 @@ def test_cli_app_mode_prints_a_text_report() -> None:
 
 
 @contextmanager
-def hostile(robots_hops: int = 0) -> Iterator[str]:
+def hostile(robots_hops: int = 0, index_lists_target: bool = False) -> Iterator[str]:
     sock = bound_socket()
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    with serve_uvicorn(HostileSite(base, robots_hops).app(), sock):
+    with serve_uvicorn(HostileSite(base, robots_hops, index_lists_target).app(), sock):
         yield base
 
 
@@ -328,6 +328,18 @@ def test_redirected_sitemaps_are_followed_with_a_warning() -> None:
         f"redirected (308) to {base}/sitemap.xml: list the final URL"
     )
     assert report.urls == 2 and "http-status" not in report.codes()
+
+
+def test_a_redirect_to_a_listed_sitemap_is_not_read_twice() -> None:
+    """Its URLs are not counted twice (no duplicate-url): the listed target is checked."""
+    with hostile(index_lists_target=True) as base:
+        report = check(base + "/", http_checks=False)
+    old = next(d for d in report.documents if d.url == base + "/old-sitemap.xml")
+    assert [f.message for f in old.findings.kept] == [
+        f"redirected (308) to {base}/sitemap.xml, which is listed too (checked there): "
+        "list the final URL once"
+    ]
+    assert "duplicate-url" not in report.codes() and report.urls == 2
 
 
 def test_a_sitemap_redirect_loop_is_an_error() -> None:

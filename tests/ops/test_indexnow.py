@@ -291,7 +291,9 @@ def hostile_endpoint() -> Iterator[str]:
 async def test_timeout_bounds_a_whole_post_to_a_dripping_endpoint(hostile_endpoint: str) -> None:
     """An answer dripping a byte every 0.1 s is cut at ``timeout`` and retried, then given up."""
     notifier = IndexNowNotifier(
-        host="example.com", key=KEY, endpoint=hostile_endpoint + "/drip",
+        host="example.com",
+        key=KEY,
+        endpoint=hostile_endpoint + "/drip",
         retries=1,
         backoff=0.01,
         timeout=0.3,
