@@ -41,6 +41,7 @@ from ._providers.files import DirectoryProvider, TextFileProvider
 from ._providers.i18n import Languages
 from ._providers.routes import FlaskRoutesProvider, StarletteRoutesProvider
 from ._sansio.extensions import Alternate, Image, NewsArticle, Video, news_cutoff
+from ._sansio.htmlview import HTMLView
 from ._sansio.models import SitemapEntry
 from ._settings import (
     HTTPSettings,
@@ -85,6 +86,7 @@ __all__ = [
     "DocumentObserver",
     "ExportPathError",
     "FlaskRoutesProvider",
+    "HTMLView",
     "HTTPSettings",
     "Image",
     "IndexNowBatch",

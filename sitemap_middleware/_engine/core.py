@@ -25,12 +25,14 @@ from .._sansio.conditional import (
 )
 from .._sansio.etag import content_etag, representation_etag
 from .._sansio.hosts import HostNotAllowed, base_for, vary_headers
+from .._sansio.htmlview import HTML_HEADERS
 from .._sansio.robots import APP_ROBOTS_MAX_BYTES, AppRobots, AppRobotsRequest, robots_text
 from .._sansio.routing import Kind, Routes, Target, match
 from .._sansio.types import Encoding
 from .._sansio.urls import BaseURL
+from .answer import TEXT_TYPE, Document, HTTPError, unavailable
 from .bodies import bytes_body, logging_abort
-from .documents import TEXT_TYPE, Document, Documents, HTTPError, unavailable
+from .documents import Documents
 from .observe import CacheStatus, Observers
 from .rendered import RenderLimits, RenderValidation
 from .shared import SharedRenders, cache_control
@@ -222,7 +224,9 @@ class SitemapCore:
             headers.append(("Cache-Control", self._cache_control))
         elif not document.cacheable:
             headers.append(("Cache-Control", "no-store"))
-        if http.x_robots_tag:
+        if target.html:  # the HTML views' CSP, noindex, ... (however the body is obtained)
+            headers += HTML_HEADERS
+        elif http.x_robots_tag:
             headers.append(("X-Robots-Tag", http.x_robots_tag))
         last_modified = last_modified_at(document.last_modified, datetime.now(timezone.utc))
         headers += validator_headers(etag, last_modified)

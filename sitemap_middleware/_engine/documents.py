@@ -7,21 +7,30 @@ checks, and fetches its first batch of entries before the status line is committ
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from importlib import resources
 
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import InvalidEntryError, ProviderError
+from .._providers.base import ProviderVersion
 from .._sansio.etag import content_etag, document_etag, version_parts
 from .._sansio.limits import MAX_INDEX_ENTRIES
 from .._sansio.models import Admitted
 from .._sansio.render import Chunker, IndexWriter, TextWriter, UrlsetWriter
 from .._sansio.routing import STYLESHEET_NAME, TEXT_SITEMAP_NAME, Kind, Target, page_name
 from .._sansio.urls import BaseURL
-from .bodies import bytes_body, opened, urlset_body
-from .observe import CacheStatus
+from .._sansio.xml import escape
+from .answer import (
+    TEXT_TYPE,
+    XML_TYPE,
+    XSL_TYPE,
+    Document,
+    HTTPError,
+    service_unavailable,
+    unavailable,
+)
+from .bodies import URLWriter, bytes_body, opened, urlset_body
 from .plan import (
     SectionPlan,
     news_cutoff,
@@ -31,6 +40,7 @@ from .plan import (
 )
 from .plans import PlanMemo
 from .stream import EntryStream, logger
+from .views import HTMLDocuments
 
 __all__ = [
     "LOG_FAILED",
@@ -42,51 +52,10 @@ __all__ = [
     "unavailable",
 ]
 
-XML_TYPE = "application/xml; charset=utf-8"
-TEXT_TYPE = "text/plain; charset=utf-8"
-XSL_TYPE = "text/xsl; charset=utf-8"
 LOG_FAILED = "sitemap %s: answering %d: %s"
-_STYLESHEET = resources.files("sitemap_middleware").joinpath("static", "sitemap.xsl").read_bytes()
-_STYLESHEET_ETAG = content_etag("xsl", _STYLESHEET)
-
-
-class HTTPError(Exception):
-    """An answer other than 200, decided before the body starts (never a traceback)."""
-
-    def __init__(self, status: int, message: str, headers: Sequence[tuple[str, str]] = ()) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.headers = list(headers)
-
-
-def unavailable(config: SitemapConfig) -> HTTPError:
-    """503 for a failing provider, with ``Retry-After``."""
-    return service_unavailable(config.http.retry_after)
-
-
-def service_unavailable(retry_after: int) -> HTTPError:
-    """503 with ``Retry-After: retry_after`` seconds."""
-    return HTTPError(
-        503,
-        "Service Unavailable: this sitemap's data source failed; try again later",
-        [("Retry-After", str(retry_after))],
-    )
-
-
-@dataclass(slots=True)
-class Document:
-    """A document ready to answer: validators known, body not yet started."""
-
-    content_type: str
-    etag: str | None
-    last_modified: datetime | None
-    open: Callable[[], Awaitable[AsyncIterator[bytes]]]
-    cacheable: bool = True
-    #: False when only opening the body tells whether it exists (a page of a section
-    #: that cannot count itself): a 304 then needs that check first.
-    exists: bool = True
-    cache: CacheStatus | None = None
+_STYLESHEET = resources.files("sitemap_middleware").joinpath("static", "sitemap.xsl").read_text()
+#: Where the stylesheet links to the HTML view when that is on (an XML comment otherwise).
+_STYLESHEET_LINK_SLOT = "<!-- link to the HTML view -->"
 
 
 class Documents:
@@ -95,19 +64,25 @@ class Documents:
     def __init__(self, config: SitemapConfig) -> None:
         self.config = config
         self.plans = PlanMemo(config)
+        self._stylesheet = stylesheet_bytes(config)
+        self._stylesheet_etag = content_etag("xsl", self._stylesheet)
+        self._html = HTMLDocuments(self, config.html_view) if config.html_view else None
 
     async def get(self, target: Target, base: BaseURL) -> Document:
         """The document ``target`` names, served under ``base``; raises HTTPError."""
         if target.kind is Kind.ROBOTS:
             raise AssertionError("robots.txt is answered by respond_robots")  # pragma: no cover
         if target.kind is Kind.STYLESHEET:
-            return Document(
-                XSL_TYPE, _STYLESHEET_ETAG, None, lambda: opened(bytes_body(_STYLESHEET))
-            )
+            data = self._stylesheet
+            return Document(XSL_TYPE, self._stylesheet_etag, None, lambda: opened(bytes_body(data)))
         if target.kind is Kind.INDEXNOW_KEY:
             key = (self.config.indexnow_key or "").encode("ascii")
             etag = content_etag("indexnow", key)
             return Document(TEXT_TYPE, etag, None, lambda: opened(bytes_body(key)))
+        if target.html:
+            if self._html is None:  # pragma: no cover - routing matches .html only when on
+                raise HTTPError(404, "Not Found")
+            return await self._html.get(target, base)
         if target.kind is Kind.PAGE:
             return await self._page_document(target, base)
         plans, failed = await self.plans.plan_all(base)
@@ -125,7 +100,7 @@ class Documents:
             )
         return self._index_document(base, plans, failed)
 
-    def _validators(
+    def validators(
         self, kind: str, base: BaseURL, plans: Sequence[SectionPlan]
     ) -> tuple[str | None, datetime | None]:
         etag = document_etag(
@@ -146,43 +121,52 @@ class Documents:
     ) -> Document:
         if not any(plan.count for plan in plans):
             raise HTTPError(404, "Not Found: the sitemap has no entries yet")
-        etag, modified = self._validators("text" if target.text else "urlset", base, plans)
+        etag, modified = self.validators("text" if target.text else "urlset", base, plans)
         by_name = {plan.name: plan for plan in plans}
         sections = [s for s in self.config.resolved_sections if by_name[s.name].count]
 
         async def open_streams() -> AsyncIterator[bytes]:
-            streams = [self._stream(section, base) for section in sections]
+            streams = [self.stream(section, base) for section in sections]
             name = TEXT_SITEMAP_NAME if target.text else self.config.sitemap_name
-            return await self._open_urlset(name, base, streams, target.text)
+            return await self.open_urlset(name, streams, self._writer(name, base, target.text))
 
         return Document(TEXT_TYPE if target.text else XML_TYPE, etag, modified, open_streams)
 
-    async def _page_document(self, target: Target, base: BaseURL) -> Document:
+    async def page_facts(
+        self, target: Target, base: BaseURL
+    ) -> tuple[_ResolvedSection, ProviderVersion | None, int | None]:
+        """The section, version and count of a page target; 404/503 as HTTPError."""
         config = self.config
         section = config.section(target.section or "")
         if section is None or target.page < 1:
             raise HTTPError(404, "Not Found: no such sitemap page")
-        name = page_name(
-            config.page_prefix, section.name, target.page, "txt" if target.text else "xml"
-        )
         try:
             version = await section_version(config, section)
             count = await section_count(config, section)
             if news_cutoff(config, section) is not None:
                 count = (await plan_section(config, section, base)).count  # what the window keeps
         except ProviderError as exc:
+            name = page_name(config.page_prefix, section.name, target.page)
             logger.error(LOG_FAILED, name, 503, exc)
             raise unavailable(self.config) from None
         if count is not None and target.page > -(-count // section.max_urls):
             raise HTTPError(404, "Not Found: past the last page of this section")
+        return section, version, count
+
+    async def _page_document(self, target: Target, base: BaseURL) -> Document:
+        config = self.config
+        section, version, count = await self.page_facts(target, base)
+        name = page_name(
+            config.page_prefix, section.name, target.page, "txt" if target.text else "xml"
+        )
         parts = version_parts(version)
         etag = document_etag(
             config.fingerprint, base.prefix, name, [(str(count), *parts) if parts else None]
         )
 
         async def open_page() -> AsyncIterator[bytes]:
-            stream = self._stream(section, base, offset=(target.page - 1) * section.max_urls)
-            return await self._open_urlset(name, base, [stream], target.text)
+            stream = self.stream(section, base, offset=(target.page - 1) * section.max_urls)
+            return await self.open_urlset(name, [stream], self._writer(name, base, target.text))
 
         return Document(
             TEXT_TYPE if target.text else XML_TYPE,
@@ -192,7 +176,7 @@ class Documents:
             exists=count is not None,
         )
 
-    def _stream(self, section: _ResolvedSection, base: BaseURL, offset: int = 0) -> EntryStream:
+    def stream(self, section: _ResolvedSection, base: BaseURL, offset: int = 0) -> EntryStream:
         """One page's worth of a section's entries, from ``offset``."""
         return EntryStream(
             section.name,
@@ -205,8 +189,22 @@ class Documents:
             news_cutoff=news_cutoff(self.config, section),
         )
 
-    async def _open_urlset(
-        self, name: str, base: BaseURL, streams: list[EntryStream], text: bool
+    def _writer(self, name: str, base: BaseURL, text: bool) -> UrlsetWriter | TextWriter:
+        config = self.config
+        if text:
+            return TextWriter(
+                label=name, max_urls=config.max_urls_per_page, max_bytes=config.max_bytes_per_page
+            )
+        return UrlsetWriter(
+            label=name,
+            resolve=base.join_if_relative,
+            max_urls=config.max_urls_per_page,
+            max_bytes=config.max_bytes_per_page,
+            stylesheet_href=self._stylesheet_href(base),
+        )
+
+    async def open_urlset(
+        self, name: str, streams: list[EntryStream], writer: URLWriter
     ) -> AsyncIterator[bytes]:
         """Fetch the first batch (errors become 503/404 here), then stream the rest."""
         first: list[Admitted] = []
@@ -226,27 +224,13 @@ class Documents:
             for stream in streams:
                 await stream.aclose()
             raise HTTPError(404, "Not Found: this sitemap page has no entries")
-        config = self.config
-        writer: UrlsetWriter | TextWriter
-        if text:
-            writer = TextWriter(
-                label=name, max_urls=config.max_urls_per_page, max_bytes=config.max_bytes_per_page
-            )
-        else:
-            writer = UrlsetWriter(
-                label=name,
-                resolve=base.join_if_relative,
-                max_urls=config.max_urls_per_page,
-                max_bytes=config.max_bytes_per_page,
-                stylesheet_href=self._stylesheet_href(base),
-            )
         return urlset_body(writer, streams, first)
 
-    def _index_document(
-        self, base: BaseURL, plans: Sequence[SectionPlan], failed: Sequence[str]
-    ) -> Document:
-        externals = [base.origin_url(loc) for loc in self.config.external_sitemaps]
-        pages = sum(plan.pages for plan in plans) + len(externals)
+    def checked_plans(
+        self, plans: Sequence[SectionPlan], failed: Sequence[str], externals: int = 0
+    ) -> None:
+        """Raise what an index of these plans (and external sitemaps) answers instead of 200."""
+        pages = sum(plan.pages for plan in plans) + externals
         if pages == 0:
             if failed:
                 raise unavailable(self.config)
@@ -256,7 +240,22 @@ class Documents:
                 LOG_FAILED, "index", 500, f"{pages} pages exceed the 50,000 an index may list"
             )
             raise HTTPError(500, "Internal Server Error: too many sitemap pages for one index")
-        etag, modified = self._validators("index", base, plans) if not failed else (None, None)
+
+    def externals(self, base: BaseURL) -> list[str]:
+        """Absolute URLs of the sitemaps served elsewhere (listed in the index)."""
+        return [base.origin_url(loc) for loc in self.config.external_sitemaps]
+
+    def index_child(self, plan: SectionPlan, number: int) -> tuple[str, int]:
+        """A page's XML file name and planned URL count."""
+        count = min(plan.page_size, plan.count - (number - 1) * plan.page_size)
+        return page_name(self.config.page_prefix, plan.name, number), count
+
+    def _index_document(
+        self, base: BaseURL, plans: Sequence[SectionPlan], failed: Sequence[str]
+    ) -> Document:
+        externals = self.externals(base)
+        self.checked_plans(plans, failed, len(externals))
+        etag, modified = self.validators("index", base, plans) if not failed else (None, None)
         writer = IndexWriter(
             stylesheet_href=self._stylesheet_href(base), max_bytes=self.config.max_bytes_per_page
         )
@@ -282,3 +281,18 @@ class Documents:
         if stylesheet is True:
             return base.directory + STYLESHEET_NAME
         return stylesheet or None
+
+
+def stylesheet_bytes(config: SitemapConfig) -> bytes:
+    """The built-in XSL; with the HTML views on, it links to the index view."""
+    view = config.html_view
+    link = ""
+    if view is not None:
+        # Relative: the transformed page's address is the XML document's, in the same
+        # directory as the view. Escaped for XML, though file names hold no specials.
+        href = escape(view.index_name)
+        link = (
+            '<p class="note" id="html-view">Browsers are removing XSLT, which draws this '
+            f'table. <a href="{href}">Open the HTML view</a>: it works in every browser.</p>'
+        )
+    return _STYLESHEET.replace(_STYLESHEET_LINK_SLOT, link).encode("utf-8")
