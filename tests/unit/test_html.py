@@ -581,3 +581,19 @@ async def test_views_served_from_stored_renders_keep_their_headers() -> None:
     assert body_again == body
     for name in ("Content-Security-Policy", "X-Robots-Tag", "X-Frame-Options"):
         assert header(again, name) == header(first, name) is not None, name
+
+
+async def test_each_tenant_has_its_own_views() -> None:
+    """With Tenants, a site with html=True serves its views; a site without passes them on."""
+    from sitemap_middleware import Tenants
+    from sitemap_middleware._engine.tenants import TenantCores
+
+    with_views = SitemapConfig(base_url="https://a.example", sections={"p": ["/x"]}, html=True)
+    without = SitemapConfig(base_url="https://b.example", sections={"p": ["/y"]})
+    cores = TenantCores(Tenants(sites={"a.example": with_views, "b.example": without}))
+    a = RequestInfo("GET", "/sitemap-p-1.html", {"host": "a.example"})
+    b = RequestInfo("GET", "/sitemap-p-1.html", {"host": "b.example"})
+    target = cores.route(a)
+    assert target is not None and target.html and cores.route(b) is None
+    body = await collect(await cores.respond(target, a))
+    assert links(rows(parse(body))[0]) == ["https://a.example/x"]
