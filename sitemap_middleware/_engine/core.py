@@ -37,6 +37,7 @@ from .observe import CacheStatus, Observers
 from .rendered import RenderLimits, RenderValidation
 from .shared import SharedRenders, cache_control
 from .stream import logger
+from .views import view_key
 
 __all__ = ["READ_HEADERS", "Reply", "RequestInfo", "SitemapCore"]
 
@@ -198,7 +199,7 @@ class SitemapCore:
         """The document as the providers have it now (no stored render involved)."""
         document = await self._documents.get(target, base)
         if document.etag is None and self._rendered is not None and target.is_sitemap:
-            key = self._rendered.key(base.prefix, target)
+            key = self._rendered.key(base.prefix, target) + view_key(self.config, target)
             document = await self._rendered.validated(key, label, document)
         return document
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING
 
+from .._config import SitemapConfig
 from .._sansio.etag import document_etag, version_parts
 from .._sansio.html import IndexView, UrlsetView
 from .._sansio.htmlview import HTML_TYPE, HTMLView
@@ -21,7 +22,7 @@ from .bodies import opened, text_body
 if TYPE_CHECKING:
     from .documents import Documents
 
-__all__ = ["HTMLDocuments"]
+__all__ = ["HTMLDocuments", "view_key"]
 
 
 class HTMLDocuments:
@@ -128,3 +129,14 @@ class HTMLDocuments:
 def _site_label(base: BaseURL) -> str:
     """``example.com`` or ``example.com/shop``: the site, as headings name it."""
     return base.prefix.split("://", 1)[1].rstrip("/")
+
+
+def view_key(config: SitemapConfig, target: Target) -> str:
+    """What a render-cache or render-store key adds for a view: the view's own settings.
+
+    They shape the view's bytes but are not in ``config.fingerprint`` (switching the views
+    on changes no XML ETag), so deployments sharing a cache with other titles or file
+    names never answer with each other's view.
+    """
+    view = config.html_view
+    return f"|html={view.fingerprint}" if target.html and view is not None else ""

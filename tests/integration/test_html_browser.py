@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from datetime import date, timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -38,6 +39,8 @@ ROWS = 37
 ATTACK = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
 PHONE = (390, 844)
 DESKTOP = (1280, 900)
+DEMO_PRODUCTS = 1_200
+DEMO_URLS_PER_PAGE = 500
 
 
 def _entries() -> list[SitemapEntry]:
@@ -254,6 +257,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = tmp_path_factory.mktemp("demo-html") / "demo.log"
     command = [sys.executable, "-m", "sitemap_middleware", "demo", "--port", str(port)]
     command += ["--data-dir", str(data)]
+    # test_demo's size: an index with several product pages, at a hundredth of the bytes.
+    command += ["--products", str(DEMO_PRODUCTS), "--urls-per-page", str(DEMO_URLS_PER_PAGE)]
     with log.open("w") as output:
         process = subprocess.Popen(command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT)
     try:
@@ -275,17 +280,22 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def test_demo_html_views_in_the_browser(demo: str, tab: Tab, artifacts: Path) -> None:
-    """The demo's index view lists every page of its XML index; small pages match row for
-    row; sorting works; the views pass vnu; screenshots at both widths."""
+    """The demo's index view lists every entry of its XML index with each page's URL count;
+    page views match their XML row for row; sorting works; the mounted blog and the second
+    host name have views of their own; the views pass vnu; screenshots at both widths."""
     site = demo.rsplit("/", 1)[0]
     assert demo == f"{site}/sitemap.html"
     children = child_urls(check_document(httpx.get(f"{site}/sitemap.xml").content))
     tab.goto(demo)
     _clean(tab)
-    assert _rows(tab) == len(children) == 8
+    assert _rows(tab) == len(children)
     assert tab.eval("[...document.querySelectorAll('tbody td.url a')].map(a => a.href)") == children
-    counts = dict(zip(children, map(int, _column(tab, 1)), strict=True))
-    assert [counts[c] for c in children if "products" in c] == [50_000, 50_000, 20_000]
+    counts = {c: int(n) for c, n in zip(children, _column(tab, 1), strict=True) if n}
+    assert sorted(set(children) - set(counts)) == [f"{site}/blog/sitemap.xml"]  # elsewhere
+    for child, count in counts.items():
+        assert len(page_urls(check_document(httpx.get(child).content))) == count, child
+    products = [count for child, count in counts.items() if "products" in child]
+    assert len(products) > 2 and sum(products) == 3 * DEMO_PRODUCTS  # three languages
     tab.screenshot(artifacts / "demo-index-desktop.png")
     saved = [artifacts / "demo-sitemap.html"]
     saved[0].write_bytes(httpx.get(demo).content)
@@ -314,6 +324,24 @@ def test_demo_html_views_in_the_browser(demo: str, tab: Tab, artifacts: Path) ->
         tab.goto(site + path)
         assert tab.eval("document.documentElement.scrollWidth") <= PHONE[0]
         tab.screenshot(artifacts / f"demo-{name}-phone.png")
+    tab.emulate(*DESKTOP, mobile=False)
+    # The blog, mounted at /blog, and the second host name serve views of their own.
+    port = site.rsplit(":", 1)[1]
+    for view, first in (
+        (f"{site}/blog/sitemap.html", f"{site}/blog/sitemap-posts-1.html"),
+        (f"http://localhost:{port}/sitemap.html", f"http://localhost:{port}/sitemap-pages-1.html"),
+    ):
+        tab.goto(view)
+        _clean(tab)
+        assert tab.eval("document.querySelector('tbody th a').href") == first
+        tab.goto(first)
+        _clean(tab)
+        urls = page_urls(check_document(httpx.get(first.replace(".html", ".xml")).content))
+        assert _rows(tab) == len(urls) > 0
+        shown = tab.eval("[...document.querySelectorAll('tbody th a')].map(a => a.href)")
+        assert shown == urls and all(url.startswith(first.rsplit("/", 1)[0]) for url in urls)
+        saved.append(artifacts / f"demo-{urlsplit(first).hostname}-{first.rsplit('/', 1)[1]}")
+        saved[-1].write_bytes(httpx.get(first).content)
     if JAVA is not None and VNU is not None:
         assert vnu_messages(saved) == []
 

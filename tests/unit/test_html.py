@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import logging
 import re
 import tracemalloc
 from collections.abc import AsyncIterator, Iterator
@@ -26,6 +27,7 @@ from sitemap_middleware import (
     RenderFallback,
     Renders,
     Section,
+    ServedDocument,
     SitemapConfig,
     SitemapEntry,
     Video,
@@ -34,7 +36,7 @@ from sitemap_middleware._engine.core import RequestInfo, SitemapCore
 from sitemap_middleware._sansio.htmlview import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
 from sitemap_middleware._sansio.models import simple_fields
 from sitemap_middleware._sansio.xml import split_tail
-from tests.helpers import CountingProvider, collect, fetch, header
+from tests.helpers import CountingProvider, RecordingCache, collect, fetch, header
 
 pytestmark = pytest.mark.anyio
 NS = "{http://www.w3.org/1999/xhtml}"
@@ -597,3 +599,92 @@ async def test_each_tenant_has_its_own_views() -> None:
     assert target is not None and target.html and cores.route(b) is None
     body = await collect(await cores.respond(target, a))
     assert links(rows(parse(body))[0]) == ["https://a.example/x"]
+
+
+# -- the views under main's engine: observers, plan memo, shared render caches ----------
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.events: list[ServedDocument] = []
+
+    def document_served(self, event: ServedDocument) -> None:
+        self.events.append(event)
+
+
+async def test_each_view_is_one_observed_document_counting_its_rows(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A view is one log record and one observer call: html_* kind, its rows, its bytes."""
+    caplog.set_level(logging.INFO, logger="sitemap_middleware")
+    recorder = _Recorder()
+    core = _core({"p": CountingProvider(25)}, max_urls_per_page=10, observers=[recorder])
+    _, page = await fetch(core, "/sitemap-p-2.html", accept_encoding="gzip")
+    _, index = await fetch(core, "/sitemap.html")
+    reply, _ = await fetch(core, "/sitemap.html", method="HEAD")
+    etag = header(reply, "ETag")
+    assert etag is not None
+    await fetch(core, "/sitemap.html", if_none_match=etag)
+    seen = [(e.document, e.kind, e.section, e.page, e.status, e.urls) for e in recorder.events]
+    assert seen == [
+        ("sitemap-p-2.html", "html_page", "p", 2, 200, 10),
+        ("sitemap.html", "html_index", None, None, 200, 3),
+        ("sitemap.html", "html_index", None, None, 200, 0),  # HEAD
+        ("sitemap.html", "html_index", None, None, 304, 0),
+    ]
+    assert len(rows(parse(gzip.decompress(page)))) == 10 and len(rows(parse(index))) == 3
+    assert recorder.events[0].encoding == "gzip" and recorder.events[0].bytes == len(page)
+    records = [r for r in caplog.records if hasattr(r, "sitemap")]
+    assert len(records) == 4
+    assert "sitemap-p-2.html 200: 10 urls" in records[0].getMessage()
+
+
+def test_metrics_count_view_requests_but_not_their_rows_as_urls_written() -> None:
+    """Prometheus counts a view as a document; its rows are not URLs written for crawlers."""
+    from prometheus_client import CollectorRegistry
+
+    from sitemap_middleware import PrometheusObserver
+
+    registry = CollectorRegistry()
+    metrics = PrometheusObserver(registry=registry)
+    event = ServedDocument(200, "GET", "sitemap-p-1.html", "html_page", "p", 1, urls=7, bytes=9)
+    metrics.document_served(event)
+    served = registry.get_sample_value(
+        "sitemap_documents_served_total", {"kind": "html_page", "status": "200", "cache": "none"}
+    )
+    assert served == 1
+    assert registry.get_sample_value("sitemap_urls_written_total", {"section": "p"}) is None
+
+
+async def test_index_view_and_xml_index_share_one_planning_pass() -> None:
+    """The index view starts from the XML index's kept plans: no second planning pass."""
+    provider = CountingProvider(25)
+    core = _core({"p": provider}, max_urls_per_page=10)
+    await fetch(core, "/sitemap.xml")
+    _, body = await fetch(core, "/sitemap.html")
+    await fetch(core, "/sitemap.html", method="HEAD")
+    assert core._documents.plans.passes == 1
+    assert len(rows(parse(body))) == 3
+
+
+@pytest.mark.parametrize("shared", ["render_fallback", "renders_store"])
+async def test_deployments_sharing_a_cache_keep_their_own_views(shared: str) -> None:
+    """Two view titles over one shared render cache (or store) never serve each other's page."""
+    from sitemap_middleware import MemoryRenderStore
+
+    cache = RecordingCache()
+    store = MemoryRenderStore()
+
+    def core(title: str) -> SitemapCore:
+        if shared == "render_fallback":  # unversioned: ETags from the render cache
+            extra: dict[str, Any] = {"render_fallback": RenderFallback(cache=cache)}
+            provider: Any = lambda: ["/a", "/b"]  # noqa: E731
+        else:
+            extra = {"renders": Renders(store=store, ttl=60)}  # stored renders answer
+            provider = CountingProvider(3)
+        return _core({"p": provider}, html=HTMLView(title=title), **extra)
+
+    for path in ("/sitemap-p-1.html", "/sitemap.html"):
+        _, first = await fetch(core("Sitemaps"), path)
+        _, second = await fetch(core("Our URLs"), path)
+        assert b"Sitemaps of example.com" in first and b"Our URLs of example.com" in second
