@@ -110,8 +110,9 @@ def wsgi_call(app: Any, path: str, headers: dict[str, str] | None = None) -> byt
 def in_process(n: int, repeats: int) -> list[Timing]:
     raw = common.raw_items(n)
     path = "/sitemap-products-1.xml"
+    html_path = "/sitemap-products-1.html"
     gz = {"accept-encoding": "gzip"}
-    built_asgi = common.asgi_app(n)
+    built_asgi = common.asgi_app(n, html=True)
     raw_asgi = common.asgi_app(n, mode="raw")
     built_wsgi = common.wsgi_app(n)
     raw_wsgi = common.wsgi_app(n, mode="raw")
@@ -122,6 +123,8 @@ def in_process(n: int, repeats: int) -> list[Timing]:
         "ours ASGI, built entries, gzip": lambda: asgi_get(built_asgi, path, gz),
         "ours ASGI, from dicts (validated)": lambda: asgi_get(raw_asgi, path),
         "ours ASGI, from dicts, gzip": lambda: asgi_get(raw_asgi, path, gz),
+        # The same page as an HTML view for people (issue #14): same stream, HTML writer.
+        "ours ASGI, built entries, HTML view": lambda: asgi_get(built_asgi, html_path),
         "ours WSGI, built entries": lambda: wsgi_call(built_wsgi, path),
         "ours WSGI, from dicts (validated)": lambda: wsgi_call(raw_wsgi, path),
     }
@@ -140,6 +143,7 @@ def in_process(n: int, repeats: int) -> list[Timing]:
         "ours ASGI, built entries, gzip": lambda: asgi_drain(built_asgi, path, gz),
         "ours ASGI, from dicts (validated)": lambda: asgi_drain(raw_asgi, path),
         "ours ASGI, from dicts, gzip": lambda: asgi_drain(raw_asgi, path, gz),
+        "ours ASGI, built entries, HTML view": lambda: asgi_drain(built_asgi, html_path),
     }
     rows = []
     for name, call in cases.items():

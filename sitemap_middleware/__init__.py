@@ -16,6 +16,7 @@ from ._config import Section, SitemapConfig, Tenants
 from ._engine.observe import DocumentObserver, ServedDocument
 from ._exceptions import (
     ConfigurationError,
+    ExportPathError,
     InvalidEntryError,
     ProviderError,
     ProviderTimeoutError,
@@ -41,6 +42,7 @@ from ._providers.files import DirectoryProvider, TextFileProvider
 from ._providers.i18n import Languages
 from ._providers.routes import FlaskRoutesProvider, StarletteRoutesProvider
 from ._sansio.extensions import Alternate, Image, NewsArticle, Video, news_cutoff
+from ._sansio.htmlview import HTMLView
 from ._sansio.models import Mapped, SitemapEntry
 from ._settings import (
     HTTPSettings,
@@ -83,7 +85,9 @@ __all__ = [
     "DjangoQuerySetProvider",
     "DjangoSitemapProvider",
     "DocumentObserver",
+    "ExportPathError",
     "FlaskRoutesProvider",
+    "HTMLView",
     "HTTPSettings",
     "Image",
     "IndexNowBatch",

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from ._exceptions import ConfigurationError, InvalidEntryError
 from ._providers.base import ProviderLike, UrlProvider, as_provider
 from ._providers.i18n import Languages, localized
+from ._sansio.htmlview import HTMLView
 from ._sansio.limits import MAX_BYTES, MAX_NEWS_PER_FILE, MAX_URLS
 from ._sansio.urls import BaseURL, normalize_loc
 from ._settings import (
@@ -96,6 +97,8 @@ class SitemapConfig:
     :param page_prefix: file-name prefix of section pages.
     :param gzip_files: also serve ``.xml.gz`` files that are always gzip.
     :param text_sitemaps: also serve ``.txt`` sitemaps (one URL a line).
+    :param html: ``True`` (or an :class:`HTMLView` with its own file names) serves HTML
+        views for people: ``sitemap.html`` and ``sitemap-<section>-<n>.html``.
     :param stylesheet: ``True`` serves a built-in XSL view and references it from every
         XML document; a string references your own stylesheet URL instead.
     :param strict: raise on an invalid entry instead of leaving it out with a warning.
@@ -133,6 +136,7 @@ class SitemapConfig:
     gzip_files: bool = True
     text_sitemaps: bool = False
     stylesheet: bool | str = False
+    html: bool | HTMLView = False
     strict: bool = False
     provider_timeout: float = 30.0
     robots: Robots | None = Robots()
@@ -146,6 +150,7 @@ class SitemapConfig:
     indexnow_key: str | None = None
 
     base: BaseURL = field(init=False, repr=False)
+    html_view: HTMLView | None = field(init=False, repr=False)
     resolved_sections: tuple[_ResolvedSection, ...] = field(init=False, repr=False)
     fingerprint: str = field(init=False, repr=False)
 
@@ -159,6 +164,7 @@ class SitemapConfig:
         self._check_names()
         object.__setattr__(self, "external_sitemaps", self._check_externals())
         object.__setattr__(self, "resolved_sections", self._resolve_sections())
+        object.__setattr__(self, "html_view", self._html_view())
         object.__setattr__(self, "fingerprint", self._fingerprint())
 
     def _check_values(self) -> None:
@@ -297,6 +303,26 @@ class SitemapConfig:
                 provider = localized(provider, section.languages, self.base.directory)
             resolved.append(_ResolvedSection(name, provider, max_urls, section.news))
         return tuple(resolved)
+
+    def _html_view(self) -> HTMLView | None:
+        # Not part of the fingerprint: the XML documents (and their ETags) do not change
+        # when the HTML views are switched on; the views' ETags add HTMLView.fingerprint.
+        if isinstance(self.html, HTMLView):
+            view = self.html
+        elif self.html is True:
+            view = HTMLView()
+        elif self.html is False:
+            return None
+        else:
+            raise ConfigurationError(f"html must be True, False or an HTMLView, got {self.html!r}")
+        prefix = self.page_prefix if view.page_prefix is None else view.page_prefix
+        for section in self.resolved_sections:
+            if re.fullmatch(re.escape(prefix + section.name) + r"-\d+\.html", view.index_name):
+                raise ConfigurationError(
+                    f"HTMLView.index_name {view.index_name!r} is the name of a page view of "
+                    f"section {section.name!r}; choose another name"
+                )
+        return view
 
     def _fingerprint(self) -> str:
         """Hash of every setting that shapes output, for ETags stable across processes."""

@@ -208,7 +208,8 @@ def make_config(
                 RobotsGroup(user_agents=("GPTBot",), disallow=("/",)),
             ]
         ),
-        stylesheet=True,
+        stylesheet=True,  # kept for browsers that still run XSLT; it links to the HTML view
+        html=True,  # /sitemap.html and /sitemap-<section>-<n>.html: for people, no XSLT
         text_sitemaps=True,
         render_fallback=RenderFallback(cache=render_cache),
         max_urls_per_page=urls_per_page,
@@ -222,7 +223,9 @@ def make_config(
 def blog_config(base_url: str) -> SitemapConfig:
     """The blog's sitemaps: its paths are relative to its mount (/blog), not repeated here."""
     posts = [f"/posts/{n}" for n in range(1, BLOG_POSTS + 1)]
-    return SitemapConfig(base_url=base_url, sections={"posts": ["/", *posts]}, robots=None)
+    return SitemapConfig(
+        base_url=base_url, sections={"posts": ["/", *posts]}, robots=None, html=True
+    )
 
 
 def second_host(base_url: str) -> str:
@@ -240,6 +243,7 @@ def sites(base_url: str, shop: SitemapConfig) -> Tenants:
         base_url=f"{parts.scheme}://{other}",
         sections={"pages": list(SECOND_SITE_PAGES)},
         robots=Robots(groups=[RobotsGroup(user_agents=("*",), disallow=("/checkout/",))]),
+        html=True,
     )
     return Tenants(sites={parts.netloc.lower(): shop, other: second})
 
@@ -249,6 +253,7 @@ def sitemap_links(products: int, urls_per_page: int = MAX_URLS) -> list[tuple[st
     pages = math.ceil(products / urls_per_page)
     last = f"/sitemap-products-{pages}.xml"
     return [
+        ("/sitemap.html", "the sitemaps for people: an HTML view, no XSLT needed"),
         ("/robots.txt", "Sitemap: line and user-agent groups"),
         ("/sitemap.xml", "the entry point: an index once the site outgrows one file"),
         ("/sitemap_index.xml", "the index under its own name"),
@@ -315,7 +320,9 @@ def run(argv: list[str] | None = None) -> None:
     base_url = (args.base_url or f"http://{args.host}:{args.port}").rstrip("/")
     print(f"preparing {args.products:,} products in {args.data_dir} ...", flush=True)
     database = prepare_data(args.data_dir, args.products)
-    print(f"\nDemo site on {base_url}/ ({args.server}). Open:")
+    print(f"\nDemo site on {base_url}/ ({args.server}).")
+    print(f"Sitemaps for people (HTML view): {base_url}/sitemap.html")
+    print("Also open:")
     for path in (
         "/",
         "/robots.txt",

@@ -4,6 +4,7 @@ Hierarchy::
 
     SitemapError
     ├── ConfigurationError      (also ValueError) bad settings, raised at setup
+    ├── ExportPathError         (also ValueError) ``export`` cannot write a document there
     ├── InvalidEntryError       (also ValueError) an entry field failed validation
     ├── ProviderError           a provider raised; wraps the original as __cause__
     │   └── ProviderTimeoutError  a provider call took longer than provider_timeout
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigurationError",
+    "ExportPathError",
     "InvalidEntryError",
     "ProviderError",
     "ProviderTimeoutError",
@@ -28,6 +30,15 @@ class SitemapError(Exception):
 
 class ConfigurationError(SitemapError, ValueError):
     """A setting passed to the package is invalid; the message names it and its value."""
+
+
+class ExportPathError(SitemapError, ValueError):
+    """A path ``export`` would write or delete is not a file strictly inside its directory.
+
+    Raised before anything is written: a document at ``/``, a path with ``..`` or through
+    a symbolic link out of the directory, one that is an existing directory, or one whose
+    parent is an existing file. (A manifest naming such a path is ignored with a warning.)
+    """
 
 
 class InvalidEntryError(SitemapError, ValueError):

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
+from typing import Protocol
 
 from .._exceptions import SitemapError
-from .._sansio.models import Admitted
-from .._sansio.render import Chunker, TextWriter, UrlsetWriter
+from .._sansio.models import Admitted, SitemapEntry
+from .._sansio.render import Chunker, UrlsetWriter
 from .stream import EntryStream, logger
 
-__all__ = ["ClosingBody", "bytes_body", "chain", "logging_abort", "opened", "urlset_body"]
+__all__ = [
+    "ClosingBody",
+    "URLWriter",
+    "bytes_body",
+    "chain",
+    "logging_abort",
+    "opened",
+    "text_body",
+    "urlset_body",
+]
 
 LOG_ABORTED = "sitemap %s: aborting the response after headers were sent: %s"
 LOG_OUTGREW = (
@@ -22,9 +32,39 @@ LOG_OVERSIZE = (
 )
 
 
+class URLWriter(Protocol):
+    """A streaming writer of one document of URLs: XML urlset, text or HTML view.
+
+    ``full`` is true once a capped writer (a key-range page) holds all it may.
+    """
+
+    label: str
+    full: bool
+    count: int
+
+    def open(self, first: Sequence[SitemapEntry] = ()) -> str: ...
+
+    def urls(self, batch: Iterable[Admitted]) -> str: ...
+
+    def close(self) -> str: ...
+
+
 async def bytes_body(data: bytes) -> AsyncIterator[bytes]:
     """A body of bytes already in memory (errors, robots.txt, the stylesheet)."""
     yield data
+
+
+async def text_body(pieces: Iterable[str]) -> AsyncIterator[bytes]:
+    """Strings (a document written piece by piece) as UTF-8 chunks of about CHUNK_SIZE.
+
+    Every chunk :meth:`Chunker.add` completes is sent, and the rest once at the end.
+    """
+    chunker = Chunker()
+    for piece in pieces:
+        if out := chunker.add(piece):
+            yield out
+    if rest := chunker.flush():
+        yield rest
 
 
 async def opened(body: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
@@ -70,14 +110,16 @@ class ClosingBody:
 
 
 async def urlset_body(
-    writer: UrlsetWriter | TextWriter,
+    writer: URLWriter,
     streams: list[EntryStream],
     first: list[Admitted],
 ) -> AsyncGenerator[bytes, None]:
     """Render a urlset (or text sitemap) from open streams; abort, never truncate quietly."""
     chunker = Chunker()
     try:  # errors are logged where the body meets the status line (logging_abort)
-        chunker.add(writer.open([entry for _, _, entry in first if entry is not None]))
+        # Every add() may complete a chunk: each one returned is sent, none dropped.
+        if out := chunker.add(writer.open([entry for _, _, entry in first if entry is not None])):
+            yield out
         batch = first
         for stream in streams:
             while True:

@@ -25,16 +25,19 @@ from .._sansio.conditional import (
 )
 from .._sansio.etag import content_etag, representation_etag
 from .._sansio.hosts import HostNotAllowed, base_for, vary_headers
+from .._sansio.htmlview import HTML_HEADERS
 from .._sansio.robots import APP_ROBOTS_MAX_BYTES, AppRobots, AppRobotsRequest, robots_text
 from .._sansio.routing import Kind, Routes, Target, match
 from .._sansio.types import Encoding
 from .._sansio.urls import BaseURL
+from .answer import TEXT_TYPE, Document, HTTPError, unavailable
 from .bodies import bytes_body, logging_abort
-from .documents import TEXT_TYPE, Document, Documents, HTTPError, unavailable
+from .documents import Documents
 from .observe import CacheStatus, Observers
 from .rendered import RenderLimits, RenderValidation
 from .shared import SharedRenders, cache_control
 from .stream import logger
+from .views import view_key
 
 __all__ = ["READ_HEADERS", "Reply", "RequestInfo", "SitemapCore"]
 
@@ -196,7 +199,7 @@ class SitemapCore:
         """The document as the providers have it now (no stored render involved)."""
         document = await self._documents.get(target, base)
         if document.etag is None and self._rendered is not None and target.is_sitemap:
-            key = self._rendered.key(base.prefix, target)
+            key = self._rendered.key(base.prefix, target) + view_key(self.config, target)
             document = await self._rendered.validated(key, label, document)
         return document
 
@@ -222,7 +225,9 @@ class SitemapCore:
             headers.append(("Cache-Control", self._cache_control))
         elif not document.cacheable:
             headers.append(("Cache-Control", "no-store"))
-        if http.x_robots_tag:
+        if target.html:  # the HTML views' CSP, noindex, ... (however the body is obtained)
+            headers += HTML_HEADERS
+        elif http.x_robots_tag:
             headers.append(("X-Robots-Tag", http.x_robots_tag))
         last_modified = last_modified_at(document.last_modified, datetime.now(timezone.utc))
         headers += validator_headers(etag, last_modified)

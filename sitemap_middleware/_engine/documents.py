@@ -1,13 +1,13 @@
 """Our documents: which one a target names, its validators, and how its body opens.
 
-A :class:`Document` is decided before any byte is sent (validators from provider
-metadata, 404/503 as :class:`HTTPError`); its body opens only after the 304 and HEAD
-checks, and fetches its first batch of entries before the status line is committed.
+A :class:`Document` is decided before any byte is sent (validators from the plans and
+provider metadata, 404/503 as :class:`HTTPError`); its body opens only after the 304 and
+HEAD checks, and fetches its first batch of entries before the status line is committed.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
@@ -22,11 +22,21 @@ from .._sansio.paging import PagePlan, decode_key_range, encode_key_range
 from .._sansio.render import Chunker, IndexWriter, TextWriter, UrlsetWriter
 from .._sansio.routing import TEXT_SITEMAP_NAME, Kind, Target, page_name
 from .._sansio.urls import BaseURL
-from .bodies import ClosingBody, bytes_body, opened, urlset_body
-from .observe import CacheStatus
+from .._sansio.xml import escape
+from .answer import (
+    TEXT_TYPE,
+    XML_TYPE,
+    XSL_TYPE,
+    Document,
+    HTTPError,
+    service_unavailable,
+    unavailable,
+)
+from .bodies import ClosingBody, URLWriter, bytes_body, opened, urlset_body
 from .plan import SectionPlan, news_cutoff, page_room, section_version, stylesheet_href
 from .plans import PlanMemo
 from .stream import EntryStream, logger
+from .views import HTMLDocuments
 
 __all__ = [
     "LOG_FAILED",
@@ -34,59 +44,45 @@ __all__ = [
     "Document",
     "Documents",
     "HTTPError",
+    "IndexChild",
+    "PlannedPage",
     "service_unavailable",
     "unavailable",
 ]
 
-XML_TYPE = "application/xml; charset=utf-8"
-TEXT_TYPE = "text/plain; charset=utf-8"
-XSL_TYPE = "text/xsl; charset=utf-8"
 LOG_FAILED = "sitemap %s: answering %d: %s"
-_STYLESHEET = resources.files("sitemap_middleware").joinpath("static", "sitemap.xsl").read_bytes()
-_STYLESHEET_ETAG = content_etag("xsl", _STYLESHEET)
-
-
-class HTTPError(Exception):
-    """An answer other than 200, decided before the body starts (never a traceback)."""
-
-    def __init__(self, status: int, message: str, headers: Sequence[tuple[str, str]] = ()) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.headers = list(headers)
-
-
-def unavailable(config: SitemapConfig) -> HTTPError:
-    """503 for a failing provider, with ``Retry-After``."""
-    return service_unavailable(config.http.retry_after)
-
-
-def service_unavailable(retry_after: int) -> HTTPError:
-    """503 with ``Retry-After: retry_after`` seconds."""
-    return HTTPError(
-        503,
-        "Service Unavailable: this sitemap's data source failed; try again later",
-        [("Retry-After", str(retry_after))],
-    )
+_STYLESHEET = resources.files("sitemap_middleware").joinpath("static", "sitemap.xsl").read_text()
+#: Where the stylesheet links to the HTML view when that is on (an XML comment otherwise).
+_STYLESHEET_LINK_SLOT = "<!-- link to the HTML view -->"
 
 
 def _strict_error() -> HTTPError:
     return HTTPError(500, "Internal Server Error: invalid entry in strict mode")
 
 
-@dataclass(slots=True)
-class Document:
-    """A document ready to answer: validators known, body not yet started."""
+@dataclass(frozen=True, slots=True)
+class IndexChild:
+    """One sitemap the index lists: a planned page (or, without a section, an external)."""
 
-    content_type: str
-    etag: str | None
-    last_modified: datetime | None
-    open: Callable[[], Awaitable[AsyncIterator[bytes]]]
-    cacheable: bool = True
-    #: False when only opening the body tells whether it exists (a page of a section
-    #: that cannot count itself): a 304 then needs that check first.
-    exists: bool = True
-    cache: CacheStatus | None = None
+    section: str | None
+    number: int
+    name: str  # the XML file name (with its key range for keyset pages)
+    urls: int
+    lastmod: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedPage:
+    """A page target resolved against its section's plan."""
+
+    section: _ResolvedSection
+    plan: SectionPlan
+    page: PagePlan
+    previous: PagePlan | None
+
+    @property
+    def pages(self) -> int:
+        return len(self.plan.pages)
 
 
 class Documents:
@@ -95,26 +91,28 @@ class Documents:
     def __init__(self, config: SitemapConfig) -> None:
         self.config = config
         self.plans = PlanMemo(config)
+        self._stylesheet = stylesheet_bytes(config)
+        self._stylesheet_etag = content_etag("xsl", self._stylesheet)
+        self._html = HTMLDocuments(self, config.html_view) if config.html_view else None
 
     async def get(self, target: Target, base: BaseURL) -> Document:
         """The document ``target`` names, served under ``base``; raises HTTPError."""
         if target.kind is Kind.ROBOTS:
             raise AssertionError("robots.txt is answered by respond_robots")  # pragma: no cover
         if target.kind is Kind.STYLESHEET:
-            return Document(
-                XSL_TYPE, _STYLESHEET_ETAG, None, lambda: opened(bytes_body(_STYLESHEET))
-            )
+            data = self._stylesheet
+            return Document(XSL_TYPE, self._stylesheet_etag, None, lambda: opened(bytes_body(data)))
         if target.kind is Kind.INDEXNOW_KEY:
             key = (self.config.indexnow_key or "").encode("ascii")
             etag = content_etag("indexnow", key)
             return Document(TEXT_TYPE, etag, None, lambda: opened(bytes_body(key)))
+        if target.html:
+            if self._html is None:  # pragma: no cover - routing matches .html only when on
+                raise HTTPError(404, "Not Found")
+            return await self._html.get(target, base)
         if target.kind is Kind.PAGE:
             return await self._page_document(target, base)
-        try:
-            plans, failed = await self.plans.plan_all(base)
-        except InvalidEntryError as exc:  # strict mode
-            logger.error(LOG_FAILED, target.kind.value, 500, exc)
-            raise _strict_error() from None
+        plans, failed = await self.plan_all(target.kind.value, base)
         # Sitemaps served elsewhere can only be reached through an index.
         fits = not failed and not self.config.external_sitemaps
         if target.kind is Kind.ROOT and fits and self._fits_one_file(base, plans):
@@ -127,6 +125,14 @@ class Documents:
             )
         return self._index_document(base, plans, failed)
 
+    async def plan_all(self, label: str, base: BaseURL) -> tuple[list[SectionPlan], list[str]]:
+        """Every section's plan (strict mode: an invalid entry answers 500)."""
+        try:
+            return await self.plans.plan_all(base)
+        except InvalidEntryError as exc:
+            logger.error(LOG_FAILED, label, 500, exc)
+            raise _strict_error() from None
+
     def _fits_one_file(self, base: BaseURL, plans: Sequence[SectionPlan]) -> bool:
         """Whether every section fits one urlset: by count, by bytes and by news URLs."""
         config = self.config
@@ -137,56 +143,60 @@ class Documents:
             and sum(plan.news for plan in plans) <= MAX_NEWS_PER_FILE
         )
 
-    def _validators(
+    def validators(
         self, kind: str, base: BaseURL, plans: Sequence[SectionPlan]
     ) -> tuple[str | None, datetime | None]:
+        """ETag and Last-Modified of a document holding these sections' entries."""
         etag = document_etag(
             self.config.fingerprint, base.prefix, kind, [plan.validator_parts for plan in plans]
         )
         if etag is None:
             return None, None
-        return etag, self._last_modified(plans)
+        return etag, last_modified(plans)
 
-    @staticmethod
-    def _last_modified(plans: Sequence[SectionPlan]) -> datetime | None:
-        """The newest provider time, if every section gives one."""
-        modified = [
-            plan.version.last_modified
-            for plan in plans
-            if plan.version is not None and plan.version.last_modified is not None
+    def index_validators(
+        self, kind: str, base: BaseURL, plans: Sequence[SectionPlan], children: list[IndexChild]
+    ) -> tuple[str, datetime | None]:
+        """An index's validators: from the children it lists, not from every row.
+
+        The index holds what the plans say, so its tag changes exactly when a child or a
+        child's lastmod does.
+        """
+        listed = [
+            f"{child.name} {child.urls} {child.lastmod.isoformat() if child.lastmod else ''}"
+            for child in children
         ]
-        return max(modified) if len(modified) == len(plans) and modified else None
+        etag = document_etag(self.config.fingerprint, base.prefix, kind, [listed])
+        assert etag is not None  # every part is given
+        return etag, last_modified(plans)
 
     def _single_urlset(
         self, target: Target, base: BaseURL, plans: Sequence[SectionPlan]
     ) -> Document:
         if not any(plan.count for plan in plans):
             raise HTTPError(404, "Not Found: the sitemap has no entries yet")
-        etag, modified = self._validators("text" if target.text else "urlset", base, plans)
+        etag, modified = self.validators("text" if target.text else "urlset", base, plans)
         by_name = {plan.name: plan for plan in plans}
         sections = [s for s in self.config.resolved_sections if by_name[s.name].count]
+        max_urls = self.config.max_urls_per_page
 
         async def open_streams() -> AsyncIterator[bytes]:
             streams = [
-                self._stream(section, base, by_name[section.name].pages[0]) for section in sections
+                self.stream(section, base, by_name[section.name].pages[0]) for section in sections
             ]
             name = TEXT_SITEMAP_NAME if target.text else self.config.sitemap_name
-            return await self._open_urlset(
-                name, base, streams, target.text, self.config.max_urls_per_page
-            )
+            writer = self._writer(name, base, target.text, max_urls)
+            return await self.open_urlset(name, streams, writer)
 
         return Document(TEXT_TYPE if target.text else XML_TYPE, etag, modified, open_streams)
 
-    async def _page_document(self, target: Target, base: BaseURL) -> Document:
+    async def planned_page(self, target: Target, base: BaseURL) -> PlannedPage:
+        """The section, plan and page a page target names; 404/500/503 as HTTPError."""
         config = self.config
         section = config.section(target.section or "")
         if section is None or target.page < 1:
             raise HTTPError(404, "Not Found: no such sitemap page")
-        name = page_name(
-            config.page_prefix, section.name, target.page, "txt" if target.text else "xml"
-        )
-        if target.key_range is not None:
-            return await self._range_document(target, base, section)
+        name = page_name(config.page_prefix, section.name, target.page)
         try:
             plan = await self.plans.page_plan(section, base, target.page)
         except ProviderError as exc:
@@ -197,22 +207,42 @@ class Documents:
             raise _strict_error() from None
         if target.page > len(plan.pages):
             raise HTTPError(404, "Not Found: past the last page of this section")
-        page = plan.pages[target.page - 1]
-        parts = version_parts(plan.version)
-        layout = repr((page.start, page.stop, page.urls, page.size, page.first_key, page.last_key))
-        etag = document_etag(
-            config.fingerprint, base.prefix, name, [(layout, *parts) if parts else None]
-        )
         previous = plan.pages[target.page - 2] if target.page > 1 else None
+        return PlannedPage(section, plan, plan.pages[target.page - 1], previous)
+
+    def page_etag(self, name: str, base: BaseURL, planned: PlannedPage) -> str | None:
+        """A page's tag: its place in the plan (boundaries move when content does) and
+        the section's version."""
+        page = planned.page
+        parts = version_parts(planned.plan.version)
+        layout = repr((page.start, page.stop, page.urls, page.size, page.first_key, page.last_key))
+        return document_etag(
+            self.config.fingerprint, base.prefix, name, [(layout, *parts) if parts else None]
+        )
+
+    async def _page_document(self, target: Target, base: BaseURL) -> Document:
+        config = self.config
+        if target.key_range is not None:
+            section = config.section(target.section or "")
+            if section is None or target.page < 1:
+                raise HTTPError(404, "Not Found: no such sitemap page")
+            return await self._range_document(target, base, section)
+        planned = await self.planned_page(target, base)
+        section = planned.section
+        name = page_name(
+            config.page_prefix, section.name, target.page, "txt" if target.text else "xml"
+        )
+        version = planned.plan.version
 
         async def open_page() -> AsyncIterator[bytes]:
-            stream = self._stream(section, base, page, previous, keyed=plan.keyed)
-            return await self._open_urlset(name, base, [stream], target.text, section.max_urls)
+            stream = self.stream(section, base, planned.page, planned.previous, planned.plan.keyed)
+            writer = self._writer(name, base, target.text, section.max_urls)
+            return await self.open_urlset(name, [stream], writer)
 
         return Document(
             TEXT_TYPE if target.text else XML_TYPE,
-            etag,
-            plan.version.last_modified if plan.version else None,
+            self.page_etag(name, base, planned),
+            version.last_modified if version else None,
             open_page,  # planned pages hold at least one entry: it exists
         )
 
@@ -242,19 +272,9 @@ class Documents:
         etag = document_etag(config.fingerprint, base.prefix, name, [parts])
 
         async def open_page() -> AsyncIterator[bytes]:
-            stream = EntryStream(
-                section.name,
-                section.provider,
-                base,
-                timeout=config.provider_timeout,
-                strict=config.strict,
-                keyed=True,
-                key_range=keys,
-                news_cutoff=news_cutoff(config, section),
-            )
-            return await self._open_urlset(
-                name, base, [stream], target.text, section.max_urls, capped=True
-            )
+            stream = self._stream(section, base, key_range=keys)
+            writer = self._writer(name, base, target.text, section.max_urls, capped=True)
+            return await self.open_urlset(name, [stream], writer)
 
         return Document(
             TEXT_TYPE if target.text else XML_TYPE,
@@ -264,48 +284,64 @@ class Documents:
             exists=False,  # its rows may all be gone: only opening it tells
         )
 
-    def _stream(
+    def stream(
         self,
         section: _ResolvedSection,
         base: BaseURL,
         page: PagePlan,
         previous: PagePlan | None = None,
-        *,
         keyed: bool = False,
     ) -> EntryStream:
         """The entries of one planned page: its raw positions, or its key range."""
         if keyed:
             after = previous.last_key if previous is not None else None
-            return EntryStream(
-                section.name,
-                section.provider,
-                base,
-                timeout=self.config.provider_timeout,
-                strict=self.config.strict,
-                keyed=True,
-                key_range=(after, page.last_key),
-                news_cutoff=news_cutoff(self.config, section),
-            )
+            return self._stream(section, base, key_range=(after, page.last_key))
+        return self._stream(section, base, offset=page.start, limit=page.stop - page.start)
+
+    def _stream(
+        self,
+        section: _ResolvedSection,
+        base: BaseURL,
+        *,
+        offset: int = 0,
+        limit: int | None = None,
+        key_range: tuple[object, object] | None = None,
+    ) -> EntryStream:
+        config = self.config
         return EntryStream(
             section.name,
             section.provider,
             base,
-            offset=page.start,
-            limit=page.stop - page.start,
-            timeout=self.config.provider_timeout,
-            strict=self.config.strict,
-            news_cutoff=news_cutoff(self.config, section),
+            offset=offset,
+            limit=limit,
+            timeout=config.provider_timeout,
+            strict=config.strict,
+            news_cutoff=news_cutoff(config, section),
+            keyed=key_range is not None,
+            key_range=key_range or (None, None),
         )
 
-    async def _open_urlset(
-        self,
-        name: str,
-        base: BaseURL,
-        streams: list[EntryStream],
-        text: bool,
-        max_urls: int,
-        *,
-        capped: bool = False,
+    def _writer(
+        self, name: str, base: BaseURL, text: bool, max_urls: int, *, capped: bool = False
+    ) -> UrlsetWriter | TextWriter:
+        config = self.config
+        writer: UrlsetWriter | TextWriter
+        if text:
+            writer = TextWriter(label=name, max_urls=max_urls, max_bytes=config.max_bytes_per_page)
+        else:
+            writer = UrlsetWriter(
+                label=name,
+                resolve=base.join_if_relative,
+                max_urls=max_urls,
+                max_bytes=config.max_bytes_per_page,
+                stylesheet_href=self._stylesheet_href(base),
+                room=page_room(config, base),
+            )
+        writer.cap = capped
+        return writer
+
+    async def open_urlset(
+        self, name: str, streams: list[EntryStream], writer: URLWriter
     ) -> AsyncIterator[bytes]:
         """Fetch the first batch (errors become 503/404 here), then stream the rest."""
         first: list[Admitted] = []
@@ -325,27 +361,13 @@ class Documents:
             for stream in streams:
                 await stream.aclose()
             raise HTTPError(404, "Not Found: this sitemap page has no entries")
-        config = self.config
-        writer: UrlsetWriter | TextWriter
-        if text:
-            writer = TextWriter(label=name, max_urls=max_urls, max_bytes=config.max_bytes_per_page)
-        else:
-            writer = UrlsetWriter(
-                label=name,
-                resolve=base.join_if_relative,
-                max_urls=max_urls,
-                max_bytes=config.max_bytes_per_page,
-                stylesheet_href=self._stylesheet_href(base),
-                room=page_room(config, base),
-            )
-        writer.cap = capped
         return ClosingBody(urlset_body(writer, streams, first), streams)
 
-    def _index_document(
-        self, base: BaseURL, plans: Sequence[SectionPlan], failed: Sequence[str]
-    ) -> Document:
-        externals = [base.origin_url(loc) for loc in self.config.external_sitemaps]
-        pages = sum(len(plan.pages) for plan in plans) + len(externals)
+    def checked_plans(
+        self, plans: Sequence[SectionPlan], failed: Sequence[str], externals: int = 0
+    ) -> None:
+        """Raise what an index of these plans (and external sitemaps) answers instead of 200."""
+        pages = sum(len(plan.pages) for plan in plans) + externals
         if pages == 0:
             if failed:
                 raise unavailable(self.config)
@@ -355,33 +377,43 @@ class Documents:
                 LOG_FAILED, "index", 500, f"{pages} pages exceed the 50,000 an index may list"
             )
             raise HTTPError(500, "Internal Server Error: too many sitemap pages for one index")
-        config = self.config
-        children: list[tuple[str, datetime | None]] = []
+
+    def externals(self, base: BaseURL) -> list[str]:
+        """Absolute URLs of the sitemaps served elsewhere (listed in the index)."""
+        return [base.origin_url(loc) for loc in self.config.external_sitemaps]
+
+    def index_children(self, plans: Sequence[SectionPlan]) -> list[IndexChild]:
+        """The planned pages an index lists, keyset pages named with their key range."""
+        prefix = self.config.page_prefix
+        children: list[IndexChild] = []
         for plan in plans:
             after = None
             for number, page in enumerate(plan.pages, 1):
                 token = encode_key_range(after, page.last_key) if plan.keyed else None
                 after = page.last_key
-                name = page_name(config.page_prefix, plan.name, number, key_range=token)
-                children.append((base.file_url(name), page.lastmod))
-        children += [(loc, None) for loc in externals]
-        etag, modified = None, None
-        if not failed:
-            # The index holds what the plans say, so its tag is theirs: it changes exactly
-            # when a child or a child's lastmod does (not with every row of a section).
-            listed = [
-                f"{loc} {lastmod.isoformat() if lastmod else ''}" for loc, lastmod in children
-            ]
-            etag = document_etag(config.fingerprint, base.prefix, "index", [listed])
-            modified = self._last_modified(plans)
+                name = page_name(prefix, plan.name, number, key_range=token)
+                children.append(IndexChild(plan.name, number, name, page.urls, page.lastmod))
+        return children
+
+    def _index_document(
+        self, base: BaseURL, plans: Sequence[SectionPlan], failed: Sequence[str]
+    ) -> Document:
+        externals = self.externals(base)
+        self.checked_plans(plans, failed, len(externals))
+        children = self.index_children(plans)
+        etag, modified = (
+            self.index_validators("index", base, plans, children) if not failed else (None, None)
+        )
         # An index of the 50,000 children it may hold is under 10 MB: it is bounded by
         # the protocol's limit, not the page budget (a tiny budget must not break it).
         writer = IndexWriter(stylesheet_href=self._stylesheet_href(base), max_bytes=MAX_BYTES)
+        locs = [(base.file_url(child.name), child.lastmod) for child in children]
+        locs += [(loc, None) for loc in externals]
 
         async def body() -> AsyncIterator[bytes]:
             chunker = Chunker()
             chunker.add(writer.open())
-            for loc, lastmod in children:
+            for loc, lastmod in locs:
                 if out := chunker.add(writer.sitemap(loc, lastmod)):
                     yield out
             yield chunker.finish(writer.close())
@@ -390,3 +422,28 @@ class Documents:
 
     def _stylesheet_href(self, base: BaseURL) -> str | None:
         return stylesheet_href(self.config, base)
+
+
+def last_modified(plans: Sequence[SectionPlan]) -> datetime | None:
+    """The newest provider time, if every section gives one."""
+    modified = [
+        plan.version.last_modified
+        for plan in plans
+        if plan.version is not None and plan.version.last_modified is not None
+    ]
+    return max(modified) if len(modified) == len(plans) and modified else None
+
+
+def stylesheet_bytes(config: SitemapConfig) -> bytes:
+    """The built-in XSL; with the HTML views on, it links to the index view."""
+    view = config.html_view
+    link = ""
+    if view is not None:
+        # Relative: the transformed page's address is the XML document's, in the same
+        # directory as the view. Escaped for XML, though file names hold no specials.
+        href = escape(view.index_name)
+        link = (
+            '<p class="note" id="html-view">Browsers are removing XSLT, which draws this '
+            f'table. <a href="{href}">Open the HTML view</a>: it works in every browser.</p>'
+        )
+    return _STYLESHEET.replace(_STYLESHEET_LINK_SLOT, link).encode("utf-8")

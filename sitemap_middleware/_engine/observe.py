@@ -27,8 +27,9 @@ CacheStatus = Literal["hit", "miss", "stale", "coalesced"]
 LOG_SERVED = "served %s %d: %d urls, %d bytes, %.1f ms, cache=%s"
 LOG_OBSERVER_FAILED = "sitemap observer %r failed: %s: %s"
 #: Each written entry opens with exactly one of these (``<`` inside text is escaped as
-#: ``&lt;``), so counting them counts entries without touching the writers.
-_XML_MARKERS = (b"<url>", b"<sitemap>")
+#: ``&lt;``), so counting them counts entries without touching the writers. An HTML
+#: view's rows open with the last (its header row's cells are ``scope="col"``).
+_MARKERS = (b"<url>", b"<sitemap>", b'<tr><th scope="row"')
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,10 +39,12 @@ class ServedDocument:
     :param status: HTTP status sent.
     :param method: ``GET`` or ``HEAD`` (anything else got a 405).
     :param document: the file name requested (``sitemap-products-2.xml.gz``, ``robots.txt``).
-    :param kind: ``root``, ``index``, ``page``, ``robots``, ``stylesheet`` or ``indexnow_key``.
+    :param kind: ``root``, ``index``, ``page``, ``robots``, ``stylesheet``, ``indexnow_key``,
+        or ``html_index`` and ``html_page`` for the HTML views.
     :param section: the section of a page, else ``None``.
     :param page: the page number of a page, else ``None``.
-    :param urls: ``<url>`` (or ``<sitemap>``, or text lines) written; 0 without a body.
+    :param urls: ``<url>`` (or ``<sitemap>``, text lines, an HTML view's rows) written; 0
+        without a body.
     :param bytes: body bytes sent, after content-coding.
     :param duration: seconds from the request to the last byte (the render time).
     :param cache: render-cache outcome, ``None`` when no render cache was involved.
@@ -107,7 +110,7 @@ class Observers:
             status=status,
             method=method,
             document=path.rsplit("/", 1)[-1],
-            kind=target.kind.value.replace("-", "_"),
+            kind=("html_" if target.html else "") + target.kind.value.replace("-", "_"),
             section=target.section if target.kind is Kind.PAGE else None,
             page=target.page if target.kind is Kind.PAGE else None,
             cache=cache,
@@ -179,7 +182,7 @@ class _EntryCounter:
         self.count = 0
         self._text = text
         self._inflate = zlib.decompressobj(47) if gzipped else None  # 47: gzip or zlib
-        self._tails = dict.fromkeys(_XML_MARKERS, b"")
+        self._tails = dict.fromkeys(_MARKERS, b"")
 
     def feed(self, chunk: bytes) -> None:
         if self._inflate is not None:

@@ -43,6 +43,7 @@ from .coalesce import Flights, Opener
 from .documents import Document, HTTPError, unavailable
 from .observe import CacheStatus
 from .stream import logger
+from .views import view_key
 
 __all__ = ["LOG_STALE", "SharedRenders", "cache_control", "wall_clock"]
 
@@ -99,7 +100,7 @@ class SharedRenders:
 
     def key(self, target: Target, base: BaseURL) -> str:
         """The store key of ``target`` under the base URL ``base``."""
-        return f"{self.config.fingerprint}|{base.prefix}|{target!r}"
+        return f"{self.config.fingerprint}|{base.prefix}|{target!r}{view_key(self.config, target)}"
 
     async def document(self, target: Target, base: BaseURL, fresh: Fresh) -> Document:
         """The document to answer ``target`` with; ``fresh()`` builds it from providers."""

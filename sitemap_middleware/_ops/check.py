@@ -17,7 +17,7 @@ from urllib.robotparser import RobotFileParser
 import anyio
 from werkzeug.http import parse_date
 
-from .fetch import Fetched, Fetcher
+from .fetch import REDIRECTS, Fetched, Fetcher
 from .findings import CheckReport, DocumentReport
 from .httpcheck import check_content_type, check_http
 from .rules import (
@@ -27,6 +27,7 @@ from .rules import (
     check_hreflang,
     check_index_lastmods,
     check_robots,
+    origin_of,
     parse_sitemap,
 )
 from .schemas import Schemas
@@ -36,6 +37,9 @@ __all__ = ["CheckOptions", "run_check"]
 
 #: XSD messages kept per document (the first ones say what is wrong).
 MAX_XSD_ERRORS = 20
+#: Consecutive redirects followed for robots.txt (RFC 9309 2.3.1.2: "at least five") and
+#: for sitemaps; one more and robots.txt is unavailable, a sitemap an error.
+MAX_REDIRECTS = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,11 +72,6 @@ class Progress:
         """One step done."""
 
 
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
-
-
 class _Crawl:
     def __init__(
         self, fetcher: Fetcher, options: CheckOptions, report: CheckReport, progress: Progress
@@ -89,7 +88,9 @@ class _Crawl:
     async def robots(self, robots_url: str) -> tuple[RobotFileParser, list[str]]:
         report = DocumentReport(robots_url, kind="robots")
         self.report.documents.append(report)
-        fetched = await self.fetcher.fetch(robots_url, headers={"Accept-Encoding": "gzip"})
+        fetched = await self.fetcher.fetch(
+            robots_url, headers={"Accept-Encoding": "gzip"}, redirects=MAX_REDIRECTS
+        )
         report.status, report.bytes, report.wire_bytes = (
             fetched.status,
             len(fetched.body),
@@ -98,6 +99,22 @@ class _Crawl:
         parser = RobotFileParser(robots_url)
         if fetched.error is not None:
             report.add("error", "fetch-failed", fetched.error)
+            parser.parse([])
+            return parser, []
+        if 300 <= fetched.status < 400:
+            # RFC 9309 2.3.1.2: past five redirects robots.txt may be taken as unavailable,
+            # which 2.3.1.3 makes "allow everything" (as for a 4xx).
+            why = (
+                f"more than {MAX_REDIRECTS} redirects"
+                if fetched.status in REDIRECTS and fetched.header("location")
+                else f"a {fetched.status} without a redirect to follow"
+            )
+            report.add(
+                "warning",
+                "robots-redirects",
+                f"robots.txt: {why}; taken as unavailable (RFC 9309 2.3.1.2), so no rules "
+                "and no Sitemap: lines",
+            )
             parser.parse([])
             return parser, []
         if 400 <= fetched.status < 500:
@@ -160,7 +177,9 @@ class _Crawl:
         cross_origin: str | None,
         following: list[tuple[str, str | None]],
     ) -> None:
-        first = await self.fetcher.fetch(report.url, headers={"Accept-Encoding": "gzip"})
+        first = await self.fetcher.fetch(
+            report.url, headers={"Accept-Encoding": "gzip"}, redirects=MAX_REDIRECTS
+        )
         try:
             self.judge(report, first, parent, cross_origin, following)
             if self.options.http_checks and first.error is None and first.status == 200:
@@ -184,6 +203,29 @@ class _Crawl:
         if first.error is not None:
             report.add("error", "fetch-failed", first.error)
             return
+        if first.status in REDIRECTS and first.header("location"):
+            report.add(
+                "error",
+                "http-too-many-redirects",
+                f"more than {MAX_REDIRECTS} redirects (the last one to "
+                f"{first.header('location')}): not followed further",
+            )
+            return
+        if first.redirected_from:
+            statuses = ", ".join(str(status) for status, _ in first.redirected_from)
+            if first.url in self.seen:  # listed too: read there, not counted twice
+                report.add(
+                    "warning",
+                    "http-redirect",
+                    f"redirected ({statuses}) to {first.url}, which is listed too "
+                    "(checked there): list the final URL once",
+                )
+                return
+            report.add(
+                "warning",
+                "http-redirect",
+                f"redirected ({statuses}) to {first.url}: list the final URL",
+            )
         if first.status != 200:
             report.add("error", "http-status", f"answers {first.status}, not 200")
             return
@@ -209,14 +251,15 @@ class _Crawl:
             served_at=_date(first.header("date")),
             last_modified=_date(first.header("last-modified")),
             cross_origin=cross_origin,
+            location=first.url,
         )
         parsed.tree = None  # the tree is large; entries are all we keep
         if parsed.kind == "sitemapindex":
             self.children.append((report, parsed))
             if parent is None:
-                allowed = (_origin(report.url), cross_origin)
+                allowed = (origin_of(first.url), cross_origin)
                 for child in parsed.children:
-                    if child.loc in self.seen or _origin(child.loc) not in allowed:
+                    if child.loc in self.seen or origin_of(child.loc) not in allowed:
                         continue  # never fetch from a host the index may not speak for
                     if len(self.seen) >= self.options.max_documents:
                         self.report.notes.append(
@@ -273,7 +316,7 @@ async def run_check(
     parts = urlsplit(start)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ValueError(f"URL must be an absolute http(s) URL, got {start!r}")
-    origin = _origin(start)
+    origin = origin_of(start)
     crawl = _Crawl(fetcher, options, report, progress)
     progress.add_total(1)
     robots_url = start if parts.path.endswith("/robots.txt") else origin + "/robots.txt"
@@ -298,7 +341,8 @@ async def run_check(
         first: dict[str, str] = {}  # each URL once, with the first sitemap listing it
         for url, parsed in crawl.parsed:
             for entry in parsed.entries:
-                if _origin(entry.loc) == _origin(url):  # never another host (loc-outside)
+                # never another host (loc-outside); the site's own, or the sitemap's
+                if origin_of(entry.loc) in (origin, origin_of(url)):
                     first.setdefault(entry.loc, url)
         pairs = list(first.items())
         if options.max_url_checks is not None and len(pairs) > options.max_url_checks:

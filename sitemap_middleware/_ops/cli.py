@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -15,6 +16,41 @@ from .check import CheckOptions, Progress, run_check
 from .fetch import USER_AGENT, Fetcher
 
 __all__ = ["add_check_parser", "add_export_parser"]
+
+
+def _at_least_one(text: str) -> int:
+    """argparse ``type=``: an integer >= 1 (argparse turns the error into exit 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """argparse ``type=``: a finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
+    return value
+
+
+def _rate(text: str) -> float:
+    """argparse ``type=``: a finite number of requests a second >= 0 (0: unpaced)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(
+            f"must be a number of requests a second >= 0 (0: unpaced), got {text!r}"
+        )
+    return value
 
 
 def add_check_parser(commands: Any) -> None:
@@ -46,13 +82,18 @@ def add_check_parser(commands: Any) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--user-agent", default="Googlebot", help="robots.txt rules of this agent")
-    parser.add_argument("--concurrency", type=int, default=4, help="requests at once (4)")
+    parser.add_argument("--concurrency", type=_at_least_one, default=4, help="requests at once (4)")
     parser.add_argument(
         "--rate",
-        type=float,
+        type=_rate,
         help="requests a second at most (5 over the network, unpaced with --app; 0: unpaced)",
     )
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request (30)")
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=30.0,
+        help="seconds for each whole request, body included (30)",
+    )
     parser.add_argument(
         "--no-http-checks", action="store_true", help="skip 304/HEAD/gzip/Vary checks"
     )
@@ -62,9 +103,9 @@ def add_check_parser(commands: Any) -> None:
         default=None,
         help="GET every listed URL (default: on with --app, off over the network)",
     )
-    parser.add_argument("--max-urls", type=int, help="GET at most this many listed URLs")
+    parser.add_argument("--max-urls", type=_at_least_one, help="GET at most this many listed URLs")
     parser.add_argument(
-        "--max-documents", type=int, default=10_000, help="sitemaps to follow (10000)"
+        "--max-documents", type=_at_least_one, default=10_000, help="sitemaps to follow (10000)"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(handler=_check_command)
@@ -144,9 +185,6 @@ def _check_command(args: argparse.Namespace) -> int:
             url = "http://localhost/"
     if url is None:
         raise ValueError("give a URL to check, or --app MODULE:APP")
-    for name in ("concurrency", "max_documents"):
-        if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
     options = CheckOptions(
         user_agent=args.user_agent,
         schemas=load_schemas(args.schemas),
@@ -164,7 +202,7 @@ def _check_command(args: argparse.Namespace) -> int:
     async def main() -> Any:
         async with _client(args) as client:
             rate = args.rate if args.rate is not None else (0.0 if args.app else 5.0)
-            fetcher = Fetcher(client, concurrency=args.concurrency, rate=rate)
+            fetcher = Fetcher(client, concurrency=args.concurrency, rate=rate, timeout=args.timeout)
             with bar:
                 return await run_check(url, fetcher, options, progress)
 

@@ -10,6 +10,10 @@ Incremental: a document whose ETag still matches (the app answers 304 to
 ``If-None-Match``) and whose files are intact is not fetched again; one without ETag is
 fetched and rewritten only if its digest changed. Files of documents that are gone are
 removed. Writes are atomic (temporary file, then rename).
+
+Every path written or deleted passes :func:`export_path` first (a file strictly inside the
+directory): the documents' before anything is written (:class:`ExportPathError`), the
+manifest's when it is read (a manifest that fails is ignored, with a warning, as if absent).
 """
 
 from __future__ import annotations
@@ -29,13 +33,14 @@ from .._adapters.wsgi import WSGISitemapMiddleware
 from .._config import SitemapConfig, Tenants
 from .._engine.core import SitemapCore
 from .._engine.tenants import TenantCores
+from .._exceptions import ExportPathError
 from .._sansio.routing import STYLESHEET_NAME, TEXT_SITEMAP_NAME
 from .apps import Interface, client_for_app
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["ExportResult", "export_app", "find_config"]
+__all__ = ["ExportResult", "export_app", "export_path", "find_config"]
 
 MANIFEST = "sitemap-manifest.json"
 MANIFEST_VERSION = 1
@@ -50,6 +55,7 @@ class ExportResult:
     written: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -57,14 +63,17 @@ class ExportResult:
             "written": self.written,
             "unchanged": self.unchanged,
             "removed": self.removed,
+            "warnings": self.warnings,
         }
 
     def format_text(self) -> str:
-        return (
+        lines = [f"warning: {warning}" for warning in self.warnings]
+        lines.append(
             f"exported to {self.directory}: {len(self.written)} written, "
             f"{len(self.unchanged)} unchanged, {len(self.removed)} removed "
             f"(manifest: {MANIFEST})"
         )
+        return "\n".join(lines)
 
 
 def find_config(app: object) -> SitemapConfig:
@@ -104,6 +113,49 @@ def _single_site(config: object) -> SitemapConfig:
     return config
 
 
+def export_path(directory: Path, key: object) -> Path:
+    """Where the document at URL path ``key`` lives under ``directory``: the one home of
+    the rule that export writes and deletes only files strictly inside it.
+
+    ``key`` must start with ``/`` and name a file: no empty, ``.`` or ``..`` segment, no
+    NUL, not ``/`` itself nor the manifest, and no symbolic link on the way may lead out
+    of ``directory``. Raises :class:`ExportPathError` otherwise. The path returned is not
+    resolved (a link named by ``key`` is replaced or removed itself, never its target).
+    """
+    if not isinstance(key, str) or not key.startswith("/"):
+        raise ExportPathError(f"path {key!r} does not start with '/'")
+    segments = key[1:].split("/")
+    if key == "/":
+        raise ExportPathError(f"path {key!r} names the export directory {str(directory)!r}")
+    if "\0" in key or any(segment in ("", ".", "..") for segment in segments):
+        raise ExportPathError(
+            f"path {key!r} leaves the export directory {str(directory)!r} "
+            "(or names a directory): empty, '.' and '..' segments are refused"
+        )
+    if segments == [MANIFEST]:
+        raise ExportPathError(f"path {key!r} is the manifest itself")
+    path = directory.joinpath(*segments)
+    root = directory.resolve()
+    if not path.parent.resolve().is_relative_to(root):
+        raise ExportPathError(
+            f"path {key!r} leaves the export directory {str(directory)!r} (through a symbolic link)"
+        )
+    return path
+
+
+def _writable(directory: Path, key: str) -> Path:
+    """:func:`export_path`, and a file can be written there (else ``ExportPathError``)."""
+    path = export_path(directory, key)
+    if path.is_dir():
+        raise ExportPathError(f"document {key!r} would be written over the directory {str(path)!r}")
+    for parent in path.relative_to(directory).parents:
+        if (directory / parent).exists() and not (directory / parent).is_dir():
+            raise ExportPathError(
+                f"document {key!r} needs the directory {str(directory / parent)!r}, which is a file"
+            )
+    return path
+
+
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -126,27 +178,42 @@ class _Exporter:
         self.config = config
         self.directory = directory
         self.result = ExportResult(directory)
-        self.old: dict[str, dict[str, Any]] = self._load_manifest()
+        self.old: dict[str, dict[str, Any]] = {}
+        try:
+            self.old = self._load_manifest()
+        except ValueError as exc:  # corrupt or foreign: as if absent
+            self.result.warnings.append(
+                f"{MANIFEST} ignored: {exc}; every document is exported again and no file "
+                "it lists is removed"
+            )
         self.new: dict[str, dict[str, Any]] = {}
 
     def _load_manifest(self) -> dict[str, dict[str, Any]]:
+        """The manifest's documents, every key and entry checked (``ValueError`` if not)."""
         path = self.directory / MANIFEST
-        if not path.is_file():
+        if not path.exists():
             return {}
         try:
-            data = json.loads(path.read_text("utf-8"))
-            if data.get("version") != MANIFEST_VERSION:
-                return {}
-            documents: dict[str, dict[str, Any]] = data["documents"]
-            return documents
-        except (ValueError, KeyError, TypeError, AttributeError):
-            return {}  # unreadable: export everything again
+            data = json.loads(path.read_bytes())
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"unreadable ({type(exc).__name__}: {exc})") from None
+        if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
+            raise ValueError(f"not a version {MANIFEST_VERSION} sitemap manifest")
+        documents = data.get("documents")
+        if not isinstance(documents, dict):
+            raise ValueError("'documents' is not an object")
+        for key, entry in documents.items():
+            export_path(self.directory, key)  # ExportPathError is a ValueError
+            if not isinstance(entry, dict):
+                raise ValueError(f"entry {key!r} is not an object")
+            if not isinstance(entry.get("sha256"), str):
+                raise ValueError(f"entry {key!r} has no sha256")
+            if not isinstance(entry.get("etag"), str | None):
+                raise ValueError(f"entry {key!r} has an etag that is not a string")
+        return documents
 
     def _file(self, url_path: str) -> Path:
-        path = (self.directory / url_path.lstrip("/")).resolve()
-        if not path.is_relative_to(self.directory.resolve()):
-            raise ValueError(f"document path {url_path!r} leaves the export directory")
-        return path
+        return export_path(self.directory, url_path)
 
     async def _get(self, url: str, headers: dict[str, str]) -> tuple[int, httpx.Headers, bytes]:
         async with self.client.stream("GET", url, headers=headers) as response:
@@ -181,12 +248,12 @@ class _Exporter:
         unchanged = intact and old is not None and old["sha256"] == entry["sha256"]
         return entry, b"" if unchanged else raw
 
-    async def document(self, url: str, *, gzip_variant: bool = True) -> bytes | None:
-        """Export one document and its .gz; returns its identity bytes (None if absent)."""
+    async def document(self, url: str, *, gzip_variant: bool = True) -> None:
+        """Export one document and its .gz (nothing if the app does not serve it)."""
         url_path = urlsplit(url).path
         identity = await self.variant(url, url_path, gzip=False)
         if identity is None:
-            return None
+            return
         self._keep(url_path, *identity)
         if gzip_variant:
             gz_url, gz_key = (url + ".gz", url_path + ".gz")
@@ -195,8 +262,6 @@ class _Exporter:
                 gz = await self.variant(url, gz_key, gzip=True)
             if gz is not None:
                 self._keep(gz_key, *gz)
-        data = identity[1]
-        return data if data else self._file(url_path).read_bytes()
 
     def _keep(self, key: str, entry: dict[str, Any], data: bytes) -> None:
         self.new[key] = entry
@@ -206,29 +271,44 @@ class _Exporter:
         else:
             self.result.unchanged.append(key)
 
-    async def run(self) -> ExportResult:
+    async def plan(self) -> list[tuple[str, bool]]:
+        """Every document to export, as (URL, with a .gz), the pages read from the index."""
         config, base = self.config, self.config.base
+        root, index = base.file_url(config.sitemap_name), base.file_url(config.index_name)
+        documents = [(root, True), (index, True)]
         if config.robots is not None:
-            await self.document(base.origin + config.robots.path, gzip_variant=False)
-        root = await self.document(base.file_url(config.sitemap_name))
-        index = await self.document(base.file_url(config.index_name))
-        pages: list[str] = []
+            documents.insert(0, (base.origin + config.robots.path, False))
         for listing in (index, root):
-            if listing and b"<sitemapindex" in listing[:1000]:
-                pages = list(_locs(listing))
+            status, _, body = await self._get(listing, {"Accept-Encoding": "identity"})
+            if status == 200 and b"<sitemapindex" in body[:1000]:
+                for page in _locs(body):
+                    documents.append((page, True))
+                    if config.text_sitemaps and page.endswith(".xml"):
+                        documents.append((page[: -len(".xml")] + ".txt", True))
                 break
-        for page in pages:
-            await self.document(page)
-            if config.text_sitemaps and page.endswith(".xml"):
-                await self.document(page[: -len(".xml")] + ".txt")
         if config.text_sitemaps:
-            await self.document(base.file_url(TEXT_SITEMAP_NAME))
+            documents.append((base.file_url(TEXT_SITEMAP_NAME), True))
         if config.stylesheet is True:
-            await self.document(base.file_url(STYLESHEET_NAME), gzip_variant=False)
+            documents.append((base.file_url(STYLESHEET_NAME), False))
         if config.indexnow_key:
-            await self.document(base.file_url(config.indexnow_key + ".txt"), gzip_variant=False)
+            documents.append((base.file_url(config.indexnow_key + ".txt"), False))
+        return documents
+
+    async def run(self) -> ExportResult:
+        documents = await self.plan()
+        if (self.directory / MANIFEST).is_dir():
+            raise ExportPathError(f"{str(self.directory / MANIFEST)!r} is a directory")
+        for url, gzip_variant in documents:  # every target checked before anything is written
+            url_path = urlsplit(url).path
+            _writable(self.directory, url_path)
+            if gzip_variant:
+                _writable(self.directory, url_path + ".gz")
+        for url, gzip_variant in documents:
+            await self.document(url, gzip_variant=gzip_variant)
         for key in sorted(set(self.old) - set(self.new)):
-            self._file(key).unlink(missing_ok=True)
+            path = self._file(key)
+            if path.is_symlink() or path.is_file():  # never a directory someone made there
+                path.unlink()
             self.result.removed.append(key)
         manifest = {"version": MANIFEST_VERSION, "documents": dict(sorted(self.new.items()))}
         _write(self.directory / MANIFEST, json.dumps(manifest, indent=2).encode() + b"\n")

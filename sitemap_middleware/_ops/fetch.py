@@ -8,22 +8,31 @@ at once and at most ``rate`` a second, bodies capped before and after decompress
 
 from __future__ import annotations
 
+import math
 import time
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
+from urllib.parse import urljoin
 
 import anyio
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["Fetched", "Fetcher", "gunzip"]
+__all__ = ["Fetched", "Fetcher", "gunzip", "timed_out"]
 
 #: The protocol's uncompressed limit (50 MiB) plus one byte, so "too large" is visible.
 MAX_DOCUMENT = 52_428_800 + 1
 USER_AGENT = "sitemap-middleware-check (+https://pypi.org/project/sitemap-middleware/)"
+#: Redirect statuses that carry a Location to follow (RFC 9110 15.4).
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+
+
+def timed_out(seconds: float) -> str:
+    """The message for a request cut at its deadline."""
+    return f"timed out after {seconds:g} s (the whole request, body included)"
 
 
 class TooLarge(Exception):
@@ -58,6 +67,8 @@ class Fetched:
     body: bytes
     fetched_at: datetime
     error: str | None = None
+    #: (status, URL) of each redirect followed to get here, in order.
+    redirected_from: tuple[tuple[int, str], ...] = ()
 
     def header(self, name: str) -> str | None:
         value: str | None = self.headers.get(name)
@@ -71,6 +82,7 @@ class Fetcher:
     :param concurrency: requests in flight at once.
     :param rate: requests started per second at most (0 for no pacing).
     :param max_bytes: cap on a body, compressed or decompressed.
+    :param timeout: seconds for one whole request (headers and body), > 0.
     """
 
     def __init__(
@@ -80,12 +92,16 @@ class Fetcher:
         concurrency: int = 4,
         rate: float = 5.0,
         max_bytes: int = MAX_DOCUMENT,
+        timeout: float = 30.0,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency!r}")
         if rate < 0:
             raise ValueError(f"rate must be >= 0 requests a second, got {rate!r}")
+        if not (isinstance(timeout, int | float) and timeout > 0 and math.isfinite(timeout)):
+            raise ValueError(f"timeout must be a number of seconds > 0, got {timeout!r}")
         self.client = client
+        self.timeout = float(timeout)
         self.max_bytes = max_bytes
         self.requests = 0
         self._slots = anyio.Semaphore(concurrency)
@@ -103,30 +119,65 @@ class Fetcher:
             self._next = max(now, self._next) + self._interval
 
     async def fetch(
-        self, url: str, method: str = "GET", headers: dict[str, str] | None = None
+        self,
+        url: str,
+        method: str = "GET",
+        headers: dict[str, str] | None = None,
+        *,
+        redirects: int = 0,
     ) -> Fetched:
-        """One request; never raises for network or body problems (see ``Fetched.error``)."""
+        """One request; never raises for network or body problems (see ``Fetched.error``).
+
+        Follows at most ``redirects`` redirects (301, 302, 303, 307, 308 with a
+        ``Location``); the result is the last answer, its ``url`` where it came from and
+        ``redirected_from`` the chain before it. A redirect past the bound is returned as
+        it is (a 3xx), so the caller sees it was not followed.
+        """
+        chain: list[tuple[int, str]] = []
+        while True:
+            fetched = await self._fetch_one(url, method, headers)
+            location = fetched.header("location") if fetched.status in REDIRECTS else None
+            if not location or len(chain) >= redirects:
+                return replace(fetched, redirected_from=tuple(chain)) if chain else fetched
+            chain.append((fetched.status, url))
+            url = urljoin(url, location.strip())
+
+    async def _fetch_one(self, url: str, method: str, headers: dict[str, str] | None) -> Fetched:
         import httpx
 
         async with self._slots:
             await self._wait_turn()
             self.requests += 1
             fetched_at = datetime.now(timezone.utc)
+            response: httpx.Response | None = None
             try:
-                async with self.client.stream(method, url, headers=headers) as response:
-                    chunks: list[bytes] = []
-                    size = 0
-                    async for chunk in response.aiter_raw():
-                        size += len(chunk)
-                        if size > self.max_bytes:
-                            raise TooLarge(f"more than {self.max_bytes - 1:,} bytes")
-                        chunks.append(chunk)
+                # One deadline for the whole request, body included: a server dripping a
+                # byte at a time never trips a per-read timeout.
+                with anyio.fail_after(self.timeout):
+                    async with self.client.stream(method, url, headers=headers) as response:
+                        chunks: list[bytes] = []
+                        size = 0
+                        async for chunk in response.aiter_raw():
+                            size += len(chunk)
+                            if size > self.max_bytes:
+                                raise TooLarge(f"more than {self.max_bytes - 1:,} bytes")
+                            chunks.append(chunk)
             except httpx.HTTPError as exc:
                 empty = httpx.Headers()
                 return Fetched(
                     url, method, 0, empty, b"", b"", fetched_at, f"{type(exc).__name__}: {exc}"
                 )
+            except TimeoutError:
+                status, got = (
+                    (response.status_code, response.headers)
+                    if response is not None
+                    else (0, httpx.Headers())
+                )
+                return Fetched(
+                    url, method, status, got, b"", b"", fetched_at, timed_out(self.timeout)
+                )
             except TooLarge as exc:
+                assert response is not None
                 return Fetched(
                     url,
                     method,
@@ -137,6 +188,7 @@ class Fetcher:
                     fetched_at,
                     str(exc),
                 )
+        assert response is not None
         raw = b"".join(chunks)
         body = raw
         if not raw:  # HEAD, 304, 204: nothing to decode, whatever Content-Encoding says

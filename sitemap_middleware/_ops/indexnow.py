@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import math
 import random
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -47,6 +49,7 @@ FINAL_ERRORS = {
 Pending = asyncio.Future["IndexNowResult"] | concurrent.futures.Future["IndexNowResult"]
 LOG_GAVE_UP = "IndexNow: %d URLs not submitted to %s: %s"
 LOG_RETRY = "IndexNow: %s answered %s; retrying in %.1f s"
+_DELAY_SECONDS = re.compile("[0-9]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +99,10 @@ class IndexNowNotifier:
     :param retries: further attempts after a 429, a 5xx or a connection error.
     :param backoff: first retry delay in seconds; doubles each time, with jitter, and
         never shorter than a ``Retry-After`` the endpoint sends (capped at ``max_backoff``).
-    :param max_backoff: the longest single wait, in seconds.
-    :param timeout: seconds for one POST.
+    :param max_backoff: the longest single wait, in seconds (jitter included); an
+        unparseable ``Retry-After`` is ignored (the backoff applies).
+    :param timeout: seconds for one whole POST, answer included (> 0); past it the
+        attempt failed and is retried like a connection error.
     :param client: an ``httpx.AsyncClient`` to send with (by default one per call).
     """
 
@@ -131,6 +136,14 @@ class IndexNowNotifier:
             )
         if not (isinstance(self.retries, int) and self.retries >= 0):
             raise ConfigurationError(f"retries must be an integer >= 0, got {self.retries!r}")
+        for name, least in (("timeout", None), ("backoff", 0.0), ("max_backoff", 0.0)):
+            value = getattr(self, name)
+            number = isinstance(value, int | float) and math.isfinite(value)
+            if not number or (value <= 0 if least is None else value < least):
+                kind = "> 0" if least is None else ">= 0"
+                raise ConfigurationError(
+                    f"{name} must be a number of seconds {kind}, got {value!r}"
+                )
 
     @classmethod
     def for_config(cls, config: SitemapConfig, **kwargs: object) -> IndexNowNotifier:
@@ -197,15 +210,21 @@ class IndexNowNotifier:
         status: int | None = None
         reason = ""
         for attempt in range(1, self.retries + 2):
+            retry_after: str | None = None
             try:
-                response = await client.post(
-                    self.endpoint,
-                    json=self.payload(urls),
-                    headers={"Content-Type": "application/json; charset=utf-8"},
-                    timeout=self.timeout,
-                )
+                # One deadline for the whole POST, answer included: httpx's timeout is per
+                # read, and an endpoint dripping a byte at a time never trips it.
+                with anyio.fail_after(self.timeout):
+                    response = await client.post(
+                        self.endpoint,
+                        json=self.payload(urls),
+                        headers={"Content-Type": "application/json; charset=utf-8"},
+                        timeout=self.timeout,
+                    )
             except httpx.TransportError as exc:
-                status, reason, wait = None, f"{type(exc).__name__}: {exc}", delay
+                status, reason = None, f"{type(exc).__name__}: {exc}"
+            except TimeoutError:
+                status, reason = None, f"timed out after {self.timeout:g} s"
             else:
                 status = response.status_code
                 if status in (200, 202):
@@ -215,10 +234,10 @@ class IndexNowNotifier:
                     logger.error(LOG_GAVE_UP, len(urls), self.endpoint, error)
                     return IndexNowBatch(len(urls), status, attempt, error)
                 reason = f"{status} " + ("too many requests" if status == 429 else "server error")
-                wait = max(delay, _retry_after(response.headers.get("retry-after")))
+                retry_after = response.headers.get("retry-after")
             if attempt > self.retries:
                 break
-            wait = min(wait, self.max_backoff) * random.uniform(1.0, 1.25)
+            wait = retry_wait(delay, retry_after, self.max_backoff, random.random())
             logger.warning(LOG_RETRY, self.endpoint, reason, wait)
             await anyio.sleep(wait)
             delay = min(delay * 2, self.max_backoff)
@@ -257,16 +276,30 @@ class IndexNowNotifier:
                 await anyio.to_thread.run_sync(pending.result)
 
 
-def _retry_after(value: str | None) -> float:
-    """Seconds from a Retry-After header (delta-seconds or an HTTP date); 0 if absent."""
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (RFC 9110 10.2.3), or None if absent or unparseable.
+
+    delay-seconds is 1*DIGIT in ASCII (``str.isdigit`` would take ``²`` or ``١``); else an
+    HTTP date, parsed by werkzeug.
+    """
     if not value:
-        return 0.0
+        return None
     value = value.strip()
-    if value.isdigit():
-        return float(value)
-    when = parse_date(value)
+    if _DELAY_SECONDS.fullmatch(value):
+        return float(value)  # huge values give inf: the cap applies
+    when = parse_date(value)  # None for anything it cannot parse, never a raise
     if when is None:
-        return 0.0
+        return None
     from datetime import datetime, timezone
 
     return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+
+
+def retry_wait(delay: float, retry_after: str | None, max_backoff: float, jitter: float) -> float:
+    """Seconds to wait before a retry: 0 <= wait <= ``max_backoff``, always.
+
+    The backoff ``delay``, never shorter than a parseable ``Retry-After`` (junk falls back
+    to the backoff), plus up to 25 % jitter (``jitter`` in [0, 1]), then capped.
+    """
+    wait = max(delay, _retry_after(retry_after) or 0.0) * (1.0 + 0.25 * jitter)
+    return max(0.0, min(wait, max_backoff))

@@ -43,7 +43,8 @@ class PrometheusObserver:
     * ``sitemap_documents_served_total`` [kind, status, cache]: documents answered.
     * ``sitemap_render_duration_seconds`` [kind]: request to last byte, as a histogram.
     * ``sitemap_urls_written_total`` [section]: ``<url>`` entries written (``index`` for
-      the ``<sitemap>`` children of an index, ``root`` for ``sitemap.xml``).
+      the ``<sitemap>`` children of an index, ``root`` for ``sitemap.xml``); the rows of
+      the HTML views are shown to people, not written for crawlers, and are not counted.
     * ``sitemap_response_body_bytes_total`` [kind, encoding]: body bytes sent.
     * ``sitemap_responses_aborted_total`` [kind]: bodies cut short (provider failure
       mid-stream or client gone).
@@ -107,7 +108,7 @@ class PrometheusObserver:
         """Count one served document (called by the middleware)."""
         self.documents.labels(event.kind, str(event.status), event.cache or "none").inc()
         self.duration.labels(event.kind).observe(event.duration)
-        if event.urls:
+        if event.urls and not event.kind.startswith("html_"):
             section = event.section or event.kind
             self.urls.labels(section).inc(event.urls)
         if event.bytes:

@@ -25,6 +25,7 @@ __all__ = [
     "check_document",
     "check_hreflang",
     "check_robots",
+    "origin_of",
     "parse_sitemap",
 ]
 
@@ -164,10 +165,16 @@ def _parse_text(body: bytes, report: DocumentReport) -> Parsed | None:
 
 
 def _directory(url: str) -> str:
-    return url.split("?", 1)[0].split("#", 1)[0].rsplit("/", 1)[0] + "/"
+    """The path of the directory holding ``url`` (``/shop/`` for ``/shop/sitemap.xml``)."""
+    return urlsplit(url).path.rsplit("/", 1)[0] + "/"
 
 
-def _origin(url: str) -> str:
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` with scheme and host lower-cased (RFC 3986 6.2.2.1).
+
+    Schemes and hosts compare case-insensitively; paths do not (they stay as they are
+    everywhere else in the checker).
+    """
     parts = urlsplit(url)
     return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
 
@@ -180,6 +187,7 @@ def check_document(
     served_at: datetime | None,
     last_modified: datetime | None,
     cross_origin: str | None,
+    location: str | None = None,
 ) -> None:
     """Limits, locations and lastmods of one parsed document (findings into ``report``).
 
@@ -188,6 +196,8 @@ def check_document(
     :param last_modified: the response's ``Last-Modified``, if any.
     :param cross_origin: the origin whose robots.txt listed this sitemap (it may then list
         that origin's URLs too: sitemaps.org cross-submits), or None.
+    :param location: where the document was read from after redirects (the location rule
+        applies there); ``report.url`` by default.
     """
     items: Sequence[Entry | Child] = (
         parsed.entries if parsed.kind != "sitemapindex" else parsed.children
@@ -204,8 +214,8 @@ def check_document(
         )
     if not items:
         report.add("warning", "empty", f"no {what} listed")
-    directory = _directory(report.url)
-    origin = _origin(report.url)
+    directory = _directory(location or report.url)
+    origin = origin_of(location or report.url)
     for item in items:
         _check_loc(item.loc, report, directory, origin, cross_origin, parsed.kind == "sitemapindex")
     _check_lastmods(parsed, items, report, fetched_at, served_at, last_modified)
@@ -232,17 +242,17 @@ def _check_loc(
             "error", "loc-not-escaped", "non-ASCII or space: percent-encode it (RFC 3986)", loc
         )
     if index:
-        if _origin(loc) != origin and _origin(loc) != cross_origin:
+        if origin_of(loc) != origin and origin_of(loc) != cross_origin:
             report.add("error", "loc-outside", f"an index may list only sitemaps on {origin}", loc)
         return
-    if loc.startswith(directory):
+    if origin_of(loc) == origin and (parts.path or "/").startswith(directory):
         return
-    if cross_origin is not None and _origin(loc) == cross_origin:
+    if cross_origin is not None and origin_of(loc) == cross_origin:
         return  # cross-submit: the URL's own robots.txt points at this sitemap
     report.add(
         "error",
         "loc-outside",
-        f"outside {directory}: a sitemap may list only URLs under its own directory",
+        f"outside {origin}{directory}: a sitemap may list only URLs under its own directory",
         loc,
     )
 

@@ -38,10 +38,12 @@ class Target:
     """A document we answer: its kind, format and, for pages, section and page number.
 
     ``page`` is 0 for a malformed page number (leading zero, too long): ours, but a 404.
+    ``html`` marks the human views (``sitemap.html``, ``sitemap-<section>-<n>.html``).
     """
 
     kind: Kind
     text: bool = False
+    html: bool = False
     gzip_file: bool = False
     section: str | None = None
     page: int = 0
@@ -84,15 +86,16 @@ class Routes:
     gzip_files: bool
     pattern: re.Pattern[str]
     indexnow_file: str | None = None
+    #: The HTML views (``SitemapConfig(html=...)``): index view name and page pattern.
+    html_index: str | None = None
+    html_pattern: re.Pattern[str] | None = None
 
     @classmethod
     def from_config(cls, config: SitemapConfig) -> Routes:
-        # Page numbers are ASCII digits only: re's \d would also take "١" or "１".
-        pattern = re.compile(
-            re.escape(config.page_prefix)
-            + r"(?P<section>[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*)-(?P<page>[0-9]+)"
-            + r"(?:~(?P<range>[A-Za-z0-9_-]{1,1400}))?\.(?P<ext>xml|txt)"
-        )
+        view = config.html_view
+        html_prefix = None
+        if view is not None:
+            html_prefix = config.page_prefix if view.page_prefix is None else view.page_prefix
         return cls(
             directory=unquote(config.base.directory),
             robots_path=config.robots.path if config.robots is not None else None,
@@ -103,9 +106,25 @@ class Routes:
             text_sitemaps=config.text_sitemaps,
             stylesheet=config.stylesheet is True,
             gzip_files=config.gzip_files,
-            pattern=pattern,
+            pattern=_page_pattern(config.page_prefix, "xml|txt"),
+            html_index=view.index_name if view is not None else None,
+            html_pattern=_page_pattern(html_prefix, "html", key_range=False)
+            if html_prefix is not None
+            else None,
             indexnow_file=f"{config.indexnow_key}.txt" if config.indexnow_key else None,
         )
+
+
+def _page_pattern(prefix: str, extensions: str, key_range: bool = True) -> re.Pattern[str]:
+    # Page numbers are ASCII digits only: re's \d would also take "١" or "１".
+    return re.compile(
+        re.escape(prefix)
+        + r"(?P<section>[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*)-(?P<page>[0-9]+)"
+        + (r"(?:~(?P<range>[A-Za-z0-9_-]{1,1400}))?" if key_range else "")
+        + r"\.(?P<ext>"
+        + extensions
+        + ")"
+    )
 
 
 def match(path: str, routes: Routes, root_path: str = "") -> Target | None:
@@ -135,19 +154,34 @@ def match(path: str, routes: Routes, root_path: str = "") -> Target | None:
         return Target(Kind.STYLESHEET)
     if routes.indexnow_file is not None and name == routes.indexnow_file and not gzip_file:
         return Target(Kind.INDEXNOW_KEY)
+    if routes.html_pattern is not None and name.endswith(".html") and not gzip_file:
+        return _match_html(name, routes, routes.html_pattern)
     found = routes.pattern.fullmatch(name)
     if found is None or found["section"] not in routes.sections:
         return None
     text = found["ext"] == "txt"
     if text and not routes.text_sitemaps:
         return None
-    digits = found["page"]
-    page = int(digits) if len(digits) <= MAX_PAGE_DIGITS and digits[0] != "0" else 0
     return Target(
         Kind.PAGE,
         text=text,
         gzip_file=gzip_file,
         section=found["section"],
-        page=page,
+        page=_page(found),
         key_range=found["range"],
     )
+
+
+def _page(found: re.Match[str]) -> int:
+    digits = found["page"]
+    return int(digits) if len(digits) <= MAX_PAGE_DIGITS and digits[0] != "0" else 0
+
+
+def _match_html(name: str, routes: Routes, pattern: re.Pattern[str]) -> Target | None:
+    """The human views: the index view and one view per sitemap page (never .gz files)."""
+    if name == routes.html_index:
+        return Target(Kind.INDEX, html=True)
+    found = pattern.fullmatch(name)
+    if found is None or found["section"] not in routes.sections:
+        return None
+    return Target(Kind.PAGE, html=True, section=found["section"], page=_page(found))

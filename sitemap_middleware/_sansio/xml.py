@@ -7,6 +7,7 @@ here, so every character that reaches a document was escaped by one of these fun
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 from .types import CHANGEFREQS
@@ -18,6 +19,7 @@ __all__ = [
     "escape_loc",
     "lastmod_element",
     "priority_element",
+    "split_tail",
 ]
 
 # The elements for the seven words and the eleven usual priorities, built once: a
@@ -37,6 +39,29 @@ def priority_element(priority: float) -> str:
     if "e" in text:  # 1e-05 is not a decimal; 0.00001 is
         text = format(Decimal(text), "f")
     return f"<priority>{text}</priority>"
+
+
+# The shape of an entry's pre-rendered tail: each fragment optional, in this order, values
+# never escaped (W3C dates, the seven words and numbers hold no markup characters).
+_TAIL = re.compile(
+    r"(?:<lastmod>([^<]*)</lastmod>)?(?:<changefreq>([^<]*)</changefreq>)?"
+    r"(?:<priority>([^<]*)</priority>)?"
+)
+
+
+def split_tail(tail: str) -> tuple[str, str, str]:
+    """The lastmod, changefreq and priority texts of an entry's tail (``""`` if absent).
+
+    The inverse of the fragments above, for views that show the fields rather than the
+    XML (the HTML view).
+    """
+    if not tail:
+        return "", "", ""
+    found = _TAIL.fullmatch(tail)
+    if found is None:
+        raise ValueError(f"not a tail written by simple_fields: {tail!r}")
+    lastmod, changefreq, priority = found.groups("")
+    return lastmod, changefreq, priority
 
 
 def escape(text: str) -> str:

@@ -27,6 +27,7 @@
       </head>
       <body>
         <h1>XML Sitemap</h1>
+        <!-- link to the HTML view -->
         <xsl:apply-templates select="sm:urlset|sm:sitemapindex"/>
         <script>
           // Click a column header to sort by it; click again to reverse.

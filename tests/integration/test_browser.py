@@ -37,7 +37,7 @@ def site() -> Iterator[str]:
         )
         for i in range(ROWS)
     ]
-    config = make_config(base, {"items": entries, "more": ["/x", "/y"]}, stylesheet=True)
+    config = make_config(base, {"items": entries, "more": ["/x", "/y"]}, stylesheet=True, html=True)
     with serve_uvicorn(asgi_app(config), sock) as url:
         yield url
 
@@ -103,3 +103,9 @@ def test_index_links_through_to_its_pages(site: str, tmp_path: Path) -> None:
         f'<a href="{site}/sitemap-items-1.xml">' in dom
         and f'<a href="{site}/sitemap-more-1.xml">' in dom
     )
+
+
+def test_xsl_view_links_to_the_html_view(site: str, tmp_path: Path) -> None:
+    """Browsers that still run XSLT show a link to the HTML view, which works without it."""
+    dom = _dump_dom(f"{site}/sitemap-items-1.xml", tmp_path)
+    assert '<a href="sitemap.html">Open the HTML view</a>' in dom

@@ -7,9 +7,11 @@ host names, each with its own base URL, sections and robots rules.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
 
 import httpx
 import pytest
@@ -47,6 +49,7 @@ def _shop_config() -> SitemapConfig:
             "pages": ["/", "https://example.com/elsewhere"],  # outside the mount: left out
         },
         max_urls_per_page=3,
+        html=True,
     )
 
 
@@ -69,8 +72,24 @@ def _check_mounted(url: str, prefix: str, outside: int = 404) -> None:
         assert page.status_code == 200
         listed += page_urls(check_document(page.content))
     assert sorted(listed) == sorted([f"{root}/products/{i}" for i in range(5)] + [f"{root}/"])
+    _check_mounted_views(url, prefix)
     # Outside the mount the sub-app's documents do not exist.
     assert httpx.get(f"{url}/sitemap.xml", timeout=10).status_code == outside
+
+
+def _check_mounted_views(url: str, prefix: str) -> None:
+    """The HTML views answer under the mount; their links stay below it (#14)."""
+    view_url = f"{url}{prefix}/sitemap.html"
+    index = httpx.get(view_url, timeout=10)
+    assert index.status_code == 200 and index.headers["content-type"].startswith("text/html")
+    hrefs = {urljoin(view_url, href) for href in re.findall(r'href="([^"]+)"', index.text)}
+    pages = sorted(h for h in hrefs if h.endswith(".html"))
+    assert pages == [
+        f"{url}{prefix}/sitemap-{name}.html" for name in ("pages-1", "products-1", "products-2")
+    ]
+    page = httpx.get(pages[1], timeout=10)
+    assert page.status_code == 200
+    assert f'href="https://example.com{prefix}/products/0"' in page.text
 
 
 def test_starlette_mount() -> None:

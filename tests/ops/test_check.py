@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,8 @@ from sitemap_middleware._ops.fetch import Fetcher
 from sitemap_middleware._ops.findings import CheckReport
 from sitemap_middleware._ops.schemas import load_schemas
 from tests.helpers import require_schemas
-from tests.integration.servers import bound_socket, make_config, serve
+from tests.integration.servers import bound_socket, make_config, serve, serve_uvicorn
+from tests.ops.hostile_sites import HostileSite
 from tests.ops.sites import broken_app, clean_sections
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -254,3 +256,98 @@ def test_cli_app_mode_prints_a_text_report() -> None:
         .splitlines()[-1]
         .startswith("FAILED: 2 documents, 7 URLs listed, 7 URLs fetched, 4 errors, 1 warnings")
     )
+
+
+# -- hostile servers: dripping bodies, redirects ------------------------------------------
+
+
+@contextmanager
+def hostile(robots_hops: int = 0, index_lists_target: bool = False) -> Iterator[str]:
+    sock = bound_socket()
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    with serve_uvicorn(HostileSite(base, robots_hops, index_lists_target).app(), sock):
+        yield base
+
+
+def test_cli_timeout_bounds_a_whole_request_to_a_dripping_server() -> None:
+    """A body dripping a byte every 0.1 s is cut at --timeout: an error, not a hang."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("SITEMAP_SCHEMAS_DIR", None)
+    with hostile() as base:
+        done = subprocess.run(
+            [sys.executable, "-m", "sitemap_middleware", "check", base + "/drip.xml"]
+            + ["--timeout", "0.3", "--json", "--no-http-checks", "--rate", "0"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            cwd=ROOT,
+        )
+    assert done.returncode == 1, done.stderr
+    data = json.loads(done.stdout)
+    drip = next(d for d in data["documents"] if d["url"] == base + "/drip.xml")
+    assert [(f["code"], f["message"]) for f in drip["findings"]] == [
+        ("fetch-failed", "timed out after 0.3 s (the whole request, body included)")
+    ]
+
+
+@pytest.mark.parametrize("hops", [1, 5])
+def test_redirected_robots_txt_is_followed(hops: int) -> None:
+    """RFC 9309 2.3.1.2: up to five redirects are followed; its rules and Sitemap: apply."""
+    with hostile(robots_hops=hops) as base:
+        report = check(base + "/", http_checks=False)
+    robots = report.documents[0]
+    assert robots.status == 200 and robots.findings.kept == [], report.format_text()
+    assert [d.url for d in report.documents] == [
+        base + "/robots.txt",
+        base + "/index.xml",
+        base + "/old-sitemap.xml",
+    ]
+    assert where(report, "robots-disallowed") == [(base + "/old-sitemap.xml", base + "/private/x")]
+
+
+def test_robots_txt_redirecting_more_than_five_times_is_unavailable() -> None:
+    """A sixth redirect: robots.txt is unavailable (4xx semantics: allow all), a warning."""
+    with hostile(robots_hops=6) as base:
+        report = check(base + "/", http_checks=False)
+    robots = report.documents[0]
+    assert [(f.severity, f.code) for f in robots.findings.kept] == [("warning", "robots-redirects")]
+    assert "more than 5 redirects" in robots.findings.kept[0].message
+    assert "robots-disallowed" not in report.codes() and "http-status" not in report.codes()
+    assert [d.url for d in report.documents][1:] == [base + "/sitemap.xml"]  # the fallback
+
+
+def test_redirected_sitemaps_are_followed_with_a_warning() -> None:
+    """An index child that redirects is read at its target, and the redirect is a warning."""
+    with hostile() as base:
+        report = check(base + "/", http_checks=False)
+    child = report.documents[2]
+    assert child.url == base + "/old-sitemap.xml" and child.kind == "urlset"
+    assert [(f.severity, f.code) for f in child.findings.kept] == [("warning", "http-redirect")]
+    assert child.findings.kept[0].message == (
+        f"redirected (308) to {base}/sitemap.xml: list the final URL"
+    )
+    assert report.urls == 2 and "http-status" not in report.codes()
+
+
+def test_a_redirect_to_a_listed_sitemap_is_not_read_twice() -> None:
+    """Its URLs are not counted twice (no duplicate-url): the listed target is checked."""
+    with hostile(index_lists_target=True) as base:
+        report = check(base + "/", http_checks=False)
+    old = next(d for d in report.documents if d.url == base + "/old-sitemap.xml")
+    assert [f.message for f in old.findings.kept] == [
+        f"redirected (308) to {base}/sitemap.xml, which is listed too (checked there): "
+        "list the final URL once"
+    ]
+    assert "duplicate-url" not in report.codes() and report.urls == 2
+
+
+def test_a_sitemap_redirect_loop_is_an_error() -> None:
+    """Redirects are followed at most five times; a loop is reported, not followed forever."""
+    with hostile() as base:
+        report = check(base + "/loop.xml", http_checks=False)
+    loop = report.documents[1]
+    assert [(f.severity, f.code) for f in loop.findings.kept] == [
+        ("error", "http-too-many-redirects")
+    ]
+    assert loop.findings.kept[0].message.startswith("more than 5 redirects")

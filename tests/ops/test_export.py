@@ -18,6 +18,7 @@ from starlette.applications import Starlette
 
 from sitemap_middleware import (
     ASGISitemapMiddleware,
+    ExportPathError,
     ProviderVersion,
     SitemapConfig,
     SitemapEntry,
@@ -212,3 +213,79 @@ def test_export_command(tmp_path: Path) -> None:
         cwd=ROOT,
     )
     assert bad.returncode == 2 and "cannot import 'tests.ops.nothing'" in bad.stderr
+
+
+# -- a corrupt or foreign manifest, paths that leave DIR or hit a directory ----------------
+
+
+def _tamper_missing_sha256(documents: dict[str, Any]) -> None:
+    del documents["/shop/sitemap.xml"]["sha256"]
+
+
+TAMPERINGS = {
+    "an entry without sha256": (_tamper_missing_sha256, "'/shop/sitemap.xml' has no sha256"),
+    "the key /": (lambda d: d.update({"/": {"sha256": "0"}}), "'/' names the export directory"),
+    "a key leaving DIR": (
+        lambda d: d.update({"/../victim.txt": {"sha256": "0"}}),
+        "'/../victim.txt' leaves the export directory",
+    ),
+    "a key through a symlink out of DIR": (
+        lambda d: d.update({"/link/victim.txt": {"sha256": "0"}}),
+        "'/link/victim.txt' leaves the export directory",
+    ),
+    "the manifest's own name": (
+        lambda d: d.update({"/" + MANIFEST: {"sha256": "0"}}),
+        f"'/{MANIFEST}' is the manifest itself",
+    ),
+    "an entry that is not an object": (lambda d: d.update({"/x.xml": 3}), "'/x.xml' is not"),
+    "a relative key": (lambda d: d.update({"x.xml": {"sha256": "0"}}), "'x.xml' does not start"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TAMPERINGS))
+def test_a_corrupt_manifest_is_ignored_with_a_warning(case: str, tmp_path: Path) -> None:
+    """Treated as absent: everything is exported again, nothing it lists is deleted."""
+    tamper, reason = TAMPERINGS[case]
+    out, victim = tmp_path / "out", tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    (out / "link").parent.mkdir()
+    (out / "link").symlink_to(tmp_path)
+    app = asgi(make_config(["/"]))
+    first = anyio.run(export_app, app, out)
+    manifest = json.loads((out / MANIFEST).read_text())
+    tamper(manifest["documents"])
+    (out / MANIFEST).write_text(json.dumps(manifest))
+    again = anyio.run(export_app, app, out)
+    assert victim.read_text() == "keep me" and out.is_dir()
+    assert sorted(again.written) == sorted(first.written) and again.removed == []
+    assert len(again.warnings) == 1 and reason in again.warnings[0], again.warnings
+    assert again.warnings[0].startswith(f"{MANIFEST} ignored: ")
+    assert again.warnings[0] in again.format_text() and again.as_dict()["warnings"]
+    # the manifest written now is whole again: the next export finds everything unchanged
+    assert anyio.run(export_app, app, out).warnings == []
+
+
+@pytest.mark.parametrize(
+    ("prepare", "message"),
+    [
+        (
+            lambda out: (out / "shop" / "sitemap.xml").mkdir(parents=True),
+            "document '/shop/sitemap.xml' would be written over the directory",
+        ),
+        (
+            lambda out: (out / "shop").write_text("a file"),
+            "document '/shop/sitemap.xml' needs the directory",
+        ),
+    ],
+)
+def test_a_document_path_that_cannot_be_written_fails_before_writing(
+    prepare: Any, message: str, tmp_path: Path
+) -> None:
+    """A clear ExportPathError, raised before any file is written (nothing half-exported)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    prepare(out)
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+    with pytest.raises(ExportPathError, match=message):
+        anyio.run(export_app, asgi(make_config(["/"])), out)
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before

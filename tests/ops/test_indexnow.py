@@ -7,21 +7,27 @@ import threading
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
+from urllib.parse import quote
 
 import anyio
 import httpx
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from sitemap_middleware import (
     ConfigurationError,
+    IndexNowBatch,
     IndexNowNotifier,
     SitemapConfig,
     SitemapEntry,
     changed_urls,
     take_snapshot,
 )
+from sitemap_middleware._ops.indexnow import _retry_after, retry_wait
 from tests.helpers import CountingProvider
 from tests.integration.servers import bound_socket, serve, serve_uvicorn
+from tests.ops.hostile_sites import indexnow_hostile
 from tests.ops.indexnow_server import IndexNowEndpoint
 
 KEY = "0123456789abcdef-key"
@@ -270,3 +276,87 @@ def test_snapshot_round_trips_through_json() -> None:
     with pytest.raises(ValueError, match="not a sitemap snapshot"):
         Snapshot.from_json('{"p": 3}')
     logging.getLogger(__name__).debug("ok")
+
+
+# -- hostile endpoints: a dripping answer, junk Retry-After; the backoff bound -------------
+
+
+@pytest.fixture
+def hostile_endpoint() -> Iterator[str]:
+    with serve_uvicorn(indexnow_hostile(), bound_socket()) as url:
+        yield url
+
+
+@pytest.mark.anyio
+async def test_timeout_bounds_a_whole_post_to_a_dripping_endpoint(hostile_endpoint: str) -> None:
+    """An answer dripping a byte every 0.1 s is cut at ``timeout`` and retried, then given up."""
+    notifier = IndexNowNotifier(
+        host="example.com",
+        key=KEY,
+        endpoint=hostile_endpoint + "/drip",
+        retries=1,
+        backoff=0.01,
+        timeout=0.3,
+    )
+    result = await notifier.notify(["https://example.com/a"])
+    assert not result.ok
+    assert result.batches[0] == IndexNowBatch(
+        1, None, 2, "timed out after 0.3 s (gave up after 2 attempts)"
+    )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("junk", ["\u00b2", "1\u00b9", "soon", "-5", "1e400", "9" * 5000])
+async def test_junk_retry_after_falls_back_to_backoff(hostile_endpoint: str, junk: str) -> None:
+    """``Retry-After: ²`` (str.isdigit says yes) and other junk: normal backoff, no raise."""
+    notifier = IndexNowNotifier(
+        host="example.com",
+        key=KEY,
+        endpoint=f"{hostile_endpoint}/junk?retry_after={quote(junk)}",
+        retries=1,
+        backoff=0.01,
+        max_backoff=0.05,
+    )
+    result = await notifier.notify(["https://example.com/a"])
+    assert result.batches[0] == IndexNowBatch(
+        1, 429, 2, "429 too many requests (gave up after 2 attempts)"
+    )
+
+
+@given(st.text())
+@example("Wed, 21 Oct 2015 07:28:00 GMT")
+@example("Fri, 31 Dec 9999 23:59:59 +2359")
+@example("Mon, 01 Jan 0001 00:00:00 -2359")
+@example("\u00b2")
+@example("9" * 5000)
+def test_retry_after_never_raises(value: str) -> None:
+    """Any header text gives a number of seconds >= 0, or None (use the normal backoff)."""
+    seconds = _retry_after(value)
+    assert seconds is None or seconds >= 0
+
+
+@given(
+    retry_after=st.one_of(st.none(), st.text(), st.integers(0, 10**30).map(str)),
+    delay=st.floats(0, 1e6),
+    max_backoff=st.floats(0, 1e6),
+    jitter=st.floats(0, 1),
+)
+def test_a_wait_never_exceeds_max_backoff(
+    retry_after: str | None, delay: float, max_backoff: float, jitter: float
+) -> None:
+    """Jitter included, no wait is longer than max_backoff (nor negative)."""
+    wait = retry_wait(delay, retry_after, max_backoff, jitter)
+    assert 0 <= wait <= max_backoff
+
+
+def test_retry_wait_honours_retry_after_and_jitters_below_the_cap() -> None:
+    assert retry_wait(1.0, "7", 300.0, 0.0) == 7.0  # never shorter than Retry-After
+    assert retry_wait(1.0, None, 300.0, 1.0) == 1.25  # up to 25 % jitter
+    assert retry_wait(200.0, None, 220.0, 1.0) == 220.0  # jitter stops at the cap
+    assert retry_wait(1.0, "\u00b2", 300.0, 0.0) == 1.0  # junk: the normal backoff
+
+
+def test_timeouts_and_backoffs_must_be_positive() -> None:
+    for name, value in [("timeout", 0), ("timeout", -1.0), ("backoff", -1), ("max_backoff", -1)]:
+        with pytest.raises(ConfigurationError, match=f"{name} must be"):
+            IndexNowNotifier(host="example.com", key=KEY, **{name: value})  # type: ignore[arg-type]

@@ -7,8 +7,11 @@ import io
 import json
 import zlib
 from datetime import datetime, timezone
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sitemap_middleware._ops.fetch import TooLarge, gunzip
 from sitemap_middleware._ops.findings import MAX_PER_CODE, CheckReport, DocumentReport
@@ -167,3 +170,94 @@ def test_cli_in_process_with_progress_bar(capsys: pytest.CaptureFixture[str]) ->
         main(["export", "--app", "tests.ops.sites", "/tmp/x"])
     assert exited.value.code == 2
     assert "must look like 'module:app'" in capsys.readouterr().err
+
+
+_LETTERS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
+
+
+def _mixed_case(draw: Any, text: str) -> str:
+    flips = draw(st.lists(st.booleans(), min_size=len(text), max_size=len(text)))
+    return "".join(c.upper() if flip else c for c, flip in zip(text, flips, strict=True))
+
+
+@st.composite
+def _same_site_locs(draw: Any) -> tuple[str, str, str]:
+    """(sitemap URL, a loc under its directory, the loc's path); schemes and hosts re-cased."""
+    scheme = draw(st.sampled_from(["http", "https"]))
+    host = draw(_LETTERS) + ".example"
+    directory = "/" + "/".join(draw(st.lists(_LETTERS, max_size=2)))
+    directory = directory.rstrip("/") + "/"
+    path = directory + draw(_LETTERS)
+    loc = f"{_mixed_case(draw, scheme)}://{_mixed_case(draw, host)}{path}"
+    sitemap = f"{_mixed_case(draw, scheme)}://{_mixed_case(draw, host)}{directory}sitemap.xml"
+    return sitemap, loc, path
+
+
+def _outside(sitemap: str, loc: str) -> bool:
+    report = DocumentReport(sitemap)
+    parsed = Parsed("urlset", entries=[Entry(loc)])
+    check_document(
+        parsed, report, fetched_at=NOW, served_at=None, last_modified=None, cross_origin=None
+    )
+    return "loc-outside" in {f.code for f in report.findings.kept}
+
+
+@given(_same_site_locs())
+def test_scheme_and_host_compare_case_insensitively(case: tuple[str, str, str]) -> None:
+    """RFC 3986 6.2.2.1: HTTP://Example.COM/x is under http://example.com/ (no loc-outside)."""
+    sitemap, loc, _ = case
+    assert not _outside(sitemap, loc)
+
+
+@given(_same_site_locs())
+def test_paths_stay_case_sensitive(case: tuple[str, str, str]) -> None:
+    """/Shop/x is not under /shop/: the directory rule compares paths exactly."""
+    sitemap, loc, path = case
+    if path.count("/") < 2:
+        return  # the root directory holds every path
+    upper = loc[: len(loc) - len(path)] + path.upper()
+    assert _outside(sitemap, upper)
+
+
+def test_upper_case_scheme_in_a_loc_is_not_outside() -> None:
+    """The reviewer's case: HTTP://example.com/x in http://example.com/sitemap.xml."""
+    assert not _outside("http://example.com/sitemap.xml", "HTTP://example.com/x")
+    assert not _outside("HTTPS://EXAMPLE.com/shop/sitemap.xml", "https://example.COM/shop/x")
+    assert _outside("http://example.com/shop/sitemap.xml", "http://example.com/SHOP/x")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--max-urls", "-1"], "argument --max-urls: must be an integer >= 1, got '-1'"),
+        (["--max-urls", "0"], "argument --max-urls: must be an integer >= 1, got '0'"),
+        (["--max-urls", "x"], "argument --max-urls: must be an integer >= 1, got 'x'"),
+        (["--timeout", "0"], "argument --timeout: must be a number of seconds > 0, got '0'"),
+        (["--timeout", "-3"], "argument --timeout: must be a number of seconds > 0, got '-3'"),
+        (["--timeout", "nan"], "argument --timeout: must be a number of seconds > 0, got 'nan'"),
+        (["--timeout", "inf"], "argument --timeout: must be a number of seconds > 0, got 'inf'"),
+        (["--concurrency", "0"], "argument --concurrency: must be an integer >= 1, got '0'"),
+        (["--max-documents", "-2"], "argument --max-documents: must be an integer >= 1"),
+        (["--rate", "-1"], "argument --rate: must be a number of requests a second >= 0"),
+    ],
+)
+def test_check_refuses_bad_numbers_as_usage_errors(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """argparse's usage error (exit 2) with a message naming the option and the value."""
+    from sitemap_middleware.__main__ import build_parser
+
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(["check", "https://example.com/", *argv])
+    assert exited.value.code == 2
+    error = capsys.readouterr().err
+    assert error.startswith("usage: sitemap-middleware check") and message in error
+
+
+def test_check_accepts_good_numbers() -> None:
+    from sitemap_middleware.__main__ import build_parser
+
+    args = build_parser().parse_args(
+        ["check", "https://example.com/", "--max-urls", "3", "--timeout", "0.3", "--rate", "0"]
+    )
+    assert (args.max_urls, args.timeout, args.rate) == (3, 0.3, 0.0)

@@ -17,6 +17,7 @@ from sitemap_middleware import (
     DirectoryProvider,
     DocumentObserver,
     FlaskRoutesProvider,
+    HTMLView,
     HTTPSettings,
     Image,
     IndexNowNotifier,
@@ -155,3 +156,13 @@ async def push(previous: Snapshot) -> Snapshot:
     first: Snapshot = await take_snapshot(watched)
     print(submitted, errors, changed_urls(first, snapshot))
     return snapshot
+
+
+html_config = SitemapConfig(
+    base_url="https://example.com",
+    sections={"pages": ["/", "/about"]},
+    html=HTMLView(index_name="urls.html", page_prefix="view-", title="Published URLs"),
+)
+simple_html_config = SitemapConfig(
+    base_url="https://example.com", sections={"pages": ["/"]}, html=True
+)

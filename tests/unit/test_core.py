@@ -18,6 +18,7 @@ from sitemap_middleware import (
     TrustedHosts,
 )
 from sitemap_middleware._engine.core import SitemapCore
+from sitemap_middleware._sansio.render import CHUNK_SIZE
 from tests.helpers import CountingProvider, check_document, child_urls, fetch, header, page_urls
 
 pytestmark = pytest.mark.anyio
@@ -474,3 +475,35 @@ async def test_methods_are_case_sensitive() -> None:
     core = _core({"p": ["/a"]})
     reply, _ = await fetch(core, "/sitemap.xml", method="get")
     assert reply.status == 405
+
+
+async def test_urlset_is_whole_when_its_end_lands_next_to_a_chunk_boundary() -> None:
+    """However close to a 64 KiB chunk boundary the closing tag falls, no byte is lost.
+
+    (Bug: the chunk that ``</urlset>`` completed was dropped and only the final, empty
+    flush was sent: a 200 with an empty body.)
+    """
+    base = [f"/items/{i:05d}" for i in range(1190)]
+
+    async def body_for(pad: int) -> bytes:
+        entries = [*base, "/last/" + "x" * pad]
+        reply, body = await fetch(_core({"p": entries}), "/sitemap-p-1.xml")
+        assert reply.status == 200
+        assert len(page_urls(check_document(body))) == len(entries), pad
+        return body
+
+    start = len(await body_for(0))
+    closing = len(b"</urlset>\n")
+    assert start < CHUNK_SIZE - closing
+    for pad in range(CHUNK_SIZE - start - 2, CHUNK_SIZE - start + closing + 2):
+        assert len(await body_for(pad)) == start + pad
+
+
+@pytest.mark.parametrize("last", [1, 10, 5000])
+async def test_text_body_sends_every_byte_when_the_last_piece_completes_a_chunk(last: int) -> None:
+    """A document written piece by piece (the index views) arrives whole at any length."""
+    from sitemap_middleware._engine.bodies import text_body
+
+    pieces = ["a" * (CHUNK_SIZE - 3), "b" * last]
+    chunks = [chunk async for chunk in text_body(pieces)]
+    assert b"".join(chunks) == "".join(pieces).encode() and b"" not in chunks

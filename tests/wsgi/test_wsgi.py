@@ -151,3 +151,20 @@ def test_script_name_prefix() -> None:
         "/sitemap.xml", environ_overrides={"SCRIPT_NAME": "/shop"}
     )
     assert page_urls(check_document(response.data)) == ["https://example.com/shop/a"]
+
+
+def test_html_views_under_wsgi_lint_gzip_and_304() -> None:
+    """The HTML views pass werkzeug's lint and wsgiref's validator: 200, gzip, then 304."""
+    client = _client({"p": CountingProvider(30)}, html=True)
+    response = client.get("/sitemap-p-1.html", headers={"Accept-Encoding": "gzip"})
+    assert response.status_code == 200 and response.headers["Content-Encoding"] == "gzip"
+    assert response.headers["Content-Type"] == "text/html; charset=utf-8"
+    assert "default-src 'none'" in response.headers["Content-Security-Policy"]
+    assert gzip.decompress(response.data).count(b'<th scope="row"') == 30
+    again = client.get(
+        "/sitemap-p-1.html",
+        headers={"Accept-Encoding": "gzip", "If-None-Match": response.headers["ETag"]},
+    )
+    assert again.status_code == 304 and again.data == b""
+    index = client.get("/sitemap.html")
+    assert index.status_code == 200 and b'href="sitemap-p-1.html"' in index.data

@@ -1,0 +1,64 @@
+"""What the engine answers with: a Document (validators known, body not yet started) or
+an HTTPError (any status but 200, decided before the first byte)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from .._config import SitemapConfig
+from .observe import CacheStatus
+
+__all__ = [
+    "TEXT_TYPE",
+    "XML_TYPE",
+    "XSL_TYPE",
+    "Document",
+    "HTTPError",
+    "service_unavailable",
+    "unavailable",
+]
+
+XML_TYPE = "application/xml; charset=utf-8"
+TEXT_TYPE = "text/plain; charset=utf-8"
+XSL_TYPE = "text/xsl; charset=utf-8"
+
+
+class HTTPError(Exception):
+    """An answer other than 200, decided before the body starts (never a traceback)."""
+
+    def __init__(self, status: int, message: str, headers: Sequence[tuple[str, str]] = ()) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = list(headers)
+
+
+def unavailable(config: SitemapConfig) -> HTTPError:
+    """503 for a failing provider, with ``Retry-After``."""
+    return service_unavailable(config.http.retry_after)
+
+
+def service_unavailable(retry_after: int) -> HTTPError:
+    """503 with ``Retry-After: retry_after`` seconds."""
+    return HTTPError(
+        503,
+        "Service Unavailable: this sitemap's data source failed; try again later",
+        [("Retry-After", str(retry_after))],
+    )
+
+
+@dataclass(slots=True)
+class Document:
+    """A document ready to answer: validators known, body not yet started."""
+
+    content_type: str
+    etag: str | None
+    last_modified: datetime | None
+    open: Callable[[], Awaitable[AsyncIterator[bytes]]]
+    cacheable: bool = True
+    #: False when only opening the body tells whether it exists (a page of a section
+    #: that cannot count itself): a 304 then needs that check first.
+    exists: bool = True
+    cache: CacheStatus | None = None

@@ -1,0 +1,130 @@
+"""The HTML views as documents: planned like the XML index and pages, streamed the same way.
+
+The index view reuses the index's page plan (so it lists exactly the pages the XML index
+lists, with their lastmods) and the page view reuses the page's entry stream; only the
+writer differs. ETags add the view's fingerprint, so they never equal an XML document's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING
+
+from .._config import SitemapConfig
+from .._sansio.html import IndexView, UrlsetView
+from .._sansio.htmlview import HTML_TYPE, HTMLView
+from .._sansio.routing import Kind, Target
+from .._sansio.urls import BaseURL
+from .answer import Document
+from .bodies import opened, text_body
+
+if TYPE_CHECKING:
+    from .documents import Documents
+
+__all__ = ["HTMLDocuments", "view_key"]
+
+
+class HTMLDocuments:
+    """Builds the :class:`Document` of the index view or of a page view."""
+
+    def __init__(self, documents: Documents, view: HTMLView) -> None:
+        self._documents = documents
+        self._view = view
+        self.config = documents.config
+
+    async def get(self, target: Target, base: BaseURL) -> Document:
+        if target.kind is Kind.INDEX:
+            return await self._index(base)
+        return await self._page(target, base)
+
+    async def _index(self, base: BaseURL) -> Document:
+        config = self.config
+        documents = self._documents
+        plans, failed = await documents.plan_all("index view", base)
+        externals = documents.externals(base)
+        documents.checked_plans(plans, failed, len(externals))
+        children = documents.index_children(plans)
+        kind = f"{self._view.fingerprint}|index"
+        etag, modified = (
+            documents.index_validators(kind, base, plans, children) if not failed else (None, None)
+        )
+        writer = IndexView(
+            view=self._view,
+            site=_site_label(base),
+            sitemap_name=config.sitemap_name,
+            index_name=config.index_name,
+            page_prefix=config.page_prefix,
+        )
+        urls = sum(plan.count for plan in plans)
+
+        def pieces() -> Iterator[str]:
+            files = len(children)
+            yield writer.open(files=files, urls=urls, failed=failed, externals=len(externals))
+            for child in children:
+                yield writer.sitemap(
+                    section=child.section or "",
+                    page=child.number,
+                    count=child.urls,
+                    lastmod=child.lastmod,
+                    xml_name=child.name,
+                )
+            for loc in externals:
+                yield writer.external(loc)
+            yield writer.close()
+
+        return Document(
+            HTML_TYPE,
+            etag,
+            modified,
+            lambda: opened(text_body(pieces())),
+            cacheable=not failed,
+        )
+
+    async def _page(self, target: Target, base: BaseURL) -> Document:
+        config = self.config
+        view = self._view
+        documents = self._documents
+        planned = await documents.planned_page(target, base)
+        section, version = planned.section, planned.plan.version
+        number = target.page
+        name = view.page_name(config.page_prefix, section.name, number)
+        etag = documents.page_etag(f"{view.fingerprint}|{name}", base, planned)
+        xml_name = documents.index_children([planned.plan])[number - 1].name
+        writer = UrlsetView(
+            view=view,
+            site=_site_label(base),
+            resolve=base.join_if_relative,
+            section=section.name,
+            page=number,
+            xml_name=xml_name,
+            index_view=view.index_name,
+            previous_view=view.page_name(config.page_prefix, section.name, number - 1)
+            if number > 1
+            else None,
+            next_view=view.page_name(config.page_prefix, section.name, number + 1)
+            if number < planned.pages
+            else None,
+        )
+
+        async def open_page() -> AsyncIterator[bytes]:
+            keyed = planned.plan.keyed
+            stream = documents.stream(section, base, planned.page, planned.previous, keyed)
+            return await documents.open_urlset(name, [stream], writer)
+
+        return Document(HTML_TYPE, etag, version.last_modified if version else None, open_page)
+
+
+def _site_label(base: BaseURL) -> str:
+    """``example.com`` or ``example.com/shop``: the site, as headings name it."""
+    return base.prefix.split("://", 1)[1].rstrip("/")
+
+
+def view_key(config: SitemapConfig, target: Target) -> str:
+    """What a render-cache or render-store key adds for a view: the view's own settings.
+
+    They shape the view's bytes but are not in ``config.fingerprint`` (switching the views
+    on changes no XML ETag), so deployments sharing a cache with other titles or file
+    names never answer with each other's view.
+    """
+    view = config.html_view
+    return f"|html={view.fingerprint}" if target.html and view is not None else ""
