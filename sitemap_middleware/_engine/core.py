@@ -197,10 +197,19 @@ class SitemapCore:
 
     async def _fresh_document(self, target: Target, base: BaseURL, label: str) -> Document:
         """The document as the providers have it now (no stored render involved)."""
+        rendered = self._rendered
+        key = ""
+        if rendered is not None and target.is_sitemap:
+            key = rendered.key(base.prefix, target) + view_key(self.config, target)
+            if self._documents.unversioned(target):
+                # Render mode's ETag comes from the bytes: a render in the cache answers
+                # without a planning pass (which would read the whole section).
+                kind = self._documents.content_type(target)
+                if (found := await rendered.cached(key, kind)) is not None:
+                    return found
         document = await self._documents.get(target, base)
-        if document.etag is None and self._rendered is not None and target.is_sitemap:
-            key = self._rendered.key(base.prefix, target) + view_key(self.config, target)
-            document = await self._rendered.validated(key, label, document)
+        if document.etag is None and rendered is not None and target.is_sitemap:
+            document = await rendered.validated(key, label, document)
         return document
 
     async def _answer(

@@ -14,8 +14,9 @@ from importlib import resources
 
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import InvalidEntryError, ProviderError
-from .._providers.base import SupportsKeyset
+from .._providers.base import SupportsKeyset, SupportsVersion
 from .._sansio.etag import content_etag, document_etag, version_parts
+from .._sansio.htmlview import HTML_TYPE
 from .._sansio.limits import MAX_BYTES, MAX_INDEX_ENTRIES, MAX_NEWS_PER_FILE
 from .._sansio.models import Admitted
 from .._sansio.paging import PagePlan, decode_key_range, encode_key_range
@@ -124,6 +125,22 @@ class Documents:
                 f"use the per-section pages ({self.config.page_prefix}<section>-<n>.txt)",
             )
         return self._index_document(base, plans, failed)
+
+    def unversioned(self, target: Target) -> bool:
+        """Whether no section ``target`` reads can report a version (render mode's case)."""
+        if target.kind is Kind.PAGE:
+            section = self.config.section(target.section or "")
+            sections = [section] if section is not None else []
+        else:
+            sections = list(self.config.resolved_sections)
+        return bool(sections) and not any(isinstance(s.provider, SupportsVersion) for s in sections)
+
+    @staticmethod
+    def content_type(target: Target) -> str:
+        """The media type of ``target``'s document."""
+        if target.html:
+            return HTML_TYPE
+        return TEXT_TYPE if target.text else XML_TYPE
 
     async def plan_all(self, label: str, base: BaseURL) -> tuple[list[SectionPlan], list[str]]:
         """Every section's plan (strict mode: an invalid entry answers 500)."""

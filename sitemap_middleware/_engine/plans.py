@@ -9,7 +9,8 @@ for every request:
   changes whenever content does (a last-modified time alone does not see deletions);
 - a section without a token is kept for ``Renders.plan_ttl`` seconds (0: never kept;
   then a page request measures only up to the page it serves);
-- concurrent requests needing the same plan wait for one planning pass;
+- concurrent requests needing the same plan share one planning pass, and its failure:
+  a burst against a failing section fails together instead of retrying in turn;
 - a section that fails is never kept (the next request tries again).
 """
 
@@ -44,7 +45,7 @@ class PlanMemo:
         self._ttl = config.renders.plan_ttl
         #: (prefix, section) -> (token or None, expiry, plan)
         self._kept: OrderedDict[_Key, tuple[str | None, float, SectionPlan]] = OrderedDict()
-        self._locks: dict[_Key, anyio.Lock] = {}
+        self._planning: dict[_Key, _Planning] = {}
         #: Planning passes made (for tests and benchmarks).
         self.passes = 0
 
@@ -79,14 +80,32 @@ class PlanMemo:
     ) -> SectionPlan:
         key = (base.prefix, section.name)
         token = _token(version)
-        async with self._locks.setdefault(key, anyio.Lock()):
+        while True:
             kept = self._reusable(key, token)
             if kept is not None:
                 return kept
+            planning = self._planning.get(key)
+            if planning is None or planning.token != token:
+                break
+            await planning.done.wait()
+            if planning.error is not None:
+                raise planning.error
+            if planning.plan is not None:
+                return planning.plan
+            # The planning request was cancelled (its client left): plan here instead.
+        planning = self._planning[key] = _Planning(token)
+        try:
             self.passes += 1
-            plan = await plan_section(self.config, section, base, version)
-            self._keep(key, token, plan)
-            return plan
+            planning.plan = await plan_section(self.config, section, base, version)
+            self._keep(key, token, planning.plan)
+            return planning.plan
+        except Exception as exc:
+            planning.error = exc
+            raise
+        finally:
+            if self._planning.get(key) is planning:
+                del self._planning[key]
+            planning.done.set()
 
     def _reusable(self, key: _Key, token: str | None) -> SectionPlan | None:
         kept = self._kept.get(key)
@@ -104,6 +123,16 @@ class PlanMemo:
         self._kept.move_to_end(key)
         while len(self._kept) > MAX_PLANS:
             self._kept.popitem(last=False)
+
+
+class _Planning:
+    """A planning pass under way, and its outcome for the requests waiting on it."""
+
+    def __init__(self, token: str | None) -> None:
+        self.token = token
+        self.done = anyio.Event()
+        self.plan: SectionPlan | None = None
+        self.error: Exception | None = None
 
 
 def _token(version: ProviderVersion | None) -> str | None:

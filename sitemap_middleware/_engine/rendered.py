@@ -92,6 +92,10 @@ class RenderValidation:
             except Exception as exc:  # shutting down: report, but let the shutdown finish
                 logger.warning(LOG_CACHE_FAILED, "closing", type(exc).__name__, exc)
 
+    async def cached(self, key: str, content_type: str) -> Document | None:
+        """The stored render of ``key``, before anything is planned or read; or None."""
+        return await self._cached(key, Document(content_type, None, None, _nothing))
+
     async def validated(self, key: str, label: str, document: Document) -> Document:
         """``document`` with an ETag from its bytes, or as it is if it cannot have one.
 
@@ -231,6 +235,10 @@ def _from_bytes(document: Document, tag: str, data: bytes) -> Document:
     return replace(
         document, etag=tag, last_modified=None, open=lambda: opened(bytes_body(data)), cache="hit"
     )
+
+
+async def _nothing() -> AsyncIterator[bytes]:  # pragma: no cover - replaced by _from_bytes
+    return bytes_body(b"")
 
 
 async def _aclose(body: AsyncIterator[bytes]) -> None:

@@ -185,7 +185,10 @@ def _tuple_of(
 
 
 def coerce_entry(item: object) -> SitemapEntry:
-    """Turn what a provider yields (entry, URL string or mapping) into an entry."""
+    """Turn what a provider yields (entry, URL string, mapping, or a row with its
+    mapping) into an entry."""
+    if type(item) is Mapped:
+        item = item.resolve()
     if isinstance(item, SitemapEntry):
         return item
     if isinstance(item, str):

@@ -33,16 +33,19 @@ class FleetProvider:
         if (MARKERS / "fail").exists():
             raise RuntimeError("database went away")
 
-    async def page(self, offset: int, limit: int) -> AsyncIterator[dict[str, object]]:
+    def page(self, offset: int, limit: int) -> AsyncIterator[dict[str, object]]:
+        return self._rows(offset, limit, "pass")
+
+    def entries(self) -> AsyncIterator[dict[str, object]]:
+        return self._rows(0, PAGES * PAGE_SIZE, "plan")  # the planning pass reads it all
+
+    async def _rows(self, offset: int, limit: int, kind: str) -> AsyncIterator[dict[str, object]]:
         self._check()
-        (MARKERS / f"pass-{offset}-{os.getpid()}-{uuid.uuid4().hex}").touch()
+        (MARKERS / f"{kind}-{offset}-{os.getpid()}-{uuid.uuid4().hex}").touch()
         for i in range(offset, min(offset + limit, PAGES * PAGE_SIZE)):
             if i % 100 == 0:
                 await anyio.sleep(0.01)
             yield {"loc": f"/products/{i}?a=1&b=2", "lastmod": "2024-05-01", "priority": 0.5}
-
-    def entries(self) -> AsyncIterator[dict[str, object]]:
-        return self.page(0, PAGES * PAGE_SIZE)
 
     async def count(self) -> int:
         self._check()

@@ -14,12 +14,13 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from sqlalchemy import Column, Integer, MetaData, String, Table, insert
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from sitemap_middleware import SitemapConfig, SQLAlchemyProvider
+from sitemap_middleware import Renders, SitemapConfig, SQLAlchemyProvider
 from tests.integration.servers import serve
 
 SERVERS = ["uvicorn", "hypercorn", "werkzeug"]
@@ -109,8 +110,15 @@ def test_hang_up_stops_a_provider_that_never_awaits(
 ) -> None:
     """The provider stops long before the end of the page, and nothing is logged."""
     provider = NeverAwaits()
-    config = SitemapConfig(base_url="https://example.com", sections={"p": provider})
+    config = SitemapConfig(
+        base_url="https://example.com", sections={"p": provider}, renders=Renders(plan_ttl=60)
+    )
     with caplog.at_level(logging.DEBUG), serve(server, config) as url:
+        # The index plans the section (one whole pass, kept for plan_ttl): what follows
+        # counts the page's own pass only.
+        assert httpx.get(url + "/sitemap_index.xml").status_code == 200
+        provider.yielded, provider.closed = 0, False
+        caplog.clear()
         _hang_up_after_first_bytes(url, "/sitemap-p-1.xml")
         assert _wait_for(lambda: provider.closed)
         time.sleep(0.2)  # anything the server would log about the dead socket, it has now

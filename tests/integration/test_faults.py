@@ -18,7 +18,7 @@ import httpx
 import pytest
 from werkzeug.http import parse_date
 
-from sitemap_middleware import ProviderVersion, RenderFallback, Section, SitemapEntry
+from sitemap_middleware import ProviderVersion, RenderFallback, Renders, Section, SitemapEntry
 from sitemap_middleware._providers.threads import MAX_SECTION_THREADS
 from tests.helpers import check_document, child_urls, page_urls
 from tests.integration.servers import make_config, serve
@@ -163,13 +163,18 @@ def test_render_mode_failure_before_the_first_byte_is_503(
 @servers
 def test_render_mode_failure_after_the_first_byte_aborts(server: str) -> None:
     """Past the render cap the page streams; a failure then aborts and caches nothing."""
-    flaky = Switchable(20_000, fail_at=15_000)
+    flaky = Switchable(20_000)
     config = make_config(
         "https://example.com",
         {"p": flaky},
         render_fallback=RenderFallback(max_bytes=64 * 1024),
+        renders=Renders(plan_ttl=60),
     )
     with serve(server, config) as url:
+        # Planned while the source is up (a failure while planning is a 503, before any
+        # byte); the page's own pass then fails mid-stream.
+        assert httpx.get(url + "/sitemap_index.xml").status_code == 200
+        flaky.fail_at = 15_000
         with pytest.raises(httpx.RemoteProtocolError):
             httpx.get(url + "/sitemap-p-1.xml", headers={"Accept-Encoding": "identity"})
         flaky.fail_at = None

@@ -85,6 +85,9 @@ def test_a_burst_renders_each_page_once_across_the_fleet_and_survives_provider_f
         assert body.count(b"<url>") == 1000
     passes = Counter(p.name.split("-")[1] for p in markers.iterdir() if p.name.startswith("pass-"))
     assert passes == {str(offset): 1 for offset in range(0, 10_000, 1000)}
+    # Plans are per instance (kept for the version): at most one planning pass each.
+    plans = Counter(p.name.split("-")[2] for p in markers.iterdir() if p.name.startswith("plan-"))
+    assert 1 <= len(plans) <= len(urls) and set(plans.values()) == {1}
 
     (markers / "fail").touch()
     stale = asyncio.run(_burst(urls, PAGES, 40))

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from sitemap_middleware import (
     Alternate,
+    CallableProvider,
     ConfigurationError,
     Languages,
     NewsArticle,
@@ -93,6 +94,24 @@ async def test_languages_with_a_function_keep_the_entry_fields() -> None:
     text = body.decode()
     assert text.count("<lastmod>2024-05-01</lastmod>") == 2
     assert "https://example.com/docs?hl=ja" in text
+
+
+@pytest.mark.anyio
+async def test_languages_expand_rows_mapped_by_the_middleware() -> None:
+    """Rows a mapping turns into entries (CallableProvider(map=...), SQL providers) are
+    expanded too; a row the mapping fails on costs its own URLs only."""
+    rows = [{"slug": "tea"}, {"slug": None}, {"slug": "green tea"}]
+    provider = CallableProvider(lambda: rows, map=lambda row: "/products/" + row["slug"])
+    config = SitemapConfig(
+        base_url="https://example.com",
+        sections={"p": Section(provider, languages=Languages(codes=("en", "de")))},
+    )
+    found = await _collect(SitemapCore(config))
+    assert sorted(found) == sorted(
+        f"https://example.com/{lang}/products/{slug}"
+        for lang in ("en", "de")
+        for slug in ("tea", "green%20tea")
+    )
 
 
 @settings(max_examples=40, deadline=None)
