@@ -155,7 +155,8 @@ async def test_aborted_body_is_reported_incomplete() -> None:
     recorder = Recorder()
     core = make_core(
         recorder,
-        sections={"products": CountingProvider(1500, fail_after=800)},
+        # The plan's pass succeeds; the page's own pass fails after its first bytes.
+        sections={"products": CountingProvider(1500, fail_after=800, healthy_passes=1)},
         max_urls_per_page=1500,
     )
     with pytest.raises(Exception, match="database went away"):
