@@ -14,7 +14,9 @@ from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from .._exceptions import ConfigurationError
 from .._providers.base import EntryLike, ProviderVersion
+from .._providers.keyset import Bound, keyset_batches
 from .orm import run_orm
 from .sitemaps import aware_datetime
 
@@ -33,6 +35,9 @@ class DjangoQuerySetProvider:
         own ordering is replaced by ``key``. Add ``select_related()`` for what
         ``location`` reads.
     :param key: a unique, sortable field (default the primary key). Pages are key ranges.
+        A nullable field is refused (several rows may be NULL, and NULL has no place in
+        a key order) unless the queryset leaves NULL keys out:
+        ``Tag.objects.filter(code__isnull=False)``.
     :param lastmod: a ``DateField``/``DateTimeField`` name: each entry's ``<lastmod>``,
         ``Last-Modified``, the version token and each index page's ``<lastmod>``.
     :param location: the object's URL path (default ``obj.get_absolute_url()``).
@@ -69,6 +74,15 @@ class DjangoQuerySetProvider:
                 f"key field {key!r} of {model.__name__} is not unique: "
                 "pages are key ranges and would skip or repeat rows"
             )
+        if field.null and not _leaves_nulls_out(queryset, field):
+            label = f"{model.__name__}.{field.name}"
+            raise ConfigurationError(
+                f"key field {label} is nullable: rows with a NULL key have no place in the "
+                "key order, so pages would repeat or lose them. Use key='pk' (or another "
+                "unique field that is never NULL) to list every row, or pass a queryset "
+                f"that leaves them out, e.g. {model.__name__}.objects.filter("
+                f"{field.name}__isnull=False)"
+            )
         if lastmod is not None and not isinstance(
             self._field(model, lastmod, "lastmod"), DateField
         ):
@@ -80,6 +94,8 @@ class DjangoQuerySetProvider:
             raise ValueError("pass either to_entry or location/changefreq/priority, not both")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+        if field.null:  # provably filtered already; said again so no NULL key ever comes
+            queryset = queryset.filter(**{f"{key}__isnull": False})
         self._queryset = queryset.order_by(key)
         self._key = key
         self._lastmod = lastmod
@@ -118,29 +134,24 @@ class DjangoQuerySetProvider:
             "priority": self._priority,
         }
 
-    def _fetch(self, after: Any, first: Any, size: int) -> tuple[list[EntryLike], Any]:
+    def _fetch(self, bound: Bound, size: int) -> tuple[list[EntryLike], Any]:
         """One keyset batch: entries and the last key read."""
         queryset = self._queryset
-        if after is not None:
-            queryset = queryset.filter(**{f"{self._key}__gt": after})
-        elif first is not None:
-            queryset = queryset.filter(**{f"{self._key}__gte": first})
+        if bound is not None:
+            lookup = "gte" if bound[0] == ">=" else "gt"
+            queryset = queryset.filter(**{f"{self._key}__{lookup}": bound[1]})
         objects = list(queryset[:size])
         last = getattr(objects[-1], self._key) if objects else None
         return [self.entry(obj) for obj in objects], last
 
-    async def _rows_from(self, first: Any, limit: int | None) -> AsyncIterator[EntryLike]:
-        after = None
-        remaining = limit
-        while remaining is None or remaining > 0:
-            size = self._batch if remaining is None else min(self._batch, remaining)
-            batch, after = await run_orm(self._fetch, after, first, size)
+    async def _rows_from(self, first: Bound, limit: int | None) -> AsyncIterator[EntryLike]:
+        async def fetch(bound: Bound, size: int) -> tuple[list[EntryLike], Any]:
+            return await run_orm(self._fetch, bound, size)
+
+        batches = keyset_batches(fetch, first=first, limit=limit, batch_size=self._batch)
+        async for batch in batches:
             for entry in batch:
                 yield entry
-            if len(batch) < size:
-                return
-            if remaining is not None:
-                remaining -= size
 
     def entries(self) -> AsyncIterator[EntryLike]:
         return self._rows_from(None, None)
@@ -150,7 +161,7 @@ class DjangoQuerySetProvider:
         index = offset // limit
         if offset % limit or index >= len(starts):
             return
-        async for entry in self._rows_from(starts[index], limit):
+        async for entry in self._rows_from((">=", starts[index]), limit):
             yield entry
 
     # -- metadata ------------------------------------------------------------------------
@@ -216,3 +227,36 @@ class DjangoQuerySetProvider:
                 latest = bounded.aggregate(latest=Max(self._lastmod))["latest"]
                 lastmods[number] = aware_datetime(latest)
         return starts, lastmods
+
+
+def _leaves_nulls_out(queryset: QuerySet[Any], field: Any) -> bool:
+    """Whether the queryset's filter says ``field IS NOT NULL`` at its top level.
+
+    Recognised: ``.filter(field__isnull=False)`` and ``.exclude(field__isnull=True)``
+    (alone or beside other conditions joined by AND), on the model's own table.
+    """
+    from django.db.models.lookups import IsNull
+    from django.db.models.sql.where import AND
+
+    query = queryset.query
+    where = query.where
+    if where.connector != AND or where.negated:
+        return False
+    table = query.get_meta().db_table
+
+    def is_null(node: Any, value: bool) -> bool:
+        lhs = getattr(node, "lhs", None)
+        return (
+            isinstance(node, IsNull)
+            and node.rhs is value
+            and getattr(lhs, "target", None) == field
+            and getattr(lhs, "alias", None) == table
+        )
+
+    for child in where.children:
+        if is_null(child, False):
+            return True
+        children = getattr(child, "children", ())
+        if getattr(child, "negated", False) and len(children) == 1 and is_null(children[0], True):
+            return True
+    return False
