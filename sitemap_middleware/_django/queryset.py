@@ -39,7 +39,8 @@ class DjangoQuerySetProvider:
         a key order) unless the queryset leaves NULL keys out:
         ``Tag.objects.filter(code__isnull=False)``.
     :param lastmod: a ``DateField``/``DateTimeField`` name: each entry's ``<lastmod>``,
-        ``Last-Modified``, the version token and each index page's ``<lastmod>``.
+        each index page's ``<lastmod>`` and the version (ETag, Last-Modified), which is
+        given only while no row's lastmod is NULL, as Django's view sends Last-Modified.
     :param location: the object's URL path (default ``obj.get_absolute_url()``).
     :param changefreq: a changefreq word for every entry (or ``None``).
     :param priority: a priority for every entry (or ``None``).
@@ -105,7 +106,7 @@ class DjangoQuerySetProvider:
         self._to_entry = to_entry
         self._batch = batch_size
         self._metadata_ttl = metadata_ttl
-        self._metadata: tuple[float, int, ProviderVersion] | None = None
+        self._metadata: tuple[float, int, ProviderVersion, bool] | None = None
         self._plans: dict[int, tuple[str, list[Any], list[datetime | None]]] = {}
 
     @staticmethod
@@ -170,13 +171,21 @@ class DjangoQuerySetProvider:
         return (await self._summary())[0]
 
     async def version(self) -> ProviderVersion:
-        return (await self._summary())[1]
+        """Count, newest key and newest lastmod; nothing while a row's lastmod is NULL.
 
-    async def _summary(self) -> tuple[int, ProviderVersion]:
-        """Row count, max key and max lastmod from one aggregate, reused for metadata_ttl."""
+        As Django's view sends Last-Modified only when every item has a lastmod: the
+        newest date says nothing about an undated row (deleting it would leave the date
+        unchanged, and a bare If-Modified-Since would get a stale 304).
+        """
+        _, version, every_row_dated = await self._summary()
+        return version if every_row_dated else ProviderVersion()
+
+    async def _summary(self) -> tuple[int, ProviderVersion, bool]:
+        """Row count, the version (max key, max lastmod) and whether every row has a
+        lastmod, from one aggregate query, reused for metadata_ttl."""
         now = time.monotonic()
         if self._metadata is not None and now - self._metadata[0] < self._metadata_ttl:
-            return self._metadata[1], self._metadata[2]
+            return self._metadata[1:]
 
         def read() -> dict[str, Any]:
             from django.db.models import Count, Max
@@ -184,21 +193,23 @@ class DjangoQuerySetProvider:
             aggregates: dict[str, Any] = {"n": Count("pk"), "k": Max(self._key)}
             if self._lastmod is not None:
                 aggregates["m"] = Max(self._lastmod)
+                aggregates["dated"] = Count(self._lastmod)  # rows whose lastmod is not NULL
             return dict(self._queryset.order_by().aggregate(**aggregates))
 
         row = await run_orm(read)
         modified = aware_datetime(row.get("m"))
         token = f"{row['n']}:{row['k']}:{modified.isoformat() if modified else ''}"
+        every_row_dated = self._lastmod is None or row["dated"] == row["n"]
         version = ProviderVersion(token=token, last_modified=modified)
-        self._metadata = (now, int(row["n"]), version)
-        return int(row["n"]), version
+        self._metadata = (now, int(row["n"]), version, every_row_dated)
+        return int(row["n"]), version, every_row_dated
 
     async def page_last_modified(self, page_size: int) -> list[datetime | None]:
         return (await self._boundaries(page_size))[1]
 
     async def _boundaries(self, page_size: int) -> tuple[list[Any], list[datetime | None]]:
         """First key and newest lastmod of each page, recomputed when the version changes."""
-        token = (await self.version()).token or ""
+        token = (await self._summary())[1].token or ""  # the plan's own key, always known
         cached = self._plans.get(page_size)
         if cached is not None and cached[0] == token:
             return cached[1], cached[2]

@@ -181,9 +181,9 @@ class DjangoSitemapProvider:
     Capabilities: ``count()`` (``QuerySet.count()`` or ``len()``, times the languages
     under ``i18n``), ``page()`` (one slice of ``items()``, as Django's paginator takes),
     ``page_last_modified()`` (every page of the section gets ``get_latest_lastmod()``,
-    as in Django's index) and, when ``get_latest_lastmod()`` is overridden (as
-    ``GenericSitemap`` with a ``date_field`` does), ``version()`` from it, which gives
-    ETag, Last-Modified and 304s. The default ``get_latest_lastmod()`` calls
+    as in Django's index) and, for a ``GenericSitemap`` with a ``date_field``,
+    ``version()`` from the newest date, which gives ETag, Last-Modified and 304s while
+    no item's date is NULL (as Django's view sends Last-Modified; see :meth:`version`). The default ``get_latest_lastmod()`` calls
     ``lastmod()`` on every item: too costly for every request, so it is used for the
     index only.
 
@@ -248,10 +248,38 @@ class DjangoSitemapProvider:
         return await run_orm(lambda: self._listing().count())
 
     async def version(self) -> ProviderVersion:
+        """Validators only when every item has a lastmod, as Django's view sends them.
+
+        Django sends ``Last-Modified`` only when every item has a lastmod: the newest
+        date says nothing about an undated item (deleting one leaves it unchanged, and a
+        bare ``If-Modified-Since`` would get a stale 304). Here that means no version at
+        all (no ETag either: a version without a time would be given the time it was
+        first seen, and the next version, once every item is dated, an older one). A
+        ``GenericSitemap`` with a ``date_field`` is checked by one aggregate query; any
+        other sitemap cannot be checked without reading every item, so it gets no version.
+        """
         if not self.versioned:
             return ProviderVersion()
-        latest = await run_orm(lambda: self._listing().sitemap.get_latest_lastmod())
-        return ProviderVersion(last_modified=aware_datetime(latest))
+        latest, every_item_dated = await run_orm(self._freshness)
+        if latest is None or not every_item_dated:
+            return ProviderVersion()
+        return ProviderVersion(last_modified=latest)
+
+    def _freshness(self) -> tuple[datetime | None, bool]:
+        """The newest lastmod and whether every item has one (runs in a worker thread)."""
+        from django.contrib.sitemaps import GenericSitemap
+        from django.db.models import Count, Max, Q
+
+        sitemap = self._listing().sitemap
+        field = getattr(sitemap, "date_field", None)
+        if isinstance(sitemap, GenericSitemap) and isinstance(field, str):
+            # One query, the same on every database (Django's own get_latest_lastmod
+            # sorts NULLs first on PostgreSQL and last on SQLite).
+            row = sitemap.queryset.order_by().aggregate(
+                latest=Max(field), undated=Count("pk", filter=Q(**{f"{field}__isnull": True}))
+            )
+            return aware_datetime(row["latest"]), row["undated"] == 0
+        return None, False
 
     async def page_last_modified(self, page_size: int) -> list[datetime | None]:
         def read() -> list[datetime | None]:

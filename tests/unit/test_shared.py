@@ -76,30 +76,56 @@ async def test_first_seen_time_is_last_modified_and_answers_if_modified_since(
     clock: Clock,
 ) -> None:
     """A provider with a token but no time: Last-Modified is when this version was first
-    seen; it stays put while the version does, moves when it changes, and gives 304s."""
+    seen, sent from the next second on; it stays put while the version does, moves when
+    it changes, and gives 304s."""
     provider = Flaky()
     core = _core(provider)
     first, _ = await fetch(core, "/sitemap.xml")
     seen = http_date(datetime.fromtimestamp(clock.now, timezone.utc))
-    assert header(first, "Last-Modified") == seen
+    assert header(first, "Last-Modified") is None and header(first, "ETag")
+    clock.now += 1
+    later, _ = await fetch(core, "/sitemap.xml")
+    assert header(later, "Last-Modified") == seen
     clock.now += 500
     again, _ = await fetch(core, "/sitemap.xml", if_modified_since=seen)
     assert again.status == 304
     provider.token = "v2"
     changed, _ = await fetch(core, "/sitemap.xml", if_modified_since=seen)
     assert changed.status == 200
+    clock.now += 1
+    changed, _ = await fetch(core, "/sitemap.xml", if_modified_since=seen)
+    assert changed.status == 200
     assert header(changed, "Last-Modified") == http_date(
-        datetime.fromtimestamp(clock.now, timezone.utc)
+        datetime.fromtimestamp(clock.now - 1, timezone.utc)
     )
+
+
+async def test_a_version_changed_within_the_second_never_earns_a_stale_304(
+    clock: Clock,
+) -> None:
+    """Two versions first seen within one whole second would share a Last-Modified: a
+    bare If-Modified-Since from the first must not get a 304 for the second."""
+    provider = Flaky()
+    core = _core(provider)
+    clock.now = 1_700_000_000.2
+    first, _ = await fetch(core, "/sitemap.xml")
+    clock.now = 1_700_000_000.7
+    provider.token = "v2"
+    since = header(first, "Last-Modified") or http_date(
+        datetime.fromtimestamp(1_700_000_000, timezone.utc)
+    )
+    second, _ = await fetch(core, "/sitemap.xml", if_modified_since=since)
+    assert second.status == 200
 
 
 async def test_two_instances_on_one_store_agree_on_last_modified(clock: Clock) -> None:
     """Cores sharing a store answer the same Last-Modified, whichever saw it first."""
     store = MemoryRenderStore()
     one, two = _core(Flaky(), store=store), _core(Flaky(), store=store)
-    a, _ = await fetch(one, "/sitemap.xml")
+    await fetch(one, "/sitemap.xml")  # first seen now: sent from the next second on
     clock.now += 90
     b, _ = await fetch(two, "/sitemap.xml")
+    a, _ = await fetch(one, "/sitemap.xml")
     assert header(a, "Last-Modified") == header(b, "Last-Modified") is not None
     assert header(a, "ETag") == header(b, "ETag")
 
@@ -119,7 +145,9 @@ async def test_stale_if_error_serves_the_last_render_with_its_validators(
         stale, again = await fetch(core, "/sitemap.xml")
     assert stale.status == 200 and again == body
     assert header(stale, "ETag") == header(good, "ETag")
-    assert header(stale, "Last-Modified") == header(good, "Last-Modified")
+    seen = http_date(datetime.fromtimestamp(clock.now - 300, timezone.utc))
+    assert header(good, "Last-Modified") is None  # first seen in that very second
+    assert header(stale, "Last-Modified") == seen
     assert "stale-if-error" in caplog.text
     etag = header(good, "ETag")
     assert etag is not None
