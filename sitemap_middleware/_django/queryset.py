@@ -14,11 +14,12 @@ from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .._exceptions import ConfigurationError
+from .._exceptions import ConfigurationError, InvalidEntryError
 from .._providers.base import EntryLike, ProviderVersion
 from .._providers.keyset import Bound, keyset_batches
+from .._sansio.models import simple_fields
 from .orm import run_orm
-from .sitemaps import aware_datetime
+from .sitemaps import aware_datetime, written_location
 
 if TYPE_CHECKING:
     from django.db.models import Model, QuerySet
@@ -41,9 +42,10 @@ class DjangoQuerySetProvider:
     :param lastmod: a ``DateField``/``DateTimeField`` name: each entry's ``<lastmod>``,
         each index page's ``<lastmod>`` and the version (ETag, Last-Modified), which is
         given only while no row's lastmod is NULL, as Django's view sends Last-Modified.
-    :param location: the object's URL path (default ``obj.get_absolute_url()``).
+    :param location: the object's URL path (default ``obj.get_absolute_url()``),
+        percent-encoded where a URI may not hold a character (``/a b`` is ``/a%20b``).
     :param changefreq: a changefreq word for every entry (or ``None``).
-    :param priority: a priority for every entry (or ``None``).
+    :param priority: a priority for every entry, 0.0 to 1.0 (or ``None``).
     :param to_entry: builds the whole entry (a ``SitemapEntry``, URL or mapping) from an
         object instead of ``location``/``lastmod``/``changefreq``/``priority``.
     :param batch_size: objects per query (and per worker-thread hop) while streaming.
@@ -95,6 +97,10 @@ class DjangoQuerySetProvider:
             raise ValueError("pass either to_entry or location/changefreq/priority, not both")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+        try:  # one value for every entry: a bad one would cost every URL its field
+            simple_fields("/", changefreq=changefreq, priority=priority)
+        except InvalidEntryError as exc:
+            raise ConfigurationError(f"DjangoQuerySetProvider: {exc}") from None
         if field.null:  # provably filtered already; said again so no NULL key ever comes
             queryset = queryset.filter(**{f"{key}__isnull": False})
         self._queryset = queryset.order_by(key)
@@ -129,7 +135,7 @@ class DjangoQuerySetProvider:
             return self._to_entry(obj)
         loc = self._location(obj) if self._location else obj.get_absolute_url()
         return {
-            "loc": loc,
+            "loc": written_location(loc),
             "lastmod": getattr(obj, self._lastmod) if self._lastmod else None,
             "changefreq": self._changefreq,
             "priority": self._priority,
@@ -267,7 +273,7 @@ def _leaves_nulls_out(queryset: QuerySet[Any], field: Any) -> bool:
     for child in where.children:
         if is_null(child, False):
             return True
-        children = getattr(child, "children", ())
+        children: Any = getattr(child, "children", ())
         if getattr(child, "negated", False) and len(children) == 1 and is_null(children[0], True):
             return True
     return False

@@ -119,7 +119,9 @@ class Documents:
     def _single_urlset(
         self, target: Target, base: BaseURL, plans: Sequence[SectionPlan]
     ) -> Document:
-        if not any(plan.count for plan in plans):
+        # Empty is an answer only when every section says so (Django's sitemaps do).
+        allow_empty = all(map(_allows_empty, self.config.resolved_sections))
+        if not any(plan.count for plan in plans) and not allow_empty:
             raise HTTPError(404, "Not Found: the sitemap has no entries yet")
         etag, modified = self.validators("text" if target.text else "urlset", base, plans)
         by_name = {plan.name: plan for plan in plans}
@@ -128,7 +130,9 @@ class Documents:
         async def open_streams() -> AsyncIterator[bytes]:
             streams = [self.stream(section, base) for section in sections]
             name = TEXT_SITEMAP_NAME if target.text else self.config.sitemap_name
-            return await self.open_urlset(name, streams, self._writer(name, base, target.text))
+            return await self.open_urlset(
+                name, streams, self._writer(name, base, target.text), allow_empty
+            )
 
         return Document(TEXT_TYPE if target.text else XML_TYPE, etag, modified, open_streams)
 
@@ -149,13 +153,16 @@ class Documents:
             name = page_name(config.page_prefix, section.name, target.page)
             logger.error(LOG_FAILED, name, 503, exc)
             raise unavailable(self.config) from None
-        if count is not None and target.page > -(-count // section.max_urls):
+        allow_empty = count is not None and allows_empty(section)
+        last = -(-count // section.max_urls) if count is not None else 0
+        if count is not None and target.page > (max(last, 1) if allow_empty else last):
             raise HTTPError(404, "Not Found: past the last page of this section")
         return section, version, count
 
     async def _page_document(self, target: Target, base: BaseURL) -> Document:
         config = self.config
         section, version, count = await self.page_facts(target, base)
+        allow_empty = count is not None and allows_empty(section)
         name = page_name(
             config.page_prefix, section.name, target.page, "txt" if target.text else "xml"
         )
@@ -166,7 +173,8 @@ class Documents:
 
         async def open_page() -> AsyncIterator[bytes]:
             stream = self.stream(section, base, offset=(target.page - 1) * section.max_urls)
-            return await self.open_urlset(name, [stream], self._writer(name, base, target.text))
+            writer = self._writer(name, base, target.text)
+            return await self.open_urlset(name, [stream], writer, allow_empty)
 
         return Document(
             TEXT_TYPE if target.text else XML_TYPE,
@@ -204,9 +212,17 @@ class Documents:
         )
 
     async def open_urlset(
-        self, name: str, streams: list[EntryStream], writer: URLWriter
+        self,
+        name: str,
+        streams: list[EntryStream],
+        writer: URLWriter,
+        allow_empty: bool = False,
     ) -> AsyncIterator[bytes]:
-        """Fetch the first batch (errors become 503/404 here), then stream the rest."""
+        """Fetch the first batch (errors become 503/404 here), then stream the rest.
+
+        ``allow_empty``: a page that exists by its provider's count (and page 1 of a
+        provider with ``allow_empty_first_page``) is answered even with no entry left.
+        """
         first: list[Admitted] = []
         try:
             for stream in streams:
@@ -220,7 +236,7 @@ class Documents:
             if isinstance(exc, ProviderError):
                 raise unavailable(self.config) from None
             raise HTTPError(500, "Internal Server Error: invalid entry in strict mode") from None
-        if not first:
+        if not first and not allow_empty:
             for stream in streams:
                 await stream.aclose()
             raise HTTPError(404, "Not Found: this sitemap page has no entries")
@@ -296,3 +312,8 @@ def stylesheet_bytes(config: SitemapConfig) -> bytes:
             f'table. <a href="{href}">Open the HTML view</a>: it works in every browser.</p>'
         )
     return _STYLESHEET.replace(_STYLESHEET_LINK_SLOT, link).encode("utf-8")
+
+
+def allows_empty(section: _ResolvedSection) -> bool:
+    """Whether the provider answers an empty page 1 with an empty urlset (Django's do)."""
+    return getattr(section.provider, "allow_empty_first_page", False) is True

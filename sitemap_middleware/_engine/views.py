@@ -115,7 +115,11 @@ class HTMLDocuments:
 
         async def open_page() -> AsyncIterator[bytes]:
             stream = self._documents.stream(section, base, offset=(number - 1) * section.max_urls)
-            return await self._documents.open_urlset(name, [stream], writer)
+            from .documents import allows_empty  # (documents imports this module)
+
+            # An empty page the XML answers with 200 (Django's) is an empty view too.
+            allow_empty = count is not None and allows_empty(section)
+            return await self._documents.open_urlset(name, [stream], writer, allow_empty)
 
         return Document(
             HTML_TYPE,

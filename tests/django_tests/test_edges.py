@@ -90,8 +90,15 @@ def test_a_nullable_key_is_refused_unless_the_queryset_leaves_nulls_out() -> Non
         DjangoQuerySetProvider(Tag.objects.filter(code__isnull=True), key="code")
     DjangoQuerySetProvider(Tag.objects.filter(code__isnull=False), key="code")
     DjangoQuerySetProvider(Tag.objects.exclude(code__isnull=True), key="code")
-    DjangoQuerySetProvider(Tag.objects.filter(updated__isnull=False, code__isnull=False), key="code")
+    DjangoQuerySetProvider(
+        Tag.objects.filter(updated__isnull=False, code__isnull=False), key="code"
+    )
     DjangoQuerySetProvider(Tag.objects.all())  # the primary key is never NULL
+    # one changefreq/priority for every row: a bad one is refused up front, by value
+    with pytest.raises(ConfigurationError, match="invalid changefreq 'sometimes'"):
+        DjangoQuerySetProvider(Tag.objects.all(), changefreq="sometimes")
+    with pytest.raises(ConfigurationError, match="invalid priority 7"):
+        DjangoQuerySetProvider(Tag.objects.all(), priority=7)
 
 
 def _collect(provider: Any, size: int) -> tuple[int, list[str], list[str]]:
