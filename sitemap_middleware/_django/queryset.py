@@ -247,18 +247,16 @@ class DjangoQuerySetProvider:
 
 
 def _leaves_nulls_out(queryset: QuerySet[Any], field: Any) -> bool:
-    """Whether the queryset's filter says ``field IS NOT NULL`` at its top level.
+    """Whether the queryset's filter says ``field IS NOT NULL`` for every row it keeps.
 
     Recognised: ``.filter(field__isnull=False)`` and ``.exclude(field__isnull=True)``
-    (alone or beside other conditions joined by AND), on the model's own table.
+    (alone or beside other conditions joined by AND, ``Q`` objects included), on the
+    model's own table. Anything else is not proof, and the key is refused.
     """
     from django.db.models.lookups import IsNull
     from django.db.models.sql.where import AND
 
     query = queryset.query
-    where = query.where
-    if where.connector != AND or where.negated:
-        return False
     table = query.get_meta().db_table
 
     def is_null(node: Any, value: bool) -> bool:
@@ -270,10 +268,14 @@ def _leaves_nulls_out(queryset: QuerySet[Any], field: Any) -> bool:
             and getattr(lhs, "alias", None) == table
         )
 
-    for child in where.children:
-        if is_null(child, False):
+    def proves(node: Any) -> bool:
+        if is_null(node, False):
             return True
-        children: Any = getattr(child, "children", ())
-        if getattr(child, "negated", False) and len(children) == 1 and is_null(children[0], True):
-            return True
-    return False
+        children: Any = getattr(node, "children", None)
+        if children is None:
+            return False
+        if getattr(node, "negated", False):
+            return len(children) == 1 and is_null(children[0], True)
+        return node.connector == AND and any(proves(child) for child in children)
+
+    return proves(query.where)

@@ -76,6 +76,8 @@ def locs(body: bytes) -> list[str]:
 def test_a_nullable_key_is_refused_unless_the_queryset_leaves_nulls_out() -> None:
     """A unique but nullable key cannot order NULL rows (several may be NULL): refused at
     construction, naming Model.field and the two ways out; a queryset filtered on it is taken."""
+    from django.db.models import Q
+
     from sitemap_middleware.django import DjangoQuerySetProvider
     from tests.djangoproject.shop.models import Tag
 
@@ -93,6 +95,11 @@ def test_a_nullable_key_is_refused_unless_the_queryset_leaves_nulls_out() -> Non
     DjangoQuerySetProvider(
         Tag.objects.filter(updated__isnull=False, code__isnull=False), key="code"
     )
+    DjangoQuerySetProvider(Tag.objects.filter(Q(code__isnull=False) & Q(pk__gt=1)), key="code")
+    with pytest.raises(ConfigurationError, match="Tag.code is nullable"):
+        DjangoQuerySetProvider(Tag.objects.filter(Q(code__isnull=False) | Q(pk=1)), key="code")
+    with pytest.raises(ConfigurationError, match="Tag.code is nullable"):
+        DjangoQuerySetProvider(Tag.objects.exclude(code__isnull=False), key="code")
     DjangoQuerySetProvider(Tag.objects.all())  # the primary key is never NULL
     # one changefreq/priority for every row: a bad one is refused up front, by value
     with pytest.raises(ConfigurationError, match="invalid changefreq 'sometimes'"):
