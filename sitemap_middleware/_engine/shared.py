@@ -14,11 +14,7 @@ This module alone decides when a stored render answers instead of the provider
   (:mod:`.coalesce`) and, with a shared store, instances take a short lock so one
   renders while the others wait for its bytes;
 - ``Last-Modified`` is the provider's time or, when it gives none, the time the
-  document's ETag was first seen (kept by the store, so a fleet agrees on it), sent
-  from the next whole second on: HTTP dates have whole seconds, so a version first
-  seen in the second of the reply could be followed by another within that second,
-  and a bare If-Modified-Since would get a stale 304 (RFC 9110 §8.8.2.2 calls such a
-  Last-Modified weak).
+  document's ETag was first seen (kept by the store, so a fleet agrees on it).
 
 Only complete renders of complete documents (no section left out) are stored.
 """
@@ -60,14 +56,6 @@ LOG_STORE_FAILED = "sitemap render store failed %s: %s: %s"
 LOG_REFRESH_FAILED = "sitemap %s: background refresh failed: %s: %s"
 
 _T = TypeVar("_T")
-
-
-def _sendable(modified: datetime | None) -> datetime | None:
-    """``modified`` unless it falls in the current whole second (see the module docstring)."""
-    if modified is None:
-        return None
-    now = int(wall_clock())
-    return None if now <= modified.timestamp() < now + 1 else modified
 
 
 def wall_clock() -> float:
@@ -173,7 +161,7 @@ class SharedRenders:
         if modified is None:
             same = meta is not None and meta.etag == etag and meta.last_modified is not None
             modified = meta.last_modified if same and meta else await self._first_seen(key, etag)
-        document = replace(document, last_modified=_sendable(modified))
+        document = replace(document, last_modified=modified)
         if meta is not None and meta.etag == etag:
             current = replace(meta, last_modified=modified, rendered_at=wall_clock())
             if self.renders.ttl or self.renders.stale_while_revalidate:
@@ -201,8 +189,7 @@ class SharedRenders:
             logger.error(LOG_STORE_FAILED, "reading", "missing body", key)
             raise unavailable(self.config)
 
-        modified = _sendable(meta.last_modified)
-        return Document(meta.content_type, meta.etag, modified, open_stored, cache="hit")
+        return Document(meta.content_type, meta.etag, meta.last_modified, open_stored, cache="hit")
 
     def _if_error(self, key: str, meta: RenderMeta | None, exc: HTTPError) -> Document | None:
         if exc.status != 503 or meta is None or not self.renders.stale_if_error:
