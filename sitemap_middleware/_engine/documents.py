@@ -120,7 +120,7 @@ class Documents:
         self, target: Target, base: BaseURL, plans: Sequence[SectionPlan]
     ) -> Document:
         # Empty is an answer only when every section says so (Django's sitemaps do).
-        allow_empty = all(map(_allows_empty, self.config.resolved_sections))
+        allow_empty = all(map(allows_empty, self.config.resolved_sections))
         if not any(plan.count for plan in plans) and not allow_empty:
             raise HTTPError(404, "Not Found: the sitemap has no entries yet")
         etag, modified = self.validators("text" if target.text else "urlset", base, plans)
