@@ -306,9 +306,10 @@ def test_an_empty_sitemap_answers_an_empty_urlset_as_in_django() -> None:
         "https://example.com/sitemap-full-1.xml"
     ]
     assert locs(get(core, "/sitemap.xml")[2]) == ["https://example.com/a"]
-    only_empty = core_for({"empty": empty})
+    only_empty = core_for({"empty": empty}, html=True)
     status, _, body = get(only_empty, "/sitemap.xml")
     assert status == 200 and b"<urlset" in body and b"<url>" not in body
+    assert get(only_empty, "/sitemap-empty-1.html")[0] == 200  # its HTML view too
     # Django's own view, for the same class
     from django.contrib.sitemaps.views import sitemap
     from django.test import RequestFactory
