@@ -7,6 +7,7 @@ headers :class:`HTTPSettings`, render mode :class:`RenderFallback`).
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ __all__ = [
     "TrustedHosts",
     "check_int",
     "check_number",
+    "is_exact_host",
 ]
 
 # Characters urllib.robotparser (str.splitlines) and some crawlers read as line breaks,
@@ -33,8 +35,22 @@ __all__ = [
 _ROBOTS_FORBIDDEN = re.compile("[\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029#]")
 # RFC 9110 §5.5: a field value is visible ASCII, space and tab; CR, LF and NUL never.
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
-#: A lower-case ASCII host name with an optional port (IDNA names as xn--).
-HOST_PATTERN = re.compile(r"[a-z0-9.-]+(?::[0-9]+)?", re.ASCII)
+#: A lower-case ASCII host name or a bracketed IPv6 literal (RFC 3986 §3.2.2, as a Host
+#: header carries it), with an optional port (IDNA names as xn--).
+HOST_PATTERN = re.compile(r"(?:[a-z0-9.-]+|\[[0-9a-f:.]+\])(?::[0-9]+)?", re.ASCII)
+
+
+def is_exact_host(host: str) -> bool:
+    """Whether ``host`` is one exact ``host[:port]`` (an IPv6 literal must be a valid one)."""
+    if not HOST_PATTERN.fullmatch(host):
+        return False
+    if not host.startswith("["):
+        return True
+    try:
+        ipaddress.IPv6Address(host[1 : host.index("]")])
+    except ValueError:
+        return False
+    return True
 
 
 def check_int(owner: str, name: str, value: object, low: int, high: int) -> None:
@@ -208,10 +224,10 @@ class TrustedHosts:
                 "TrustedHosts.hosts must be a sequence of host names, not a string"
             )
         for host in hosts:
-            if not HOST_PATTERN.fullmatch(host):
+            if not is_exact_host(host):
                 raise ConfigurationError(
                     f"TrustedHosts.hosts entries must be lower-case ASCII host[:port] (IDNA "
-                    f"names as xn--), got {host!r}"
+                    f"names as xn--, IPv6 as [::1]), got {host!r}"
                 )
         if not hosts:
             raise ConfigurationError("TrustedHosts.hosts must name at least one host")

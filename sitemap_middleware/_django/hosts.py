@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Literal
 
 from .._exceptions import ConfigurationError
-from .._settings import HOST_PATTERN as EXACT_HOST  # the one rule TrustedHosts applies
+from .._settings import is_exact_host  # the one rule TrustedHosts applies
 from .orm import run_orm_blocking
 
 __all__ = ["django_trusted_hosts", "site_base_url"]
@@ -35,6 +35,14 @@ def _site_domains() -> list[str]:
 def _allowed_hosts() -> list[str]:
     from django.conf import settings
 
+    if not settings.ALLOWED_HOSTS:
+        # Django itself then serves nobody (or, with DEBUG, only localhost variants).
+        raise ConfigurationError(
+            "settings.ALLOWED_HOSTS is empty: there is no host to serve sitemaps for. Set it "
+            "to the exact host names your site serves, e.g. ALLOWED_HOSTS = ['example.com'] "
+            "(with ':port' where clients send one), or use the Sites framework "
+            "(source='sites')"
+        )
     hosts = []
     for entry in settings.ALLOWED_HOSTS:
         host = entry.lower()
@@ -56,9 +64,10 @@ def django_trusted_hosts(source: HostSource = "auto") -> tuple[str, ...]:
         exact names in ``settings.ALLOWED_HOSTS``; ``"auto"``: the Sites framework when
         it is installed, else ``ALLOWED_HOSTS``.
 
-    Raises :class:`~sitemap_middleware.ConfigurationError` for an ``ALLOWED_HOSTS``
-    pattern (``"*"``, ``".example.com"``) or a host our policy cannot match (an IPv6
-    literal). Django ignores the port when it checks ``ALLOWED_HOSTS``; our policy
+    Raises :class:`~sitemap_middleware.ConfigurationError` for an empty
+    ``ALLOWED_HOSTS``, an ``ALLOWED_HOSTS`` pattern (``"*"``, ``".example.com"``) or a
+    host our policy cannot match. IPv6 hosts are written as in ``ALLOWED_HOSTS``:
+    ``"[::1]"``. Django ignores the port when it checks ``ALLOWED_HOSTS``; our policy
     compares ``host[:port]`` as sent, so list ports where clients send them. Reading
     ``Site`` objects touches the database (in a short-lived thread, so ``asgi.py`` may call
     it under uvicorn): call it at start-up, not per request.
@@ -72,10 +81,10 @@ def django_trusted_hosts(source: HostSource = "auto") -> tuple[str, ...]:
         raise ConfigurationError("source='sites' needs 'django.contrib.sites' in INSTALLED_APPS")
     hosts = run_orm_blocking(_site_domains) if use_sites else _allowed_hosts()
     for host in hosts:
-        if not EXACT_HOST.fullmatch(host):
+        if not is_exact_host(host):
             raise ConfigurationError(
                 f"host {host!r} cannot be matched exactly by the sitemap host policy "
-                "(lower-case name or IPv4 address, optional :port)"
+                "(lower-case name, IPv4 address or bracketed IPv6 address, optional :port)"
             )
     return tuple(dict.fromkeys(hosts))
 

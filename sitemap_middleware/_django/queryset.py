@@ -14,10 +14,12 @@ from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .._exceptions import InvalidEntryError
+from .._exceptions import ConfigurationError, InvalidEntryError
 from .._providers.base import EntryLike, ProviderVersion
+from .._providers.keyset import Bound, keyset_batches
+from .._sansio.models import simple_fields
 from .orm import run_orm
-from .sitemaps import aware_datetime
+from .sitemaps import aware_datetime, written_location
 
 if TYPE_CHECKING:
     from django.db.models import Model, QuerySet
@@ -34,11 +36,16 @@ class DjangoQuerySetProvider:
         own ordering is replaced by ``key``. Add ``select_related()`` for what
         ``location`` reads.
     :param key: a unique, sortable field (default the primary key). Pages are key ranges.
+        A nullable field is refused (several rows may be NULL, and NULL has no place in
+        a key order) unless the queryset leaves NULL keys out:
+        ``Tag.objects.filter(code__isnull=False)``.
     :param lastmod: a ``DateField``/``DateTimeField`` name: each entry's ``<lastmod>``,
-        ``Last-Modified``, the version token and each index page's ``<lastmod>``.
-    :param location: the object's URL path (default ``obj.get_absolute_url()``).
+        each index page's ``<lastmod>`` and the version (ETag, Last-Modified), which is
+        given only while no row's lastmod is NULL, as Django's view sends Last-Modified.
+    :param location: the object's URL path (default ``obj.get_absolute_url()``),
+        percent-encoded where a URI may not hold a character (``/a b`` is ``/a%20b``).
     :param changefreq: a changefreq word for every entry (or ``None``).
-    :param priority: a priority for every entry (or ``None``).
+    :param priority: a priority for every entry, 0.0 to 1.0 (or ``None``).
     :param to_entry: builds the whole entry (a ``SitemapEntry``, URL or mapping) from an
         object instead of ``location``/``lastmod``/``changefreq``/``priority``.
     :param batch_size: objects per query (and per worker-thread hop) while streaming.
@@ -70,6 +77,15 @@ class DjangoQuerySetProvider:
                 f"key field {key!r} of {model.__name__} is not unique: "
                 "pages are key ranges and would skip or repeat rows"
             )
+        if field.null and not _leaves_nulls_out(queryset, field):
+            label = f"{model.__name__}.{field.name}"
+            raise ConfigurationError(
+                f"key field {label} is nullable: rows with a NULL key have no place in the "
+                "key order, so pages would repeat or lose them. Use key='pk' (or another "
+                "unique field that is never NULL) to list every row, or pass a queryset "
+                f"that leaves them out, e.g. {model.__name__}.objects.filter("
+                f"{field.name}__isnull=False)"
+            )
         if lastmod is not None and not isinstance(
             self._field(model, lastmod, "lastmod"), DateField
         ):
@@ -81,6 +97,12 @@ class DjangoQuerySetProvider:
             raise ValueError("pass either to_entry or location/changefreq/priority, not both")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+        try:  # one value for every entry: a bad one would cost every URL its field
+            simple_fields("/", changefreq=changefreq, priority=priority)
+        except InvalidEntryError as exc:
+            raise ConfigurationError(f"DjangoQuerySetProvider: {exc}") from None
+        if field.null:  # provably filtered already; said again so no NULL key ever comes
+            queryset = queryset.filter(**{f"{key}__isnull": False})
         self._queryset = queryset.order_by(key)
         self._key = key
         self._lastmod = lastmod
@@ -90,7 +112,7 @@ class DjangoQuerySetProvider:
         self._to_entry = to_entry
         self._batch = batch_size
         self._metadata_ttl = metadata_ttl
-        self._metadata: tuple[float, int, ProviderVersion] | None = None
+        self._metadata: tuple[float, int, ProviderVersion, bool] | None = None
         self._plans: dict[int, tuple[str, list[Any], list[datetime | None]]] = {}
 
     @staticmethod
@@ -113,35 +135,30 @@ class DjangoQuerySetProvider:
             return self._to_entry(obj)
         loc = self._location(obj) if self._location else obj.get_absolute_url()
         return {
-            "loc": loc,
+            "loc": written_location(loc),
             "lastmod": getattr(obj, self._lastmod) if self._lastmod else None,
             "changefreq": self._changefreq,
             "priority": self._priority,
         }
 
-    def _fetch(self, after: Any, first: Any, size: int) -> tuple[list[EntryLike], Any]:
+    def _fetch(self, bound: Bound, size: int) -> tuple[list[EntryLike], Any]:
         """One keyset batch: entries and the last key read."""
         queryset = self._queryset
-        if after is not None:
-            queryset = queryset.filter(**{f"{self._key}__gt": after})
-        elif first is not None:
-            queryset = queryset.filter(**{f"{self._key}__gte": first})
+        if bound is not None:
+            lookup = "gte" if bound[0] == ">=" else "gt"
+            queryset = queryset.filter(**{f"{self._key}__{lookup}": bound[1]})
         objects = list(queryset[:size])
         last = getattr(objects[-1], self._key) if objects else None
         return [self.entry(obj) for obj in objects], last
 
-    async def _rows_from(self, first: Any, limit: int | None) -> AsyncIterator[EntryLike]:
-        after = None
-        remaining = limit
-        while remaining is None or remaining > 0:
-            size = self._batch if remaining is None else min(self._batch, remaining)
-            batch, after = await run_orm(self._fetch, after, first, size)
+    async def _rows_from(self, first: Bound, limit: int | None) -> AsyncIterator[EntryLike]:
+        async def fetch(bound: Bound, size: int) -> tuple[list[EntryLike], Any]:
+            return await run_orm(self._fetch, bound, size)
+
+        batches = keyset_batches(fetch, first=first, limit=limit, batch_size=self._batch)
+        async for batch in batches:
             for entry in batch:
                 yield entry
-            if len(batch) < size:
-                return
-            if remaining is not None:
-                remaining -= size
 
     def _range(self, after: Any, upto: Any, size: int) -> list[tuple[Any, EntryLike]]:
         """One keyset batch of ``after < key <= upto``, each object built into its entry.
@@ -184,7 +201,7 @@ class DjangoQuerySetProvider:
         index = offset // limit
         if offset % limit or index >= len(starts):
             return
-        async for entry in self._rows_from(starts[index], limit):
+        async for entry in self._rows_from((">=", starts[index]), limit):
             yield entry
 
     # -- metadata ------------------------------------------------------------------------
@@ -193,13 +210,21 @@ class DjangoQuerySetProvider:
         return (await self._summary())[0]
 
     async def version(self) -> ProviderVersion:
-        return (await self._summary())[1]
+        """Count, newest key and newest lastmod; nothing while a row's lastmod is NULL.
 
-    async def _summary(self) -> tuple[int, ProviderVersion]:
-        """Row count, max key and max lastmod from one aggregate, reused for metadata_ttl."""
+        As Django's view sends Last-Modified only when every item has a lastmod: the
+        newest date says nothing about an undated row (deleting it would leave the date
+        unchanged, and a bare If-Modified-Since would get a stale 304).
+        """
+        _, version, every_row_dated = await self._summary()
+        return version if every_row_dated else ProviderVersion()
+
+    async def _summary(self) -> tuple[int, ProviderVersion, bool]:
+        """Row count, the version (max key, max lastmod) and whether every row has a
+        lastmod, from one aggregate query, reused for metadata_ttl."""
         now = time.monotonic()
         if self._metadata is not None and now - self._metadata[0] < self._metadata_ttl:
-            return self._metadata[1], self._metadata[2]
+            return self._metadata[1:]
 
         def read() -> dict[str, Any]:
             from django.db.models import Count, Max
@@ -207,21 +232,23 @@ class DjangoQuerySetProvider:
             aggregates: dict[str, Any] = {"n": Count("pk"), "k": Max(self._key)}
             if self._lastmod is not None:
                 aggregates["m"] = Max(self._lastmod)
+                aggregates["dated"] = Count(self._lastmod)  # rows whose lastmod is not NULL
             return dict(self._queryset.order_by().aggregate(**aggregates))
 
         row = await run_orm(read)
         modified = aware_datetime(row.get("m"))
         token = f"{row['n']}:{row['k']}:{modified.isoformat() if modified else ''}"
+        every_row_dated = self._lastmod is None or row["dated"] == row["n"]
         version = ProviderVersion(token=token, last_modified=modified)
-        self._metadata = (now, int(row["n"]), version)
-        return int(row["n"]), version
+        self._metadata = (now, int(row["n"]), version, every_row_dated)
+        return int(row["n"]), version, every_row_dated
 
     async def page_last_modified(self, page_size: int) -> list[datetime | None]:
         return (await self._boundaries(page_size))[1]
 
     async def _boundaries(self, page_size: int) -> tuple[list[Any], list[datetime | None]]:
         """First key and newest lastmod of each page, recomputed when the version changes."""
-        token = (await self.version()).token or ""
+        token = (await self._summary())[1].token or ""  # the plan's own key, always known
         cached = self._plans.get(page_size)
         if cached is not None and cached[0] == token:
             return cached[1], cached[2]
@@ -250,3 +277,38 @@ class DjangoQuerySetProvider:
                 latest = bounded.aggregate(latest=Max(self._lastmod))["latest"]
                 lastmods[number] = aware_datetime(latest)
         return starts, lastmods
+
+
+def _leaves_nulls_out(queryset: QuerySet[Any], field: Any) -> bool:
+    """Whether the queryset's filter says ``field IS NOT NULL`` for every row it keeps.
+
+    Recognised: ``.filter(field__isnull=False)`` and ``.exclude(field__isnull=True)``
+    (alone or beside other conditions joined by AND, ``Q`` objects included), on the
+    model's own table. Anything else is not proof, and the key is refused.
+    """
+    from django.db.models.lookups import IsNull
+    from django.db.models.sql.where import AND
+
+    query = queryset.query
+    table = query.get_meta().db_table
+
+    def is_null(node: Any, value: bool) -> bool:
+        lhs = getattr(node, "lhs", None)
+        return (
+            isinstance(node, IsNull)
+            and node.rhs is value
+            and getattr(lhs, "target", None) == field
+            and getattr(lhs, "alias", None) == table
+        )
+
+    def proves(node: Any) -> bool:
+        if is_null(node, False):
+            return True
+        children: Any = getattr(node, "children", None)
+        if children is None:
+            return False
+        if getattr(node, "negated", False):
+            return len(children) == 1 and is_null(children[0], True)
+        return node.connector == AND and any(proves(child) for child in children)
+
+    return proves(query.where)

@@ -14,6 +14,15 @@ What differs from Django's views, on purpose:
   (:func:`sitemap_middleware.django.sitemap_config` says so) rather than URLs on another
   origin, which the sitemaps.org location rule forbids.
 * ``<lastmod>`` keeps the time of day and zone (Django's template writes the date only).
+* Values Django writes as they are but the sitemap XSD refuses cost only themselves: a
+  ``priority`` outside 0.0-1.0, an unknown ``changefreq`` or a ``lastmod`` that is no
+  date is left out of its ``<url>`` (logged once per section and field, naming the
+  value), and a location with a space, ``<`` or other characters a URI may not hold is
+  percent-encoded (``/a%20b``: the same URL). The URL itself is always kept.
+* An empty sitemap's page 1 is an empty ``<urlset>`` (200), as Django's view answers
+  (``allow_empty_first_page``); the index leaves it out, as it holds no URL (and
+  ``sitemap.xsd`` requires one per urlset). A page the count puts in the index answers
+  200 even when every entry on it was left out.
 * A page is one slice of ``items()`` (one query, as in Django) read with ``.iterator()``
   in batches of ``batch_size`` by one thread, never held whole;
   :class:`~sitemap_middleware.django.DjangoQuerySetProvider` avoids even that ``OFFSET``.
@@ -35,9 +44,11 @@ if TYPE_CHECKING:
 
     from .._config import Section
 
-from .._exceptions import ConfigurationError
+from .._exceptions import ConfigurationError, InvalidEntryError
 from .._providers.base import ProviderVersion
 from .._sansio.limits import MAX_URLS
+from .._sansio.models import simple_fields
+from .._sansio.urls import quote_unsafe
 
 __all__ = ["DjangoSitemapProvider", "aware_datetime", "django_sections"]
 
@@ -79,12 +90,49 @@ def _fixed_languages(sitemap: Sitemap) -> bool:
     return type(sitemap).get_languages_for_item is Sitemap.get_languages_for_item
 
 
+#: The optional fields of a ``<url>``, in the order the XSD puts them.
+_OPTIONAL = ("lastmod", "changefreq", "priority")
+
+
+def written_location(value: object) -> object:
+    """A location as Django writes it (as is), percent-encoded where a URI may not hold it."""
+    return quote_unsafe(value) if isinstance(value, str) else value
+
+
+def valid_fields(entry: dict[str, Any], section: str, source: str) -> dict[str, Any]:
+    """``entry`` without the optional values the sitemap XSD refuses, each reported once.
+
+    Django writes ``priority = 7`` or ``changefreq = "sometimes"`` as they are; a
+    search engine reading against the XSD would reject the whole file. The URL stays;
+    only the value goes (logged once per section and field, with the value).
+    """
+    from .._engine.stream import report_once
+
+    try:
+        simple_fields("/", entry["lastmod"], entry["changefreq"], entry["priority"])
+        return entry
+    except InvalidEntryError:
+        pass
+    for field in _OPTIONAL:
+        try:
+            simple_fields("/", **{field: entry[field]})
+        except InvalidEntryError as exc:
+            report_once(
+                section,
+                f"django {field}",
+                f"{source}: {exc}; its URLs are listed without <{field}>",
+            )
+            entry[field] = None
+    return entry
+
+
 @dataclass(slots=True)
 class _Listing:
     """One request's view of a sitemap: the instance and its (lazy) ``items()``."""
 
     sitemap: Sitemap
     items: Any
+    section: str = ""
 
     def count(self) -> int:
         from django.core.paginator import Paginator
@@ -141,6 +189,7 @@ class _Listing:
             "changefreq": _field(sitemap, "changefreq", item) or None,
             "priority": _field(sitemap, "priority", item),
         }
+        entry = valid_fields(entry, self.section, type(sitemap).__name__)
         if sitemap.i18n and sitemap.alternates:
             from django.conf import settings
 
@@ -157,11 +206,11 @@ class _Listing:
 
     def _location(self, item: object, language: str | None) -> Any:
         if language is None:
-            return _field(self.sitemap, "location", item)
+            return written_location(_field(self.sitemap, "location", item))
         from django.utils import translation
 
         with translation.override(language):
-            return _field(self.sitemap, "location", item)
+            return written_location(_field(self.sitemap, "location", item))
 
 
 class DjangoSitemapProvider:
@@ -177,22 +226,34 @@ class DjangoSitemapProvider:
 
     :param sitemap: a ``Sitemap`` subclass or instance.
     :param batch_size: items converted per hand-over to the event loop.
+    :param section: the section name warnings give (default: the class name).
 
     Capabilities: ``count()`` (``QuerySet.count()`` or ``len()``, times the languages
     under ``i18n``), ``page()`` (one slice of ``items()``, as Django's paginator takes),
     ``page_last_modified()`` (every page of the section gets ``get_latest_lastmod()``,
-    as in Django's index) and, when ``get_latest_lastmod()`` is overridden (as
-    ``GenericSitemap`` with a ``date_field`` does), ``version()`` from it, which gives
-    ETag, Last-Modified and 304s. The default ``get_latest_lastmod()`` calls
-    ``lastmod()`` on every item: too costly for every request, so it is used for the
-    index only.
+    as in Django's index) and, for a ``GenericSitemap`` with a ``date_field``,
+    ``version()`` from the newest date, which gives ETag, Last-Modified and 304s while
+    no item's date is NULL (as Django's view sends Last-Modified; see :meth:`version`).
+    Other sitemaps get no version: whether every item has a lastmod cannot be known
+    without reading them all (``get_latest_lastmod()`` is used for the index only).
 
     Use it in a section with ``max_urls=sitemap.limit`` (``django_sections`` does) so
     pages split where Django's would.
     """
 
-    def __init__(self, sitemap: Sitemap | type[Sitemap], *, batch_size: int = BATCH_SIZE) -> None:
-        from django.contrib.sitemaps import Sitemap
+    #: Page 1 exists even when there is nothing to list (an empty ``<urlset>``), and a
+    #: page the count gives exists even if every entry on it is left out: Django's
+    #: paginator (``allow_empty_first_page``) and view answer 200 for both.
+    allow_empty_first_page = True
+
+    def __init__(
+        self,
+        sitemap: Sitemap | type[Sitemap],
+        *,
+        batch_size: int = BATCH_SIZE,
+        section: str | None = None,
+    ) -> None:
+        from django.contrib.sitemaps import GenericSitemap, Sitemap
 
         is_class = isinstance(sitemap, type) and issubclass(sitemap, Sitemap)
         if not (is_class or isinstance(sitemap, Sitemap)):
@@ -204,14 +265,15 @@ class DjangoSitemapProvider:
             raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
         self.sitemap = sitemap
         self.batch_size = batch_size
+        #: The section name its warnings give (django_sections sets it).
+        self.section = section or self.name
         limit = sitemap.limit
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ValueError(f"{self.name}.limit must be an integer >= 1, got {limit!r}")
         self.limit: int = limit
         kind: Any = sitemap if isinstance(sitemap, type) else type(sitemap)
-        #: ``get_latest_lastmod`` overridden (GenericSitemap's is one query): cheap enough
-        #: to answer every request's validators.
-        self.versioned = kind.get_latest_lastmod is not Sitemap.get_latest_lastmod
+        #: A GenericSitemap: its dates are one aggregate query away (see version()).
+        self.versioned = issubclass(kind, GenericSitemap)
 
     @property
     def name(self) -> str:
@@ -223,7 +285,7 @@ class DjangoSitemapProvider:
 
     def _listing(self) -> _Listing:
         sitemap = self.sitemap() if isinstance(self.sitemap, type) else self.sitemap
-        return _Listing(sitemap, sitemap.items())
+        return _Listing(sitemap, sitemap.items(), self.section)
 
     def entries(self) -> AsyncIterator[dict[str, Any]]:
         return self._read(0, None)
@@ -248,10 +310,38 @@ class DjangoSitemapProvider:
         return await run_orm(lambda: self._listing().count())
 
     async def version(self) -> ProviderVersion:
+        """Validators only when every item has a lastmod, as Django's view sends them.
+
+        Django sends ``Last-Modified`` only when every item has a lastmod: the newest
+        date says nothing about an undated item (deleting one leaves it unchanged, and a
+        bare ``If-Modified-Since`` would get a stale 304). Here that means no version at
+        all (no ETag either: a version without a time would be given the time it was
+        first seen, and the next version, once every item is dated, an older one). A
+        ``GenericSitemap`` with a ``date_field`` is checked by one aggregate query; any
+        other sitemap cannot be checked without reading every item, so it gets no version.
+        """
         if not self.versioned:
             return ProviderVersion()
-        latest = await run_orm(lambda: self._listing().sitemap.get_latest_lastmod())
-        return ProviderVersion(last_modified=aware_datetime(latest))
+        latest, every_item_dated = await run_orm(self._freshness)
+        if latest is None or not every_item_dated:
+            return ProviderVersion()
+        return ProviderVersion(last_modified=latest)
+
+    def _freshness(self) -> tuple[datetime | None, bool]:
+        """The newest lastmod and whether every item has one (runs in a worker thread)."""
+        from django.contrib.sitemaps import GenericSitemap
+        from django.db.models import Count, Max, Q
+
+        sitemap = self._listing().sitemap
+        field = getattr(sitemap, "date_field", None)
+        if isinstance(sitemap, GenericSitemap) and isinstance(field, str):
+            # One query, the same on every database (Django's own get_latest_lastmod
+            # sorts NULLs first on PostgreSQL and last on SQLite).
+            row = sitemap.queryset.order_by().aggregate(
+                latest=Max(field), undated=Count("pk", filter=Q(**{f"{field}__isnull": True}))
+            )
+            return aware_datetime(row["latest"]), row["undated"] == 0
+        return None, False
 
     async def page_last_modified(self, page_size: int) -> list[datetime | None]:
         def read() -> list[datetime | None]:
@@ -272,7 +362,7 @@ def django_sections(
         raise TypeError(f"sitemaps must be a mapping of section name to Sitemap, got {sitemaps!r}")
     sections = {}
     for name, sitemap in sitemaps.items():
-        provider = DjangoSitemapProvider(sitemap, batch_size=batch_size)
+        provider = DjangoSitemapProvider(sitemap, batch_size=batch_size, section=name)
         if provider.limit > MAX_URLS:
             raise ConfigurationError(
                 f"section {name!r}: {provider.name}.limit is {provider.limit}, but a sitemap "

@@ -34,7 +34,14 @@ from .answer import (
     unavailable,
 )
 from .bodies import ClosingBody, URLWriter, bytes_body, opened, urlset_body
-from .plan import SectionPlan, news_cutoff, page_room, section_version, stylesheet_href
+from .plan import (
+    SectionPlan,
+    allows_empty,
+    news_cutoff,
+    page_room,
+    section_version,
+    stylesheet_href,
+)
 from .plans import PlanMemo
 from .stream import EntryStream, logger
 from .views import HTMLDocuments
@@ -55,6 +62,10 @@ LOG_FAILED = "sitemap %s: answering %d: %s"
 _STYLESHEET = resources.files("sitemap_middleware").joinpath("static", "sitemap.xsl").read_text()
 #: Where the stylesheet links to the HTML view when that is on (an XML comment otherwise).
 _STYLESHEET_LINK_SLOT = "<!-- link to the HTML view -->"
+
+
+#: Page 1 of an empty section whose provider answers it (see ``allows_empty``).
+EMPTY_PAGE = PagePlan(start=0, stop=0, urls=0, size=0, news=0, lastmod=None)
 
 
 def _strict_error() -> HTTPError:
@@ -190,7 +201,9 @@ class Documents:
     def _single_urlset(
         self, target: Target, base: BaseURL, plans: Sequence[SectionPlan]
     ) -> Document:
-        if not any(plan.count for plan in plans):
+        # Empty is an answer only when every section says so (Django's sitemaps do).
+        allow_empty = all(map(allows_empty, self.config.resolved_sections))
+        if not any(plan.count for plan in plans) and not allow_empty:
             raise HTTPError(404, "Not Found: the sitemap has no entries yet")
         etag, modified = self.validators("text" if target.text else "urlset", base, plans)
         by_name = {plan.name: plan for plan in plans}
@@ -203,7 +216,7 @@ class Documents:
             ]
             name = TEXT_SITEMAP_NAME if target.text else self.config.sitemap_name
             writer = self._writer(name, base, target.text, max_urls)
-            return await self.open_urlset(name, streams, writer)
+            return await self.open_urlset(name, streams, writer, allow_empty)
 
         return Document(TEXT_TYPE if target.text else XML_TYPE, etag, modified, open_streams)
 
@@ -222,6 +235,10 @@ class Documents:
         except InvalidEntryError as exc:  # strict mode
             logger.error(LOG_FAILED, name, 500, exc)
             raise _strict_error() from None
+        if target.page == 1 and not plan.pages and allows_empty(section):
+            # An empty section's page 1 is an empty urlset where the provider says so
+            # (Django's sitemaps: allow_empty_first_page); the index does not list it.
+            return PlannedPage(section, plan, EMPTY_PAGE, None)
         if target.page > len(plan.pages):
             raise HTTPError(404, "Not Found: past the last page of this section")
         previous = plan.pages[target.page - 2] if target.page > 1 else None
@@ -254,7 +271,7 @@ class Documents:
         async def open_page() -> AsyncIterator[bytes]:
             stream = self.stream(section, base, planned.page, planned.previous, planned.plan.keyed)
             writer = self._writer(name, base, target.text, section.max_urls)
-            return await self.open_urlset(name, [stream], writer)
+            return await self.open_urlset(name, [stream], writer, allows_empty(section))
 
         return Document(
             TEXT_TYPE if target.text else XML_TYPE,
@@ -310,7 +327,7 @@ class Documents:
         keyed: bool = False,
     ) -> EntryStream:
         """The entries of one planned page: its raw positions, or its key range."""
-        if keyed:
+        if keyed and page.urls:
             after = previous.last_key if previous is not None else None
             return self._stream(section, base, key_range=(after, page.last_key))
         return self._stream(section, base, offset=page.start, limit=page.stop - page.start)
@@ -358,9 +375,17 @@ class Documents:
         return writer
 
     async def open_urlset(
-        self, name: str, streams: list[EntryStream], writer: URLWriter
+        self,
+        name: str,
+        streams: list[EntryStream],
+        writer: URLWriter,
+        allow_empty: bool = False,
     ) -> AsyncIterator[bytes]:
-        """Fetch the first batch (errors become 503/404 here), then stream the rest."""
+        """Fetch the first batch (errors become 503/404 here), then stream the rest.
+
+        ``allow_empty``: a listed page of a provider with ``allow_empty_first_page``
+        (Django's) is answered even with no entry left, as Django answers it.
+        """
         first: list[Admitted] = []
         try:
             for stream in streams:
@@ -374,7 +399,7 @@ class Documents:
             if isinstance(exc, ProviderError):
                 raise unavailable(self.config) from None
             raise _strict_error() from None
-        if not first:
+        if not first and not allow_empty:
             for stream in streams:
                 await stream.aclose()
             raise HTTPError(404, "Not Found: this sitemap page has no entries")

@@ -28,6 +28,7 @@ from .stream import EntryStream, call_provider
 
 __all__ = [
     "SectionPlan",
+    "allows_empty",
     "page_room",
     "plan_section",
     "news_cutoff",
@@ -103,6 +104,11 @@ async def section_version(
         token = f"{version.token or ''}|news>{cutoff.isoformat()}"
         return ProviderVersion(token=token, last_modified=version.last_modified)
     return version
+
+
+def allows_empty(section: _ResolvedSection) -> bool:
+    """Whether the provider answers an empty page 1 with an empty urlset (Django's do)."""
+    return getattr(section.provider, "allow_empty_first_page", False) is True
 
 
 def page_room(config: SitemapConfig, base: BaseURL) -> int:

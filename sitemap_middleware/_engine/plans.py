@@ -7,8 +7,9 @@ for every request:
 
 - a section whose version has a token is kept per (base URL, section, token): a token
   changes whenever content does (a last-modified time alone does not see deletions);
-- a section without a token is kept for ``Renders.plan_ttl`` seconds (0: never kept;
-  then a page request measures only up to the page it serves);
+- a section without a token is kept for ``Renders.plan_ttl`` seconds while what it
+  reports (a time, or nothing) stays the same (0: never kept; then a page request
+  measures only up to the page it serves);
 - concurrent requests needing the same plan share one planning pass, and its failure:
   a burst against a failing section fails together instead of retrying in turn;
 - a section that fails is never kept (the next request tries again).
@@ -43,8 +44,8 @@ class PlanMemo:
     def __init__(self, config: SitemapConfig) -> None:
         self.config = config
         self._ttl = config.renders.plan_ttl
-        #: (prefix, section) -> (token or None, expiry, plan)
-        self._kept: OrderedDict[_Key, tuple[str | None, float, SectionPlan]] = OrderedDict()
+        #: (prefix, section) -> (version identity, expiry, plan)
+        self._kept: OrderedDict[_Key, tuple[str, float, SectionPlan]] = OrderedDict()
         self._planning: dict[_Key, _Planning] = {}
         #: Planning passes made (for tests and benchmarks).
         self.passes = 0
@@ -69,7 +70,7 @@ class PlanMemo:
     async def page_plan(self, section: _ResolvedSection, base: BaseURL, page: int) -> SectionPlan:
         """A plan reaching ``page`` (1-based): kept, or measured as far as needed."""
         version = await section_version(self.config, section)
-        if _token(version) is None and not self._ttl:
+        if not _trusted(version) and not self._ttl:
             # Not kept anyway: measure only up to the page asked for.
             self.passes += 1
             return await plan_section(self.config, section, base, version, until_page=page)
@@ -79,7 +80,7 @@ class PlanMemo:
         self, section: _ResolvedSection, base: BaseURL, version: ProviderVersion | None
     ) -> SectionPlan:
         key = (base.prefix, section.name)
-        token = _token(version)
+        token = _identity(version)
         while True:
             kept = self._reusable(key, token)
             if kept is not None:
@@ -107,17 +108,17 @@ class PlanMemo:
                 del self._planning[key]
             planning.done.set()
 
-    def _reusable(self, key: _Key, token: str | None) -> SectionPlan | None:
+    def _reusable(self, key: _Key, token: str) -> SectionPlan | None:
         kept = self._kept.get(key)
         if kept is None or kept[0] != token:
             return None
-        if token is None and monotonic() >= kept[1]:
+        if not token.startswith("t") and monotonic() >= kept[1]:
             return None  # a section that cannot say whether it changed: kept for plan_ttl
         self._kept.move_to_end(key)
         return kept[2]
 
-    def _keep(self, key: _Key, token: str | None, plan: SectionPlan) -> None:
-        if token is None and not self._ttl:
+    def _keep(self, key: _Key, token: str, plan: SectionPlan) -> None:
+        if not token.startswith("t") and not self._ttl:
             return
         self._kept[key] = (token, monotonic() + self._ttl, plan)
         self._kept.move_to_end(key)
@@ -128,12 +129,23 @@ class PlanMemo:
 class _Planning:
     """A planning pass under way, and its outcome for the requests waiting on it."""
 
-    def __init__(self, token: str | None) -> None:
+    def __init__(self, token: str) -> None:
         self.token = token
         self.done = anyio.Event()
         self.plan: SectionPlan | None = None
         self.error: Exception | None = None
 
 
-def _token(version: ProviderVersion | None) -> str | None:
-    return version.token if version is not None and version.token else None
+def _trusted(version: ProviderVersion | None) -> bool:
+    """Whether the version has a token (which changes whenever content does)."""
+    return version is not None and bool(version.token)
+
+
+def _identity(version: ProviderVersion | None) -> str:
+    """What a kept plan must match: the token ("t..."), else whatever the version says
+    ("u...", a time or nothing; such a plan is also bounded by plan_ttl, as a time alone
+    misses deletions)."""
+    if version is not None and version.token:
+        return "t" + version.token
+    modified = version.last_modified if version is not None else None
+    return "u" + (modified.isoformat() if modified is not None else "")

@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING
 from .._config import SitemapConfig
 from .._sansio.html import IndexView, UrlsetView
 from .._sansio.htmlview import HTML_TYPE, HTMLView
-from .._sansio.routing import Kind, Target
+from .._sansio.routing import Kind, Target, page_name
 from .._sansio.urls import BaseURL
 from .answer import Document
 from .bodies import opened, text_body
+from .plan import allows_empty
 
 if TYPE_CHECKING:
     from .documents import Documents
@@ -89,7 +90,12 @@ class HTMLDocuments:
         number = target.page
         name = view.page_name(config.page_prefix, section.name, number)
         etag = documents.page_etag(f"{view.fingerprint}|{name}", base, planned)
-        xml_name = documents.index_children([planned.plan])[number - 1].name
+        children = documents.index_children([planned.plan])
+        xml_name = (
+            children[number - 1].name
+            if children
+            else page_name(config.page_prefix, section.name, number)
+        )
         writer = UrlsetView(
             view=view,
             site=_site_label(base),
@@ -109,7 +115,9 @@ class HTMLDocuments:
         async def open_page() -> AsyncIterator[bytes]:
             keyed = planned.plan.keyed
             stream = documents.stream(section, base, planned.page, planned.previous, keyed)
-            return await documents.open_urlset(name, [stream], writer)
+            # An empty page the XML answers with 200 (Django's) is an empty view too.
+            empty_ok = allows_empty(section)
+            return await documents.open_urlset(name, [stream], writer, empty_ok)
 
         return Document(HTML_TYPE, etag, version.last_modified if version else None, open_page)
 

@@ -311,6 +311,24 @@ def _take(iterator: Iterable[EntryLike]) -> list[EntryLike]:
     return list(islice(iterator, SYNC_BATCH))
 
 
+#: The provider protocol's methods: isinstance() on a runtime-checkable Protocol only
+#: sees that the attribute exists, so a plain value there would fail on every request.
+_METHODS = ("entries", "count", "page", "version", "page_last_modified")
+
+
+def _check_methods(provider: object) -> None:
+    missing = object()
+    for name in _METHODS:
+        attribute = getattr(provider, name, missing)
+        if attribute is not missing and not callable(attribute):
+            raise TypeError(
+                f"{type(provider).__name__}.{name} is {attribute!r} "
+                f"({type(attribute).__name__}), not a method: a provider's {name} must be "
+                f"a method (see the {'UrlProvider' if name == 'entries' else 'Supports*'} "
+                "protocols), or absent"
+            )
+
+
 def as_provider(value: ProviderLike) -> UrlProvider:
     """Adapt a provider-like value: a provider, a list, a re-iterable or a callable.
 
@@ -318,6 +336,7 @@ def as_provider(value: ProviderLike) -> UrlProvider:
     then an empty sitemap. Pass the generator *function* instead.
     """
     if isinstance(value, UrlProvider):
+        _check_methods(value)
         return value
     if isinstance(value, list | tuple):
         return StaticProvider(value)

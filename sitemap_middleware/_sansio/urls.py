@@ -21,6 +21,7 @@ __all__ = [
     "canonical_url_match",
     "mount_directory",
     "normalize_loc",
+    "quote_unsafe",
     "remove_dot_segments",
 ]
 
@@ -270,3 +271,22 @@ class BaseURL:
     def file_url(self, name: str) -> str:
         """Absolute URL of a file served in the sitemap directory."""
         return self.prefix + name
+
+
+#: Every character RFC 3986 allows unescaped somewhere in a URI (reserved + unreserved),
+#: plus "%" (escapes are kept as they are; a bare "%" is normalize_loc's to encode).
+_URI_CHARACTERS = "!#$%&'()*+,-./:;=?@[]_~"
+
+
+def quote_unsafe(value: str) -> str:
+    """``value`` with every character a URI may not hold percent-encoded (as UTF-8).
+
+    Spaces, controls, ``<>"{}|\\^``` and non-ASCII become escapes; nothing else changes,
+    so no information is lost: ``/a b?q=<1>`` is ``/a%20b?q=%3C1%3E``, the same resource
+    written as RFC 3986 and the sitemap XSD (``xsd:anyURI``) want it. For values written
+    as-is elsewhere (Django's sitemaps framework does not encode its locations).
+    """
+    try:
+        return quote(value, safe=_URI_CHARACTERS, errors="surrogateescape")
+    except UnicodeEncodeError:
+        return value  # not text that encodes: normalize_loc says so, naming the value

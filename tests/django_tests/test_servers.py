@@ -83,3 +83,31 @@ def test_sites_framework_hosts_and_http_behaviour(site: Server) -> None:
     )
     assert again.status_code == 304 and again.content == b""
     assert _get(site, "/products/product-3/").text == "a page"  # Django's own page
+
+
+def test_last_modified_only_when_every_item_has_a_lastmod(site: Server) -> None:
+    """As Django's view: no validators while an item lacks a lastmod (the old answer sent
+    the newest date, which stayed put when the undated item was deleted: a bare
+    If-Modified-Since got a stale 304); once every item is dated, Last-Modified again."""
+    from django.conf import settings
+
+    from tests.django_tests.test_edges import DAY, write_tags
+    from tests.djangoproject.shop.models import Tag
+
+    since = "Thu, 01 Feb 2024 00:00:00 GMT"
+    try:
+        for alias in settings.DATABASES:
+            write_tags(alias, [("a", DAY), ("b", None)])
+        first = _get(site, "/sitemap-tags-1.xml")
+        assert first.status_code == 200 and first.content.count(b"<url>") == 2
+        assert "last-modified" not in first.headers and "etag" not in first.headers
+        for alias in settings.DATABASES:
+            Tag.objects.using(alias).filter(code="b").delete()
+        after = _get(site, "/sitemap-tags-1.xml")
+        assert after.status_code == 200 and after.content.count(b"<url>") == 1
+        assert after.headers["last-modified"] == since
+        again = _get(site, "/sitemap-tags-1.xml", **{"If-Modified-Since": since})
+        assert again.status_code == 304
+    finally:
+        for alias in settings.DATABASES:
+            write_tags(alias, [])

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from sitemap_middleware import Section, SitemapConfig
-from sitemap_middleware.django import DjangoQuerySetProvider, sitemap_config
+from django.contrib.sitemaps import GenericSitemap
 
-from .shop.models import Product
+from sitemap_middleware import Renders, Section, SitemapConfig
+from sitemap_middleware.django import DjangoQuerySetProvider, DjangoSitemapProvider, sitemap_config
+
+from .shop.models import Product, Tag
 from .shop.sitemaps import sitemaps
 
 
@@ -27,5 +29,14 @@ def config() -> SitemapConfig:
     return sitemap_config(
         sitemaps,
         hosts="sites",
-        sections={"catalog": Section(catalog(), max_urls=7)},
+        # Tests change rows between requests to unversioned sitemaps: plan every request
+        # (by default such a plan is reused for Renders.plan_ttl seconds).
+        renders=Renders(plan_ttl=0),
+        sections={
+            "catalog": Section(catalog(), max_urls=7),
+            # No rows are seeded: the server tests write some (NULL lastmods among them).
+            "tags": DjangoSitemapProvider(
+                GenericSitemap({"queryset": Tag.objects.order_by("pk"), "date_field": "updated"})
+            ),
+        },
     )

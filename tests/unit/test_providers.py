@@ -134,6 +134,28 @@ def test_one_shot_iterators_are_refused_with_a_hint() -> None:
         as_provider(42)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("capability", ["count", "page", "version", "page_last_modified"])
+def test_a_capability_that_is_not_callable_is_refused_by_name(capability: str) -> None:
+    """A provider whose ``count`` (or other capability) is a plain value would fail on
+    every request (a 500): refused when the configuration is built, naming the attribute."""
+
+    class Provider:
+        async def entries(self) -> AsyncIterator[str]:
+            yield "/a"
+
+    setattr(Provider, capability, 5)
+    with pytest.raises(
+        ConfigurationError,
+        match=rf"section 'p': Provider.{capability} is 5 \(int\), not a method",
+    ):
+        SitemapConfig(base_url="https://example.com", sections={"p": Provider()})
+    with pytest.raises(TypeError, match="not a method"):
+        as_provider(Provider())
+    Provider.entries = ["/a"]  # type: ignore[assignment,method-assign]
+    with pytest.raises(TypeError, match=r"Provider.entries is \['/a'\] \(list\), not a method"):
+        as_provider(Provider())
+
+
 async def test_callable_provider_rejects_non_iterables() -> None:
     """A factory returning something that is not iterable fails clearly."""
     with pytest.raises(TypeError, match="not an iterable"):

@@ -196,3 +196,21 @@ def test_bad_renders_settings_are_refused(kwargs: dict[str, object], message: st
     """Each bad value is a ConfigurationError naming the setting and the value."""
     with pytest.raises(ConfigurationError, match=message):
         Renders(**kwargs)  # type: ignore[arg-type]
+
+
+async def test_a_version_changed_within_the_second_never_earns_a_stale_304(
+    clock: Clock,
+) -> None:
+    """Two versions first seen within one whole second: the second is stamped a second
+    later and not sent until then, so a bare If-Modified-Since from the first never
+    gets a 304 for the second."""
+    provider = Flaky()
+    core = _core(provider)
+    clock.now = 1_700_000_000.2
+    first, _ = await fetch(core, "/sitemap.xml")
+    since = header(first, "Last-Modified")
+    assert since is not None
+    clock.now = 1_700_000_000.7
+    provider.token = "v2"
+    second, _ = await fetch(core, "/sitemap.xml", if_modified_since=since)
+    assert second.status == 200

@@ -26,3 +26,16 @@ class Article(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("article", args=[self.slug])
+
+
+class Tag(models.Model):
+    """A unique but nullable code and an optional update time: the NULL cases."""
+
+    code = models.CharField(max_length=40, unique=True, null=True)
+    updated = models.DateTimeField(null=True)
+
+    class Meta:
+        ordering = ["pk"]
+
+    def get_absolute_url(self) -> str:
+        return f"/tags/{self.pk}/"
