@@ -167,7 +167,9 @@ class IndexNowNotifier:
         seen: dict[str, None] = {}
         for url in urls:
             parts = urlsplit(url)
-            if parts.scheme not in ("http", "https") or parts.netloc != self.host:
+            # Scheme and host compare case-insensitively (RFC 3986 6.2.2.1).
+            scheme, host = parts.scheme.lower(), parts.netloc.lower()
+            if scheme not in ("http", "https") or host != self.host.lower():
                 raise ValueError(
                     f"IndexNow URL {url!r} is not an absolute URL on host {self.host!r}"
                 )

@@ -204,6 +204,17 @@ def test_bad_input_is_refused_with_a_clear_error() -> None:
         anyio.run(notifier.notify, ["https://example.com/a", "https://evil.test/x"])
 
 
+def test_scheme_and_host_of_urls_compare_case_insensitively() -> None:
+    """``HTTP://Example.COM/x`` is on host example.com (RFC 3986 6.2.2.1); paths keep case."""
+    notifier = IndexNowNotifier(host="Example.com", key=KEY)
+    assert notifier._checked(["HTTP://Example.COM/X", "https://example.com/X"]) == [
+        "HTTP://Example.COM/X",
+        "https://example.com/X",
+    ]
+    with pytest.raises(ValueError, match="is not an absolute URL on host"):
+        notifier._checked(["ftp://example.com/x"])
+
+
 @pytest.mark.anyio
 async def test_submit_returns_at_once_and_finishes_in_the_background(
     site: tuple[str, SitemapConfig], endpoint: tuple[str, IndexNowEndpoint]
