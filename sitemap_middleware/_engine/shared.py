@@ -13,9 +13,9 @@ This module alone decides when a stored render answers instead of the provider
 - otherwise the document is rendered once: concurrent requests share the render
   (:mod:`.coalesce`) and, with a shared store, instances take a short lock so one
   renders while the others wait for its bytes;
-- ``Last-Modified`` is the provider's time or, when it gives none or it did not move
-  although the ETag did (a deletion), the time the ETag was first seen (kept by the
-  store, so a fleet agrees on it): it moves whenever content does.
+- ``Last-Modified`` is the later of the provider's time and the time the document's ETag
+  was first seen (kept by the store, so a fleet agrees on it): it moves whenever content
+  does, deletions and renames included.
 
 Only complete renders of complete documents (no section left out) are stored.
 """
@@ -325,27 +325,26 @@ class SharedRenders:
     async def _last_modified(
         self, key: str, etag: str, provided: datetime | None, meta: RenderMeta | None
     ) -> datetime | None:
-        """The provider's time; when it has none, or did not move although the content
-        (ETag) did, the time this ETag was first seen.
+        """The later of the provider's time and the time this content (ETag) was first seen.
 
         A provider's newest lastmod misses deletions and renames (it stays, or moves
-        backwards), so If-Modified-Since would answer 304 for changed content. A changed
-        ETag whose time did not pass the previous render's is stamped when first seen, at
-        least a second (HTTP dates' resolution) after the previous stamp (sent only once it
-        is no longer in the future: :func:`_sendable`). The store keeps stamps, so a fleet
-        agrees.
+        backwards), so If-Modified-Since would answer 304 for changed content; content
+        first seen now is at least as new as now. A changed ETag is stamped at least a
+        second (HTTP dates' resolution) after the previous render's stamp (sent only once
+        it is no longer in the future: :func:`_sendable`). The store keeps the stamps (in
+        Redis a fleet agrees); without a stamp (the store failed) none is sent.
         """
         previous = meta.last_modified if meta is not None else None
         if meta is not None and meta.etag == etag and previous is not None:
             return previous
         now = datetime.fromtimestamp(int(wall_clock()), timezone.utc)
-        if provided is not None:
-            # RFC 9110 §8.8.2.1: a time in the future is replaced by the time of the reply.
-            provided = min(provided.replace(microsecond=0), now)
-            if previous is None or provided > previous:
-                return provided
         stamp = now if previous is None else max(now, previous + timedelta(seconds=1))
-        return await self._guard("reading", self.store.first_seen(key, etag, stamp))
+        seen = await self._guard("reading", self.store.first_seen(key, etag, stamp))
+        if seen is None or provided is None:
+            return seen
+        # RFC 9110 §8.8.2.1: a time in the future is replaced by the time of the reply.
+        provided = min(provided.replace(microsecond=0), now)
+        return max(provided, seen)
 
     async def _guard(self, doing: str, call: Awaitable[_T]) -> _T | None:
         """Await a store call; a failing store is logged and counts as empty."""

@@ -37,8 +37,13 @@ def content_etag(kind: str, data: bytes, *context: str) -> str:
 
 
 def version_parts(version: ProviderVersion | None) -> tuple[str, str] | None:
-    """A provider version as tag input (token, last-modified), or None when it says nothing."""
-    if version is None or not (version.token or version.last_modified):
+    """A provider version as tag input (token, last-modified), or None when it cannot
+    vouch for the content.
+
+    Only a token can: a time alone stays put through a rename or a deletion, so a tag
+    made from it would keep answering 304, or serve a stored render, for other content.
+    """
+    if version is None or not version.token:
         return None
     modified = version.last_modified.isoformat() if version.last_modified else ""
     return version.token or "", modified

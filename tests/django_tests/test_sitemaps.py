@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 import anyio
 import pytest
+from werkzeug.http import parse_date
 
 from sitemap_middleware import Section
 from sitemap_middleware._engine.core import SitemapCore
@@ -130,7 +132,8 @@ def test_queryset_version_follows_the_rows(alias: str) -> None:
     get = our_get(core)
     reply, _ = anyio.run(lambda: fetch(core, "/sitemap-catalog-1.xml"))
     etag = header(reply, "etag")
-    assert etag and header(reply, "last-modified") == "Fri, 19 Jan 2024 01:30:00 GMT"
+    modified = parse_date(header(reply, "last-modified"))  # never older than the rows
+    assert etag and modified is not None and modified >= datetime(2024, 1, 19, 1, 30, tzinfo=UTC)
     again, _ = anyio.run(lambda: fetch(core, "/sitemap-catalog-1.xml", if_none_match=etag))
     assert again.status == 304
     product = Product.objects.using(alias).get(pk=2)
@@ -146,13 +149,15 @@ def test_queryset_version_follows_the_rows(alias: str) -> None:
 
 
 def test_sitemap_validators_from_get_latest_lastmod_only_when_overridden() -> None:
-    """GenericSitemap (its get_latest_lastmod is one query) gets ETag and Last-Modified;
-    a Sitemap with the default (one lastmod() call per item) streams without them."""
+    """GenericSitemap (its get_latest_lastmod is one query) gets Last-Modified, as Django's
+    view sends it, and no ETag (a time cannot vouch for renames); a Sitemap with the
+    default (one lastmod() call per item) streams without either."""
     from tests.djangoproject.serving import config
 
     core = SitemapCore(config())
     news, _ = anyio.run(lambda: fetch(core, "/sitemap-news-1.xml"))
-    assert header(news, "last-modified") == "Wed, 06 Mar 2024 00:00:00 GMT" and header(news, "etag")
+    assert header(news, "last-modified") == "Wed, 06 Mar 2024 00:00:00 GMT"
+    assert header(news, "etag") is None
     products, _ = anyio.run(lambda: fetch(core, "/sitemap-products-1.xml"))
     assert products.status == 200 and header(products, "etag") is None
 

@@ -214,3 +214,54 @@ async def test_a_version_changed_within_the_second_never_earns_a_stale_304(
     provider.token = "v2"
     second, _ = await fetch(core, "/sitemap.xml", if_modified_since=since)
     assert second.status == 200
+
+
+class DatedOnly:
+    """A provider whose version is a time only (no token), as GenericSitemap's."""
+
+    def __init__(self) -> None:
+        self.slug = "a"
+
+    async def entries(self) -> AsyncIterator[str]:
+        for i in range(3):
+            yield f"/{self.slug}/{i}"
+
+    async def version(self) -> ProviderVersion:
+        return ProviderVersion(last_modified=datetime(2024, 1, 1, tzinfo=timezone.utc))
+
+
+class DatedToken(Flaky):
+    """A token that changes with content and a newest lastmod that a delete leaves put."""
+
+    async def version(self) -> ProviderVersion:
+        return ProviderVersion(
+            token=self.token, last_modified=datetime(2024, 1, 1, tzinfo=timezone.utc)
+        )
+
+
+async def test_a_time_alone_never_serves_a_stored_render_of_other_content() -> None:
+    """A version with a time but no token cannot tell a rename from no change: no ETag
+    from it, so GET always serves the current entries (never a stored older render)."""
+    provider = DatedOnly()
+    core = SitemapCore(SitemapConfig(base_url="https://example.com", sections={"p": provider}))
+    first, body = await fetch(core, "/sitemap-p-1.xml")
+    assert b"/a/2" in body and header(first, "ETag") is None
+    provider.slug = "b"  # a rename that leaves the newest lastmod where it was
+    for path in ("/sitemap-p-1.xml", "/sitemap.xml"):
+        _, again = await fetch(core, path)
+        assert b"/b/2" in again and b"/a/2" not in again
+
+
+async def test_if_modified_since_never_answers_304_for_changed_content_without_a_store() -> None:
+    """Last-Modified is never older than the content's first sight, even when no render
+    is stored (too big, evicted, another process): a bare If-Modified-Since from before a
+    change gets 200."""
+    provider = DatedToken()
+    core = _core(provider, memory_bytes=0)  # nothing is ever stored
+    first, _ = await fetch(core, "/sitemap-p-1.xml")
+    since = header(first, "Last-Modified")
+    assert since is not None
+    await anyio.sleep(1.05)  # the next version is first seen in a later second
+    provider.token = "v2"
+    again, _ = await fetch(core, "/sitemap-p-1.xml", if_modified_since=since)
+    assert again.status == 200
