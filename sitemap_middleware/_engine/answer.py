@@ -62,3 +62,6 @@ class Document:
     #: that cannot count itself): a 304 then needs that check first.
     exists: bool = True
     cache: CacheStatus | None = None
+    #: False for documents any client can name in unbounded numbers (key-range pages):
+    #: concurrent requests still share a render, but nothing of it is stored.
+    storable: bool = True

@@ -316,6 +316,7 @@ class Documents:
             version.last_modified if version else None,
             open_page,
             exists=False,  # its rows may all be gone: only opening it tells
+            storable=False,  # clients can name any number of ranges
         )
 
     def stream(

@@ -167,7 +167,13 @@ async def plan_section(
         max_urls=section.max_urls,
         max_bytes=config.max_bytes_per_page,
     )
-    cutter = PageCutter(max_urls=section.max_urls, room=page_room(config, base))
+    max_urls, room = section.max_urls, page_room(config, base)
+    if keyed:
+        # Headroom: rows inserted into a key range between the index and its page (up to
+        # 1 % of it) still fit, so no row that existed throughout a crawl is pushed off
+        # its page. Beyond that the page is cut at the budget (logged).
+        max_urls, room = max_urls - max_urls // 100, room - room // 100
+    cutter = PageCutter(max_urls=max_urls, room=room)
     last_tail = ""
     last_lastmod: datetime | None = None
     try:

@@ -149,6 +149,13 @@ class SharedRenders:
     async def _share(self, key: str, document: Document, meta: RenderMeta | None) -> Document:
         if not document.cacheable:
             return document  # incomplete (a section failed): never stored, never shared
+        if not document.storable:  # shared while it renders, never kept
+            flight_key = f"{key}|{document.etag or ''}"
+            return replace(
+                document,
+                open=lambda: self._join(flight_key, key, document, None, None),
+                cache=self._joining(flight_key, document),
+            )
         etag = document.etag
         if etag is None:
             # No content identity: concurrent requests still share one pass.

@@ -227,7 +227,9 @@ class SQLAlchemyProvider:
                 key = row._mapping[name]
                 if key is None:
                     raise self._key_error("holds NULL")
-                if last is not None and key <= last:
+                # Equality only: the database orders by the column's collation, which
+                # Python's < does not know (uniqueness itself is counted in SQL).
+                if last is not None and key == last:
                     raise self._key_error(f"is not unique ({key!r} appears more than once)")
                 last = key
                 yield key, Mapped(self._to_entry, row, "to_entry")

@@ -78,6 +78,10 @@ def encode_key_range(after: Any, upto: Any) -> str | None:
     return token if len(token) <= MAX_KEY_RANGE else None
 
 
+#: The 64-bit signed range: the widest integer key SQL databases store.
+_MIN_KEY, _MAX_KEY = -(2**63), 2**63 - 1
+
+
 def decode_key_range(token: str) -> tuple[Any, Any] | None:
     """The ``(after, upto)`` keys of a token, or None if it is not one of ours."""
     try:
@@ -92,7 +96,11 @@ def decode_key_range(token: str) -> tuple[Any, Any] | None:
     after, upto = value
     if upto is None or (after is not None and type(after) is not type(upto)):
         return None
-    if after is not None and not after < upto:
+    if any(type(key) is int and not _MIN_KEY <= key <= _MAX_KEY for key in value):
+        return None  # no database key holds it (and drivers would overflow on it)
+    # Ints order the same everywhere; strings order by the column's collation, which
+    # Python's comparison does not know ("apple" < "Banana" under NOCASE or a locale).
+    if type(upto) is int and after is not None and not after < upto:
         return None
     return after, upto
 

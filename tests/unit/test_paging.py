@@ -237,3 +237,69 @@ async def test_concurrent_cold_requests_share_one_planning_pass() -> None:
     # by concurrent HEADs of one page.
     assert core._documents.plans.passes == 1
     assert 1 + 3 <= provider.iterations <= 1 + 12
+
+
+def test_key_range_tokens_decode_what_the_index_writes_and_refuse_the_rest() -> None:
+    """Ranges the planner writes round-trip, string keys in any collation's order; ints
+    beyond 64 bits (no database key holds them) and reversed int ranges are not ours."""
+    from sitemap_middleware._sansio.paging import decode_key_range, encode_key_range
+
+    assert decode_key_range(encode_key_range(None, 7)) == (None, 7)
+    assert decode_key_range(encode_key_range(3, 7)) == (3, 7)
+    # A case-insensitive or locale collation sorts "apple" before "Banana".
+    assert decode_key_range(encode_key_range("apple", "Banana")) == ("apple", "Banana")
+    assert decode_key_range(encode_key_range(7, 3)) is None
+    assert decode_key_range(encode_key_range(None, 10**30)) is None
+    assert decode_key_range(encode_key_range(-(10**30), 5)) is None
+
+
+@pytest.mark.anyio
+async def test_a_huge_int_in_a_page_name_is_404_not_503() -> None:
+    """A made-up range with an int no key can hold: 404, not a data-source failure."""
+    from sitemap_middleware._sansio.paging import encode_key_range
+
+    class Keyed:
+        async def keyed(self, after: Any, upto: Any) -> Any:
+            for key in range(1, 4):
+                if (after is None or key > after) and key <= upto:
+                    yield key, f"/k/{key}"
+
+        async def entries(self) -> Any:
+            async for _, item in self.keyed(None, 3):
+                yield item
+
+    core = _core({"k": Keyed()})
+    token = encode_key_range(None, 10**30)
+    reply, _ = await fetch(core, f"/sitemap-k-1~{token}.xml")
+    assert reply.status == 404
+
+
+@pytest.mark.anyio
+async def test_made_up_key_ranges_are_served_but_never_stored() -> None:
+    """Any client can name ranges; their renders (and first-seen stamps) are not kept,
+    so made-up names cannot fill the render store and push out real renders."""
+    from sitemap_middleware import ProviderVersion
+    from sitemap_middleware._sansio.paging import encode_key_range
+
+    class Keyed:
+        async def keyed(self, after: Any, upto: Any) -> Any:
+            for key in range(1, 50):
+                if (after is None or key > after) and key <= upto:
+                    yield key, f"/k/{key}"
+
+        async def entries(self) -> Any:
+            async for _, item in self.keyed(None, 49):
+                yield item
+
+        async def version(self) -> ProviderVersion:
+            return ProviderVersion(token="v1")
+
+    core = _core({"k": Keyed()})
+    for upto in range(2, 12):
+        token = encode_key_range(1, upto)
+        reply, body = await fetch(core, f"/sitemap-k-1~{token}.xml")
+        assert reply.status == 200 and len(page_urls(check_document(body))) == upto - 1
+    store = core._shared.store
+    ranged = [k for k in store._items if "key_range='" in k]  # type: ignore[attr-defined]
+    seen = [k for k, _ in store._seen if "key_range='" in k]  # type: ignore[attr-defined]
+    assert ranged == [] and seen == []
