@@ -118,8 +118,9 @@ class SupportsKeyset(Protocol):
 class SupportsPageLastModified(Protocol):
     """Capability: the newest lastmod of each page of ``page_size`` entries.
 
-    No longer read by the middleware: pages are planned by bytes as well as count, and
-    the planning pass finds each page's newest lastmod itself.
+    Pages are planned by bytes as well as count and the planning pass finds each page's
+    newest entry lastmod itself; this is read only for pages whose entries carry none,
+    when bytes moved no page boundary.
     """
 
     async def page_last_modified(self, page_size: int) -> Sequence[datetime | None]: ...
