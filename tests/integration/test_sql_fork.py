@@ -59,7 +59,8 @@ def test_a_forked_worker_gets_fresh_connections(kind: str, tmp_path: Path) -> No
 
     def page_two() -> Any:
         response = Client(app).get("/sitemap-p-2.xml")
-        return response.status_code == 200 and response.data.count(b"<url>") == 1000
+        # Key-range pages keep 1 % headroom for rows inserted during a crawl: 990 a page.
+        return response.status_code == 200 and response.data.count(b"<url>") == 990
 
     try:
         assert page_two()
