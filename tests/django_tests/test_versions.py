@@ -168,4 +168,3 @@ def test_a_vendor_without_a_row_checksum_asks_for_version_field(
     with pytest.raises(ConfigurationError, match="'oracle'.*version_field="):
         DjangoQuerySetProvider(Tag.objects.all())
     DjangoQuerySetProvider(Tag.objects.all(), version_field="id")  # no checksum needed
-
