@@ -45,3 +45,21 @@ def test_storm_benchmarks_run_on_a_tiny_workload(tmp_path: Path) -> None:
     assert passes["ASGI"] == 2 and passes["WSGI"] >= 2, passes
     assert len(results["over_http"]) == 2
     assert "## Crawl storms" in (tmp_path / "storms-smoke.md").read_text()
+
+
+@pytest.mark.slow
+def test_django_version_benchmark_runs_on_a_tiny_table(tmp_path: Path) -> None:
+    """benchmarks/django_version.py measures every case (SQLite only here: it rewrites the
+    products table, and the PostgreSQL one is the test project's seeded table)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "SITEMAP_TEST_POSTGRES_URL"}
+    out = tmp_path / "version.json"
+    argv = ["-m", "benchmarks.django_version", "--rows", "300", "--repeats", "1"]
+    subprocess.run([sys.executable, *argv, "--out", str(out)], check=True, env=env)
+    results = json.loads(out.read_text())["results"]
+    cases = {row["case"] for row in results if row["database"] == "sqlite"}
+    assert cases == {"checksum", "checksum_slug", "count_max"}
+    assert all(row["seconds"] > 0 for row in results)

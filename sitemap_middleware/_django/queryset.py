@@ -3,7 +3,9 @@
 Pages are key ranges (``WHERE key >= :first ORDER BY key LIMIT n``), never a growing
 ``OFFSET``: the first key of every page comes from one window-function query (Django 4.2
 filters on window annotations), cached until the data's version changes. Count and
-version are one aggregate query. Every query runs through :func:`run_orm` (a worker
+version are one aggregate query; the version includes a checksum of every row (see
+:mod:`.checksum`), so renames, deletes plus inserts at any key and updates that keep
+their lastmod change it. Every query runs through :func:`run_orm` (a worker
 thread, connections closed afterwards), so the sync ORM serves under WSGI and ASGI alike.
 """
 
@@ -18,6 +20,7 @@ from .._exceptions import ConfigurationError, InvalidEntryError
 from .._providers.base import EntryLike, ProviderVersion
 from .._providers.keyset import Bound, keyset_batches
 from .._sansio.models import simple_fields
+from .checksum import CHECKSUM_VENDORS, register_sqlite_checksum, row_checksum
 from .orm import run_orm
 from .sitemaps import aware_datetime, written_location
 
@@ -49,8 +52,14 @@ class DjangoQuerySetProvider:
     :param to_entry: builds the whole entry (a ``SitemapEntry``, URL or mapping) from an
         object instead of ``location``/``lastmod``/``changefreq``/``priority``.
     :param batch_size: objects per query (and per worker-thread hop) while streaming.
+    :param checksum_fields: fields the version's row checksum covers (default every
+        concrete field of the model; the key is always covered). Name what the URL and
+        entry are built from; relation lookups (``"category__slug"``) join.
+    :param version_field: instead of the checksum, a revision field bumped from one
+        sequence on every insert and update (indexed): the version is then the count,
+        newest key and newest revision, without reading every row.
     :param metadata_ttl: seconds a count/version answer is reused within a process (one
-        request asks for both; on a big table each is a scan).
+        request asks for both; with the checksum the query reads every row).
     """
 
     def __init__(
@@ -64,8 +73,11 @@ class DjangoQuerySetProvider:
         priority: float | None = None,
         to_entry: Callable[[Any], EntryLike] | None = None,
         batch_size: int = 5000,
+        checksum_fields: list[str] | tuple[str, ...] | None = None,
+        version_field: str | None = None,
         metadata_ttl: float = 1.0,
     ) -> None:
+        from django.db import connections
         from django.db.models import DateField, QuerySet
 
         if not isinstance(queryset, QuerySet):
@@ -101,6 +113,15 @@ class DjangoQuerySetProvider:
             simple_fields("/", changefreq=changefreq, priority=priority)
         except InvalidEntryError as exc:
             raise ConfigurationError(f"DjangoQuerySetProvider: {exc}") from None
+        self._checksum_fields = self._checksummed(queryset, field, checksum_fields, version_field)
+        self._version_field = version_field
+        self._vendor = connections[queryset.db].vendor
+        if version_field is None and self._vendor not in CHECKSUM_VENDORS:
+            raise ConfigurationError(
+                f"no row checksum for the {self._vendor!r} database of {model.__name__}: pass "
+                "version_field= (a revision field bumped from one sequence on every insert "
+                "and update)"
+            )
         if field.null:  # provably filtered already; said again so no NULL key ever comes
             queryset = queryset.filter(**{f"{key}__isnull": False})
         self._queryset = queryset.order_by(key)
@@ -114,6 +135,46 @@ class DjangoQuerySetProvider:
         self._metadata_ttl = metadata_ttl
         self._metadata: tuple[float, int, ProviderVersion, bool] | None = None
         self._plans: dict[int, tuple[str, list[Any], list[datetime | None]]] = {}
+
+    @staticmethod
+    def _checksummed(
+        queryset: QuerySet[Any],
+        key: Any,
+        names: list[str] | tuple[str, ...] | None,
+        version_field: str | None,
+    ) -> list[str]:
+        """The fields the row checksum covers (none with a version_field), checked."""
+        from django.core.exceptions import FieldDoesNotExist, FieldError
+
+        model = queryset.model
+        if version_field is not None:
+            if names is not None:
+                raise ConfigurationError("pass either checksum_fields or version_field, not both")
+            try:
+                model._meta.get_field(version_field)
+            except FieldDoesNotExist:
+                raise ConfigurationError(
+                    f"version_field {version_field!r} is not a field of {model.__name__}"
+                ) from None
+            return []
+        if names is None:
+            return [each.attname for each in model._meta.concrete_fields]
+        if (
+            not isinstance(names, (list, tuple))
+            or not names
+            or not all(isinstance(name, str) for name in names)
+        ):
+            raise ConfigurationError(
+                f"checksum_fields must be a non-empty list of field names, got {names!r}"
+            )
+        for name in names:
+            try:
+                queryset.values(name)
+            except FieldError as exc:
+                raise ConfigurationError(
+                    f"checksum field {name!r} is not a field of {model.__name__}: {exc}"
+                ) from None
+        return list(dict.fromkeys([key.attname, *names]))
 
     @staticmethod
     def _field(model: type[Model], name: str, label: str) -> Any:
@@ -210,7 +271,8 @@ class DjangoQuerySetProvider:
         return (await self._summary())[0]
 
     async def version(self) -> ProviderVersion:
-        """Count, newest key and newest lastmod; nothing while a row's lastmod is NULL.
+        """Count, newest key, newest lastmod and the row checksum (or the newest
+        revision of ``version_field``); nothing while a row's lastmod is NULL.
 
         As Django's view sends Last-Modified only when every item has a lastmod: the
         newest date says nothing about an undated row (deleting it would leave the date
@@ -220,16 +282,24 @@ class DjangoQuerySetProvider:
         return version if every_row_dated else ProviderVersion()
 
     async def _summary(self) -> tuple[int, ProviderVersion, bool]:
-        """Row count, the version (max key, max lastmod) and whether every row has a
-        lastmod, from one aggregate query, reused for metadata_ttl."""
+        """Row count, the version (max key, max lastmod, row checksum or max revision)
+        and whether every row has a lastmod, from one aggregate query, reused for
+        metadata_ttl."""
         now = time.monotonic()
         if self._metadata is not None and now - self._metadata[0] < self._metadata_ttl:
             return self._metadata[1:]
 
         def read() -> dict[str, Any]:
+            from django.db import connections
             from django.db.models import Count, Max
 
             aggregates: dict[str, Any] = {"n": Count("pk"), "k": Max(self._key)}
+            if self._version_field is not None:
+                aggregates["v"] = Max(self._version_field)
+            else:
+                aggregates["v"] = row_checksum(self._checksum_fields)
+                if self._vendor == "sqlite":
+                    register_sqlite_checksum(connections[self._queryset.db])
             if self._lastmod is not None:
                 aggregates["m"] = Max(self._lastmod)
                 aggregates["dated"] = Count(self._lastmod)  # rows whose lastmod is not NULL
@@ -237,7 +307,8 @@ class DjangoQuerySetProvider:
 
         row = await run_orm(read)
         modified = aware_datetime(row.get("m"))
-        token = f"{row['n']}:{row['k']}:{modified.isoformat() if modified else ''}"
+        stamp = modified.isoformat() if modified else ""
+        token = f"{row['n']}:{row['k']}:{stamp}:{row['v']}"
         every_row_dated = self._lastmod is None or row["dated"] == row["n"]
         version = ProviderVersion(token=token, last_modified=modified)
         self._metadata = (now, int(row["n"]), version, every_row_dated)

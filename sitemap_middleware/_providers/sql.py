@@ -22,7 +22,6 @@ import asyncio
 import os
 import time
 import weakref
-import zlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
 from typing import Any
@@ -47,6 +46,7 @@ from .._exceptions import ConfigurationError
 from .._sansio.models import Mapped
 from .._sansio.values import aware, to_datetime
 from .base import EntryLike, ProviderVersion
+from .checksum import MD5_HEX_DIGITS, NULL_TEXT, SEPARATOR, SQLITE_CHECKSUM, sqlite_row_crc32
 from .threads import WorkerThreads
 
 __all__ = ["SQLAlchemyProvider"]
@@ -60,14 +60,6 @@ def _aware(value: object) -> datetime | None:
     return to_datetime(value)  # type: ignore[arg-type]
 
 
-#: SQLite has no hash function: this one is registered on every connection.
-SQLITE_CHECKSUM = "sitemap_row_crc32"
-
-
-def _sqlite_row_crc32(*values: object) -> int:
-    return zlib.crc32(repr(values).encode("utf-8", "surrogatepass"))
-
-
 def _register_sqlite_checksum(engine: AsyncEngine | Engine) -> None:
     sync_engine = engine.sync_engine if isinstance(engine, AsyncEngine) else engine
 
@@ -76,7 +68,7 @@ def _register_sqlite_checksum(engine: AsyncEngine | Engine) -> None:
         # this provider was created.
         if not record.info.get(SQLITE_CHECKSUM):
             dbapi_connection.create_function(
-                SQLITE_CHECKSUM, -1, _sqlite_row_crc32, deterministic=True
+                SQLITE_CHECKSUM, -1, sqlite_row_crc32, deterministic=True
             )
             record.info[SQLITE_CHECKSUM] = True
 
@@ -249,15 +241,15 @@ class SQLAlchemyProvider:
     def _checksum(self) -> ColumnElement[Any]:
         if self._dialect == "sqlite":
             return func.sum(getattr(func, SQLITE_CHECKSUM)(*self._checksum_columns))
-        separator = literal("|")
-        text: ColumnElement[Any] = func.coalesce(cast(self._checksum_columns[0], Text), "\\N")
+        separator = literal(SEPARATOR)
+        text: ColumnElement[Any] = func.coalesce(cast(self._checksum_columns[0], Text), NULL_TEXT)
         for column in self._checksum_columns[1:]:
-            text = text.op("||")(separator).op("||")(func.coalesce(cast(column, Text), "\\N"))
+            text = text.op("||")(separator).op("||")(func.coalesce(cast(column, Text), NULL_TEXT))
         if self._dialect == "mysql":
             return func.sum(func.crc32(text))
         # md5 is documented and stable; its first 60 bits as a bigint, summed as numeric.
-        hexed = literal("x").op("||")(func.substr(func.md5(text), 1, 15))
-        return func.sum(cast(cast(hexed, BIT(60)), BigInteger))
+        hexed = literal("x").op("||")(func.substr(func.md5(text), 1, MD5_HEX_DIGITS))
+        return func.sum(cast(cast(hexed, BIT(4 * MD5_HEX_DIGITS)), BigInteger))
 
     async def _summary(self) -> tuple[int, ProviderVersion]:
         """Row count, key checks and version from one aggregate query, kept ``metadata_ttl``."""

@@ -1,0 +1,35 @@
+"""The row checksum behind SQL versions: one rule for SQLAlchemy and Django alike.
+
+A version made of count, newest key and newest lastmod misses renames, a delete plus an
+insert at a lower key and updates that keep their lastmod. So the SQL providers sum a
+per-row hash in the database (order-independent, one aggregate query):
+
+* SQLite has no hash function: :func:`sqlite_row_crc32` is registered on each connection
+  as :data:`SQLITE_CHECKSUM`; it hashes the ``repr`` of the row's values.
+* PostgreSQL and MySQL/MariaDB hash the row as text: every column cast to text, NULL
+  written as :data:`NULL_TEXT`, joined by :data:`SEPARATOR`. PostgreSQL takes the first
+  :data:`MD5_HEX_DIGITS` hex digits of ``md5()`` (60 bits, a bigint; the sum is numeric),
+  MySQL ``crc32()``. Both are documented, stable built-ins.
+
+Any other database gets no checksum: the provider asks for an explicit revision column.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+__all__ = ["MD5_HEX_DIGITS", "NULL_TEXT", "SEPARATOR", "SQLITE_CHECKSUM", "sqlite_row_crc32"]
+
+#: Name of the function registered on every SQLite connection.
+SQLITE_CHECKSUM = "sitemap_row_crc32"
+#: Joins a row's columns (as text) before hashing.
+SEPARATOR = "|"
+#: Stands for NULL in a row's text, so ``NULL`` and ``''`` hash apart.
+NULL_TEXT = "\\N"
+#: Hex digits of ``md5()`` kept on PostgreSQL: 60 bits fit a bigint.
+MD5_HEX_DIGITS = 15
+
+
+def sqlite_row_crc32(*values: object) -> int:
+    """CRC-32 of one row's values (deterministic: same values, same number)."""
+    return zlib.crc32(repr(values).encode("utf-8", "surrogatepass"))

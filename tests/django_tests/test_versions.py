@@ -1,0 +1,170 @@
+"""Issue #11 item 3 for DjangoQuerySetProvider: the version (ETag) changes whenever a row
+changes, not only when the count, the newest key or the newest lastmod move. Each test
+failed before the row checksum (count + max key + max lastmod kept the old ETag)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from sitemap_middleware import ConfigurationError, Section
+from tests.django_tests.test_edges import _alias, core_for, get, locs, write_tags
+
+pytestmark = pytest.mark.usefixtures("django_project")
+ALIASES = ["default", pytest.param("pg", marks=pytest.mark.postgres)]
+DAY = datetime(2024, 2, 1, tzinfo=timezone.utc)
+PATH = "/sitemap-tags-1.xml"
+
+
+@pytest.fixture
+def alias(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The database alias of the test, its Tags emptied afterwards."""
+    name = _alias(request.param)
+    yield name
+    write_tags(name, [])
+
+
+def _core(alias: str, **kwargs: Any) -> Any:
+    from sitemap_middleware.django import DjangoQuerySetProvider
+    from tests.djangoproject.shop.models import Tag
+
+    provider = DjangoQuerySetProvider(
+        Tag.objects.using(alias),
+        lastmod="updated",
+        location=lambda tag: f"/tags/{tag.code}/",  # the code is the slug: renames move it
+        metadata_ttl=0,
+        **kwargs,
+    )
+    return core_for({}, sections={"tags": Section(provider)})
+
+
+def _tag(alias: str, pk: int, code: str, updated: datetime) -> None:
+    from tests.djangoproject.shop.models import Tag
+
+    Tag.objects.using(alias).create(pk=pk, code=code, updated=updated)
+
+
+def _changed(alias: str, change: Callable[[], None], want: list[str], **kwargs: Any) -> None:
+    """The ETag before and after ``change`` differ, GET lists ``want``, and the old ETag
+    as If-None-Match gets the new document (200), not 304."""
+    core = _core(alias, **kwargs)
+    status, headers, _ = get(core, PATH)
+    assert status == 200 and headers["etag"]
+    old = headers["etag"]
+    assert get(core, PATH, if_none_match=old)[0] == 304
+    change()
+    status, headers, body = get(core, PATH)
+    assert status == 200
+    assert headers["etag"] != old
+    assert locs(body) == [f"https://example.com/tags/{code}/" for code in want]
+    status, _, again = get(core, PATH, if_none_match=old)
+    assert status == 200 and again == body
+
+
+def _seed(alias: str) -> None:
+    write_tags(alias, [])
+    _tag(alias, 10, "a", DAY - timedelta(days=2))
+    _tag(alias, 11, "b", DAY - timedelta(days=1))
+    _tag(alias, 12, "c", DAY)
+
+
+@pytest.mark.parametrize("alias", ALIASES, indirect=True)
+def test_a_rename_that_keeps_lastmod_changes_the_etag(alias: str) -> None:
+    from tests.djangoproject.shop.models import Tag
+
+    _seed(alias)
+    _changed(
+        alias,
+        lambda: Tag.objects.using(alias).filter(pk=11).update(code="renamed"),
+        ["a", "renamed", "c"],
+    )
+
+
+@pytest.mark.parametrize("alias", ALIASES, indirect=True)
+def test_a_delete_and_an_insert_at_a_lower_key_change_the_etag(alias: str) -> None:
+    from tests.djangoproject.shop.models import Tag
+
+    _seed(alias)
+
+    def change() -> None:  # same count, same max key, same max lastmod
+        Tag.objects.using(alias).filter(pk=11).delete()
+        _tag(alias, 5, "new", DAY - timedelta(days=1))
+
+    _changed(alias, change, ["new", "a", "c"])
+
+
+@pytest.mark.parametrize("alias", ALIASES, indirect=True)
+def test_an_update_below_the_newest_lastmod_changes_the_etag(alias: str) -> None:
+    """A row's own <lastmod> moves while the newest lastmod (Last-Modified) stays."""
+    from tests.djangoproject.shop.models import Tag
+
+    _seed(alias)
+    _changed(
+        alias,
+        lambda: Tag.objects.using(alias).filter(pk=10).update(updated=DAY - timedelta(hours=1)),
+        ["a", "b", "c"],
+    )
+
+
+@pytest.mark.parametrize("alias", ALIASES, indirect=True)
+def test_checksum_fields_limit_what_the_version_covers(alias: str) -> None:
+    """With ``checksum_fields=["code"]`` a rename changes the ETag (the key is always
+    covered); the rows' own lastmods are then not in the checksum."""
+    from tests.djangoproject.shop.models import Tag
+
+    _seed(alias)
+    _changed(
+        alias,
+        lambda: Tag.objects.using(alias).filter(pk=11).update(code="renamed"),
+        ["a", "renamed", "c"],
+        checksum_fields=["code"],
+    )
+    core = _core(alias, checksum_fields=["code"])
+    etag = get(core, PATH)[1]["etag"]
+    Tag.objects.using(alias).filter(pk=10).update(updated=DAY - timedelta(hours=3))
+    assert get(core, PATH)[1]["etag"] == etag  # what it was told to cover, and no more
+
+
+@pytest.mark.parametrize("alias", ALIASES, indirect=True)
+def test_version_field_replaces_the_checksum(alias: str) -> None:
+    """``version_field``: the token is the count and the newest revision (no checksum)."""
+    from tests.djangoproject.shop.models import Tag
+
+    _seed(alias)
+    core = _core(alias, version_field="id")  # stands in for a revision column here
+    etag = get(core, PATH)[1]["etag"]
+    Tag.objects.using(alias).filter(pk=11).update(code="renamed")
+    assert get(core, PATH)[1]["etag"] == etag  # the revision did not move: same version
+    _tag(alias, 13, "d", DAY)
+    assert get(core, PATH)[1]["etag"] != etag
+
+
+def test_bad_checksum_and_version_fields_say_which() -> None:
+    from sitemap_middleware.django import DjangoQuerySetProvider
+    from tests.djangoproject.shop.models import Tag
+
+    with pytest.raises(ConfigurationError, match="checksum field 'nope' .*Tag"):
+        DjangoQuerySetProvider(Tag.objects.all(), checksum_fields=["nope"])
+    with pytest.raises(ConfigurationError, match="version_field 'nope' is not a field of Tag"):
+        DjangoQuerySetProvider(Tag.objects.all(), version_field="nope")
+    with pytest.raises(ConfigurationError, match="either checksum_fields or version_field"):
+        DjangoQuerySetProvider(Tag.objects.all(), checksum_fields=["code"], version_field="id")
+    with pytest.raises(ConfigurationError, match="checksum_fields must be a non-empty list"):
+        DjangoQuerySetProvider(Tag.objects.all(), checksum_fields="code")  # type: ignore[arg-type]
+
+
+def test_a_vendor_without_a_row_checksum_asks_for_version_field(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from django.db import connections
+
+    from sitemap_middleware.django import DjangoQuerySetProvider
+    from tests.djangoproject.shop.models import Tag
+
+    monkeypatch.setattr(connections["default"], "vendor", "oracle")
+    with pytest.raises(ConfigurationError, match="'oracle'.*version_field="):
+        DjangoQuerySetProvider(Tag.objects.all())
+    DjangoQuerySetProvider(Tag.objects.all(), version_field="id")  # no checksum needed
