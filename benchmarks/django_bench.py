@@ -211,7 +211,9 @@ def run(rows: int, page: int, repeats: int) -> dict[str, Any]:
         number = int(label.split()[1])
         for name, call in cases.items():
             body = call()
-            expected = min(page, rows - (number - 1) * page)
+            # Key-range pages keep 1 % headroom for rows inserted during a crawl.
+            size = page - page // 100 if "QuerySetProvider" in name else page
+            expected = min(size, rows - (number - 1) * size)
             assert isinstance(body, bytes) and body.count(b"<url>") == expected, name
             app = drains.get(name)
             results["cases"].append(
