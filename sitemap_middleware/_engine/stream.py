@@ -102,6 +102,7 @@ class EntryStream:
         self._key_range = key_range
         self._keys: list[Any] = []
         self._keys_start = 0
+        self._last_key: Any = None
         self.exhausted = False
         #: Raw items pulled so far (valid or not): what page plans count.
         self.pulled = 0
@@ -206,10 +207,34 @@ class EntryStream:
             self._remaining -= len(raw)
         if self._keyed:
             self._keys = [pair[0] for pair in raw]
+            self._check_keys(self._keys)
             self._keys_start = self.pulled
             raw = [pair[1] for pair in raw]
         self.pulled += len(raw)
         return raw
+
+    def _check_keys(self, keys: list[Any]) -> None:
+        """Integer keys from ``keyed()`` must increase inside ``(after, upto]``.
+
+        Pages are cut at keys, so keys out of order or outside the range would lose or
+        repeat URLs. Strings are the database's to order (its collation), not Python's.
+        """
+        after = self._key_range[0] if self._last_key is None else self._last_key
+        upto = self._key_range[1]
+        for key in keys:
+            if type(key) is not int:
+                self._last_key = None
+                return
+            if (after is not None and type(after) is int and key <= after) or (
+                type(upto) is int and key > upto
+            ):
+                raise ProviderError(
+                    self.name,
+                    f"keyed() gave key {key!r} after {after!r}, outside "
+                    f"({self._key_range[0]!r}, {upto!r}] or out of order: keys must increase",
+                )
+            after = key
+        self._last_key = keys[-1] if keys else self._last_key
 
     async def next_batch(self) -> list[Admitted]:
         """The next batch of valid entries with their absolute URLs; empty when done."""

@@ -309,3 +309,26 @@ async def test_made_up_key_ranges_are_served_but_never_stored() -> None:
     ranged = [k for k in store._items if "key_range='" in k]  # type: ignore[attr-defined]
     seen = [k for k, _ in store._seen if "key_range='" in k]  # type: ignore[attr-defined]
     assert ranged == [] and seen == []
+
+
+@pytest.mark.anyio
+async def test_a_keyed_provider_whose_int_keys_go_backwards_is_refused() -> None:
+    """keyed() must yield increasing keys inside (after, upto]: integer keys out of order
+    or outside the range answer 503 naming the section, never lost or repeated URLs."""
+    from sitemap_middleware import ProviderVersion
+
+    class Lying:
+        async def keyed(self, after: Any, upto: Any) -> Any:
+            for key in (3, 1, 2):  # ignores the range and its own order
+                yield key, f"/k/{key}"
+
+        async def entries(self) -> Any:
+            async for _, item in self.keyed(None, None):
+                yield item
+
+        async def version(self) -> ProviderVersion:
+            return ProviderVersion(token="v1")
+
+    core = _core({"k": Lying()})
+    reply, _ = await fetch(core, "/sitemap_index.xml")
+    assert reply.status == 503
