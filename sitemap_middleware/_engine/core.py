@@ -183,14 +183,15 @@ class SitemapCore:
         if not target.is_sitemap:  # the stylesheet: static bytes, nothing to share
             document = await self._fresh_document(target, base, request.path)
             return await self._answer(request, target, document, encoding, negotiable)
+        name = request.path.rsplit("/", 1)[-1]  # what log lines call it
         document = await self._shared.document(
-            target, base, lambda: self._fresh_document(target, base, request.path)
+            target, base, name, lambda: self._fresh_document(target, base, request.path)
         )
         try:
             return await self._answer(request, target, document, encoding, negotiable)
         except HTTPError as exc:
             # The render failed before its first byte: a stored render may answer instead.
-            stale = await self._shared.stale(target, base, exc)
+            stale = await self._shared.stale(target, base, name, exc)
             if stale is None:
                 raise
             return await self._answer(request, target, stale, encoding, negotiable)

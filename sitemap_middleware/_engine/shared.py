@@ -102,8 +102,12 @@ class SharedRenders:
         """The store key of ``target`` under the base URL ``base``."""
         return f"{self.config.fingerprint}|{base.prefix}|{target!r}{view_key(self.config, target)}"
 
-    async def document(self, target: Target, base: BaseURL, fresh: Fresh) -> Document:
-        """The document to answer ``target`` with; ``fresh()`` builds it from providers."""
+    async def document(self, target: Target, base: BaseURL, name: str, fresh: Fresh) -> Document:
+        """The document to answer ``target`` with; ``fresh()`` builds it from providers.
+
+        ``name`` is the document's file name as requested (``sitemap-products-2.xml``):
+        what log lines call it.
+        """
         key = self.key(target, base)
         meta = await self._meta(key)
         renders = self.renders
@@ -112,23 +116,25 @@ class SharedRenders:
             if age < renders.ttl:
                 return self._stored(key, meta)
             if age < renders.ttl + renders.stale_while_revalidate and self._revalidate_later(
-                key, meta, fresh
+                key, name, meta, fresh
             ):
-                logger.info(LOG_STALE, key, "stale-while-revalidate", age)
+                logger.info(LOG_STALE, name, "stale-while-revalidate", age)
                 return replace(self._stored(key, meta), cache="stale")
         try:
             document = await fresh()
         except HTTPError as exc:
-            stale = self._if_error(key, meta, exc)
+            stale = self._if_error(key, name, meta, exc)
             if stale is None:
                 raise
             return stale
         return await self._share(key, document, meta)
 
-    async def stale(self, target: Target, base: BaseURL, exc: HTTPError) -> Document | None:
+    async def stale(
+        self, target: Target, base: BaseURL, name: str, exc: HTTPError
+    ) -> Document | None:
         """The stored render to answer with when a render failed before its first byte."""
         key = self.key(target, base)
-        return self._if_error(key, await self._meta(key), exc)
+        return self._if_error(key, name, await self._meta(key), exc)
 
     async def aclose(self) -> None:
         """Stop background refreshes and release the store's connections."""
@@ -197,13 +203,15 @@ class SharedRenders:
         sent = _sendable(meta.last_modified)
         return Document(meta.content_type, meta.etag, sent, open_stored, cache="hit")
 
-    def _if_error(self, key: str, meta: RenderMeta | None, exc: HTTPError) -> Document | None:
+    def _if_error(
+        self, key: str, name: str, meta: RenderMeta | None, exc: HTTPError
+    ) -> Document | None:
         if exc.status != 503 or meta is None or not self.renders.stale_if_error:
             return None
         age = wall_clock() - meta.rendered_at
         if age > self.renders.ttl + self.renders.stale_if_error:
             return None
-        logger.warning(LOG_STALE, key, "stale-if-error", age)
+        logger.warning(LOG_STALE, name, "stale-if-error", age)
         return replace(self._stored(key, meta), cache="stale")
 
     # -- rendering once ----------------------------------------------------------------------
@@ -286,7 +294,7 @@ class SharedRenders:
 
     # -- stale-while-revalidate --------------------------------------------------------------
 
-    def _revalidate_later(self, key: str, meta: RenderMeta, fresh: Fresh) -> bool:
+    def _revalidate_later(self, key: str, name: str, meta: RenderMeta, fresh: Fresh) -> bool:
         """Start one background refresh of ``key``; False where none can run (trio)."""
         try:
             library = sniffio.current_async_library()
@@ -299,12 +307,12 @@ class SharedRenders:
         import asyncio
 
         self._refreshing.add(key)
-        task = asyncio.get_running_loop().create_task(self._refresh(key, meta, fresh))
+        task = asyncio.get_running_loop().create_task(self._refresh(key, name, meta, fresh))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return True
 
-    async def _refresh(self, key: str, meta: RenderMeta, fresh: Fresh) -> None:
+    async def _refresh(self, key: str, name: str, meta: RenderMeta, fresh: Fresh) -> None:
         try:
             document = await self._share(key, await fresh(), meta)
             body = await document.open()
@@ -314,7 +322,7 @@ class SharedRenders:
             finally:
                 await body.aclose()  # type: ignore[attr-defined]
         except Exception as exc:
-            logger.warning(LOG_REFRESH_FAILED, key, type(exc).__name__, exc)
+            logger.warning(LOG_REFRESH_FAILED, name, type(exc).__name__, exc)
         finally:
             self._refreshing.discard(key)
 

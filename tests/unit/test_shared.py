@@ -265,3 +265,37 @@ async def test_if_modified_since_never_answers_304_for_changed_content_without_a
     provider.token = "v2"
     again, _ = await fetch(core, "/sitemap-p-1.xml", if_modified_since=since)
     assert again.status == 200
+
+
+@asyncio_only
+async def test_stale_log_lines_name_the_document_not_the_store_key(
+    clock: Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Serving stale, and a failed background refresh, log the document's file name
+    (``sitemap-p-1.xml``), not the store key (a fingerprint and a ``Target(...)`` repr)."""
+    provider = Flaky()
+    core = _core(provider, ttl=10, stale_while_revalidate=100, stale_if_error=600)
+    await fetch(core, "/sitemap-p-1.xml")
+    provider.token, provider.fail_entries = "v2", True  # the refresh's render fails
+    clock.now += 50
+    with caplog.at_level(logging.INFO, "sitemap_middleware"):
+        await fetch(core, "/sitemap-p-1.xml")
+        with anyio.fail_after(5):
+            while core._shared._refreshing:
+                await anyio.sleep(0.01)
+        provider.fail_version = True
+        clock.now += 100  # past stale-while-revalidate, within stale-if-error
+        reply, _ = await fetch(core, "/sitemap-p-1.xml")
+    assert reply.status == 200
+    messages = [
+        r.getMessage()
+        for r in caplog.records
+        if "stored render" in r.getMessage() or "refresh failed" in r.getMessage()
+    ]
+    assert any("(stale-while-revalidate;" in m for m in messages), caplog.text
+    assert any("(stale-if-error;" in m for m in messages), caplog.text
+    assert any("background refresh failed" in m for m in messages), caplog.text
+    for message in messages:
+        assert message.startswith("sitemap sitemap-p-1.xml: "), message
+        assert "Target(" not in message and core.config.fingerprint not in message, message
+    await core.aclose()
