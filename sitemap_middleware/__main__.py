@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.exit(
             2,
             f"sitemap-middleware {namespace.command}: {exc}; "
-            "install the cli extra: pip install 'sitemap-middleware[cli]'\n",
+            "install the cli extra (from a clone of the repository: pip install '.[cli]')\n",
         )
     except ValueError as exc:
         parser.exit(2, f"sitemap-middleware {namespace.command}: error: {exc}\n")

@@ -61,16 +61,10 @@ def catalog_size(database: Path) -> int:
     return int(size)
 
 
-def render_page(
-    title: str,
-    products: int,
-    body: str = "A page of the demo shop.",
-    lang: str = "en",
-    urls_per_page: int = MAX_URLS,
-) -> str:
+def render_page(title: str, body: str = "A page of the demo shop.", lang: str = "en") -> str:
     sitemaps = "\n".join(
         f'<li><a href="{path}">{path}</a> ({html.escape(note)})</li>'
-        for path, note in sitemap_links(products, urls_per_page)
+        for path, note in sitemap_links()
     )
     return PAGE.format(
         title=html.escape(title), body=body, sitemaps=sitemaps, video=VIDEO, lang=lang
@@ -98,14 +92,13 @@ def png(seed: int, size: int = 16) -> bytes:
 class Shop:
     """What both flavours answer, as (status, body) pairs; the frameworks only route."""
 
-    def __init__(self, database: Path, flavour: str, urls_per_page: int) -> None:
+    def __init__(self, database: Path, flavour: str) -> None:
         self.directory = database.parent
         self.products = catalog_size(database)
         self.flavour = flavour
-        self.urls_per_page = urls_per_page
 
     def page(self, title: str, body: str = "A page of the demo shop.", lang: str = "en") -> str:
-        return render_page(title, self.products, body, lang, self.urls_per_page)
+        return render_page(title, body, lang)
 
     def home(self) -> str:
         return self.page(f"Demo shop ({self.flavour})", f"{self.products:,} products from SQLite.")
@@ -161,7 +154,7 @@ def asgi_app(
 
     engine = create_async_engine(f"sqlite+aiosqlite:///{database}")
     table = Table("products", MetaData(), autoload_with=_sync_engine(database))
-    shop = Shop(database, "ASGI, Starlette + uvicorn", urls_per_page)
+    shop = Shop(database, "ASGI, Starlette + uvicorn")
 
     def answer(result: tuple[int, str]) -> HTMLResponse:
         status, body = result
@@ -268,7 +261,7 @@ def wsgi_app(
 
     engine = _sync_engine(database)  # a sync engine: the provider runs it in a thread
     table = Table("products", MetaData(), autoload_with=engine)
-    shop = Shop(database, "WSGI, Flask + werkzeug", urls_per_page)
+    shop = Shop(database, "WSGI, Flask + werkzeug")
     # No static folder: /static/... are the generated images below.
     app = Flask("sitemap_middleware_demo", static_folder=None)
 

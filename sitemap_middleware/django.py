@@ -1,6 +1,6 @@
 """Django as a first-class citizen: Sitemap classes, QuerySets and the host model.
 
-Needs the ``django`` extra (``pip install 'sitemap-middleware[django]'``). Migrating a
+Needs the ``django`` extra (``pip install '.[django]'`` from a clone). Migrating a
 site that uses ``django.contrib.sitemaps`` is a few lines in ``wsgi.py`` or ``asgi.py``::
 
     from django.core.wsgi import get_wsgi_application

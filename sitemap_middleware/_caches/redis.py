@@ -55,7 +55,7 @@ class RedisRenderCache:
             import redis.asyncio  # noqa: F401  (fail here, at configuration, if missing)
         except ImportError as exc:  # pragma: no cover - the extra is installed in tests
             raise ImportError(
-                "RedisRenderCache needs the redis package: pip install 'sitemap-middleware[redis]'"
+                "RedisRenderCache needs the redis extra (from a clone: pip install '.[redis]')"
             ) from exc
         if not ttl > 0:
             raise ValueError(f"ttl must be > 0 seconds, got {ttl!r}")

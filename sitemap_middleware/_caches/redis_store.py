@@ -55,7 +55,7 @@ class RedisRenderStore:
             import redis.asyncio  # noqa: F401  (fail here, at configuration, if missing)
         except ImportError as exc:  # pragma: no cover - the extra is installed in tests
             raise ImportError(
-                "RedisRenderStore needs the redis package: pip install 'sitemap-middleware[redis]'"
+                "RedisRenderStore needs the redis extra (from a clone: pip install '.[redis]')"
             ) from exc
         if not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError(f"url must be a redis://, rediss:// or unix:// URL, got {url!r}")

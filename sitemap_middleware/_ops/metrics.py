@@ -69,7 +69,7 @@ class PrometheusObserver:
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise ImportError(
                 "PrometheusObserver needs prometheus_client: "
-                "pip install 'sitemap-middleware[prometheus]'"
+                "the prometheus extra (from a clone: pip install '.[prometheus]')"
             ) from exc
         registry = REGISTRY if registry is None else registry
         self.documents = Counter(
