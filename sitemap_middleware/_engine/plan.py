@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timezone
+from itertools import repeat
 
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import ProviderError
@@ -19,6 +20,7 @@ from .._providers.base import (
     SupportsVersion,
 )
 from .._sansio.etag import version_parts
+from .._sansio.models import Admitted
 from .._sansio.paging import PageCutter, PagePlan
 from .._sansio.render import UrlsetWriter, urlset_overhead
 from .._sansio.routing import STYLESHEET_NAME
@@ -179,9 +181,24 @@ async def plan_section(
     try:
         while raw := await stream.next_raw():
             start = stream.pulled - len(raw)
-            admitted = stream.admit_each(raw)
-            valid = [item for item in admitted if item is not None]
-            sizes = iter(measurer.sizes(valid))
+            plain = stream.plain(raw)
+            if plain is not None:  # the common batch: sized at once, and most often
+                # placed at once (on the current page)
+                measured = measurer.plain_sizes(plain.locs, plain.tails)
+                newest = max(plain.lastmods) if plain.lastmods else None
+                if cutter.add_run(
+                    measured,
+                    lastmod=None if newest is None else to_datetime(newest),
+                    first_key=stream.key_at(start) if keyed else None,
+                    last_key=stream.key_at(stream.pulled - 1) if keyed else None,
+                ):
+                    continue
+                admitted: list[Admitted | None] = list(zip(plain.locs, plain.tails, repeat(None)))
+                sizes = iter(measured)
+            else:
+                admitted = stream.admit_each(raw)
+                valid = [item for item in admitted if item is not None]
+                sizes = iter(measurer.sizes(valid))
             for offset, item in enumerate(admitted):
                 if item is None:
                     continue

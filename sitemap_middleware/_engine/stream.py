@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterable, AsyncIterator
 from datetime import datetime
+from itertools import repeat
 from typing import Any
 
 import anyio
@@ -13,7 +14,7 @@ import anyio.lowlevel
 from .._exceptions import InvalidEntryError, ProviderError, ProviderTimeoutError
 from .._providers.base import CallableProvider, SupportsKeyset, SupportsPages, UrlProvider
 from .._sansio.extensions import alternate_problem, is_old_news
-from .._sansio.models import Admitted, SitemapEntry, entry_parts
+from .._sansio.models import Admitted, PlainBatch, SitemapEntry, entry_parts, plain_batch
 from .._sansio.urls import BaseURL
 
 __all__ = ["BATCH_SIZE", "EntryStream", "call_provider", "logger"]
@@ -250,8 +251,15 @@ class EntryStream:
         """The valid items of a raw batch, as rendering needs them."""
         return [item for item in self.admit_each(raw) if item is not None]
 
+    def plain(self, raw: list[Any]) -> PlainBatch | None:
+        """The whole batch admitted at once when it is plain (see :func:`plain_batch`)."""
+        return plain_batch(raw, self._base)
+
     def admit_each(self, raw: list[Any]) -> list[Admitted | None]:
         """Each raw item admitted, or ``None`` where it is left out (position kept)."""
+        plain = plain_batch(raw, self._base)
+        if plain is not None:  # every item valid, none extended: nothing to log or leave out
+            return list(zip(plain.locs, plain.tails, repeat(None)))
         admitted: list[Admitted | None] = []
         locate = self._base.locate
         for item in raw:

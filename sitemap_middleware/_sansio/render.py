@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
+from operator import add
 
 from .._exceptions import SitemapLimitError
 from .extensions import NewsArticle, Video
@@ -128,6 +129,8 @@ class _LimitedWriter:
 #: Length of ``<url><loc></loc></url>`` and its newline: a simple entry is these, its
 #: loc and its pre-rendered children, all ASCII.
 _URL_TAGS = len("<url><loc></loc></url>\n")
+#: A simple entry's element, from its escaped loc and its tail.
+_URL_LINE = "<url><loc>{}</loc>{}</url>\n"
 #: The longest namespace declaration an extension element can carry.
 _LONGEST_XMLNS = max(len(f' xmlns:{p}="{ns}"') for p, ns in EXTENSION_NS.items())
 
@@ -178,6 +181,8 @@ class UrlsetWriter(_LimitedWriter):
         Each item is ``(absolute loc, pre-rendered simple children, entry when it has
         extensions)``; the writer renders the extensions.
         """
+        if type(batch) is list and (plain := self._plain(batch)) is not None:
+            return plain
         # The hot path of the package: per URL, one string build, a byte count and the
         # limit check, with the counters in locals and one call per batch.
         parts: list[str] = []
@@ -212,6 +217,46 @@ class UrlsetWriter(_LimitedWriter):
             parts.append(text)
         self.count, self.size = count, size
         return "".join(parts)
+
+    def _plain(self, batch: list[Admitted]) -> str | None:
+        """:meth:`urls` of a batch without extensions that fits whole, or None.
+
+        The same text and counters as the per-URL loop, built column by column; a batch
+        with extensions, or one that reaches a limit, takes the loop (which decides).
+        """
+        if not batch:
+            return ""
+        locs, tails, extended = zip(*batch, strict=True)
+        if extended.count(None) != len(batch):
+            return None
+        text = "\n".join(locs)
+        if "&" in text or "'" in text:
+            text = escape_loc(text)
+        if text.count("\n") != len(batch) - 1:
+            return None  # never for admitted URLs (no line breaks); the loop writes them
+        texts = list(map(_URL_LINE.format, text.split("\n"), tails))
+        lengths = list(map(len, texts))  # loc and the simple fields are always ASCII
+        total = sum(lengths)
+        if (
+            (self._room is not None and max(lengths) > self._room)
+            or self.count + len(batch) > self.max_items
+            or self.size + total > self.max_bytes - self._closing
+        ):
+            return None
+        self.count += len(batch)
+        self.size += total
+        return "".join(texts)
+
+    def plain_sizes(self, locs: Sequence[str], tails: Sequence[str]) -> list[int]:
+        """:meth:`sizes` of entries without extensions, for a batch at once.
+
+        ``locs`` are admitted URLs (they hold no line break).
+        """
+        text = "\n".join(locs)
+        lengths: Iterable[int] = map(len, locs)
+        if "&" in text or "'" in text:
+            lengths = map(len, escape_loc(text).split("\n"))
+        return list(map(_URL_TAGS.__add__, map(add, lengths, map(len, tails))))
 
     def _news_full(self, entry: SitemapEntry | None) -> bool:
         return entry is not None and entry.news is not None and self._news >= MAX_NEWS_PER_FILE

@@ -8,7 +8,9 @@ sitemap's own scheme, host and port, under the sitemap file's directory.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import quote, urlsplit
 
 import idna
@@ -190,6 +192,19 @@ def normalize_loc(value: object, field: str = "loc") -> str:
     return value
 
 
+#: What may follow a canonical origin in a URL kept as is, "%" aside (escapes need checks).
+_CANONICAL_REST = r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?#]*"
+
+
+@lru_cache(maxsize=64)
+def _located_lines(prefix: str) -> re.Pattern[str] | None:
+    """Lines of URLs under ``prefix`` in canonical form (None: the prefix itself is not)."""
+    if not _CANONICAL.fullmatch(prefix):
+        return None  # a port, say: each URL takes the per-URL path
+    line = re.escape(prefix) + _CANONICAL_REST
+    return re.compile(f"{line}(?:\n{line})*")
+
+
 @dataclass(frozen=True, slots=True)
 class BaseURL:
     """The public address sitemaps are served under: origin plus a directory path.
@@ -263,6 +278,25 @@ class BaseURL:
         if len(url) > MAX_URL_LENGTH:
             raise InvalidEntryError(field, url, f"is longer than {MAX_URL_LENGTH} characters")
         return url
+
+    def all_located(self, locs: Sequence[object]) -> bool:
+        """Whether :meth:`locate` of ``normalize_loc(loc)`` is ``loc`` itself, for every loc.
+
+        True when each is a string already canonical, without escapes or dot segments,
+        under this base and short enough: what most providers yield. A check of the whole
+        batch at once (one regex over its lines); False sends each URL through
+        :func:`normalize_loc` and :meth:`locate`, which then decide as for any URL.
+        """
+        lines = _located_lines(self.prefix)
+        if lines is None or not locs or set(map(type, locs)) != {str}:
+            return False
+        text = "\n".join(locs)  # type: ignore[arg-type]
+        return (
+            "/." not in text  # (and no "%": the lines allow none)
+            and text.count("\n") == len(locs) - 1  # no URL holds a line break itself
+            and lines.fullmatch(text) is not None
+            and max(map(len, locs)) <= MAX_URL_LENGTH  # type: ignore[arg-type]
+        )
 
     def origin_url(self, url: str) -> str:
         """``url`` itself if absolute, else a path on this origin (``/blog/sitemap.xml``)."""

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import math
 import re
+import sys
+from collections.abc import Sequence
 from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
+from typing import Any
 
 from .._exceptions import InvalidEntryError
 
@@ -15,6 +18,7 @@ __all__ = [
     "format_w3c",
     "parse_w3c",
     "to_datetime",
+    "w3c_values",
 ]
 
 # W3C Datetime profile (https://www.w3.org/TR/NOTE-datetime) as sitemaps use it: a date,
@@ -87,6 +91,42 @@ def date_value_and_text(field: str, value: object) -> tuple[date | datetime, str
         return value, value.isoformat(timespec="seconds")
     normalised = to_date_value(field, value)
     return normalised, format_w3c(normalised)
+
+
+#: Several texts that :func:`date_value_and_text` keeps verbatim, one a line: the shapes
+#: of ``_W3C_SHAPES`` in ASCII digits, offsets XML Schema can write (up to ±14:00).
+_W3C_VERBATIM = (
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
+    r"(?:T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:Z|[+-](?:(?:0[0-9]|1[0-3]):[0-9]{2}|14:00)))?"
+)
+_W3C_VERBATIM_LINES = re.compile(f"{_W3C_VERBATIM}(?:\n{_W3C_VERBATIM})*")
+#: Parsers of the texts kept verbatim, by length (Python < 3.11 does not read "Z").
+_W3C_PARSERS: dict[int, Any] = {10: date.fromisoformat, 25: datetime.fromisoformat}
+if sys.version_info >= (3, 11):  # pragma: no branch
+    _W3C_PARSERS[20] = datetime.fromisoformat
+
+
+def w3c_values(texts: Sequence[object]) -> list[date | datetime] | None:
+    """:func:`date_value_and_text` of a batch of lastmods, when it keeps every text verbatim.
+
+    Returns the parsed values (the texts are what is written), or None when any text is
+    not such a W3C text or the shapes are mixed: then each goes through
+    :func:`date_value_and_text`, with the same outcome as here. One regex and one C-level
+    parse per text, for the batches of dates most providers hand over.
+    """
+    if not texts or set(map(type, texts)) != {str}:
+        return None
+    lines = "\n".join(texts)  # type: ignore[arg-type]
+    if lines.count("\n") != len(texts) - 1 or not _W3C_VERBATIM_LINES.fullmatch(lines):
+        return None
+    lengths = set(map(len, texts))  # type: ignore[arg-type]
+    parse = _W3C_PARSERS.get(lengths.pop()) if len(lengths) == 1 else None
+    if parse is None:
+        return None
+    try:
+        return list(map(parse, texts))
+    except ValueError:  # shaped right, but e.g. month 13: each is reported on its own
+        return None
 
 
 def aware(value: datetime) -> datetime:

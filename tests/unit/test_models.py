@@ -308,3 +308,195 @@ def test_entries_expose_only_their_fields_and_survive_copy_and_pickle() -> None:
     assert changed.priority == 0.3 and changed.loc == entry.loc
     with pytest.raises(dataclasses.FrozenInstanceError):
         entry.priority = 1.0  # type: ignore[misc]
+
+
+# --- plain batches: the batch path of entry_parts + locate gives the per-item results ---
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from sitemap_middleware._sansio.models import entry_parts, plain_batch  # noqa: E402
+from sitemap_middleware._sansio.urls import BaseURL  # noqa: E402
+from sitemap_middleware._sansio.values import date_value_and_text  # noqa: E402
+
+_BASE = BaseURL.parse("https://example.com/shop")
+_LOC_VALUES = [
+    "https://example.com/shop/a",
+    "https://example.com/shop/p?x=1&y='2'",
+    "https://example.com/shop/caf%C3%A9",
+    "https://example.com/shop/100%",
+    "https://example.com/shop/./a",
+    "https://example.com/shop/a/../../admin",
+    "https://example.com/shop/.well-known",
+    "https://example.com/other",
+    "https://Example.com/shop/A",
+    "https://example.com:443/shop/b",
+    "https://example.com/shop/a\nb",
+    "https://example.com/shop/a b",
+    "https://example.com/shop/" + "x" * 2030,
+    "https://example.com/shop/" + "x" * 2010,
+    "/shop/relative",
+    "/relative",
+    "",
+    "ftp://example.com/shop/f",
+]
+_LOCS = st.sampled_from(_LOC_VALUES) | st.integers() | st.none()
+_LASTMOD_VALUES = [
+    "2024-05-01",
+    "2024-13-01",
+    "2024-02-30",
+    "2024-05-01T10:20:30+02:00",
+    "2024-05-01T10:20:30-14:00",
+    "2024-05-01T10:20:30+14:30",
+    "2024-05-01T10:20:30+13:59",
+    "2024-05-01T10:20:30Z",
+    "2024-05-01T25:20:30Z",
+    "2024-05-01T10:20+02:00",
+    "2024-05-01 10:20:30+02:00",
+    "\u0662024-05-01",
+    " 2024-05-01",
+    "",
+]
+_LASTMODS = st.sampled_from(_LASTMOD_VALUES) | st.sampled_from(
+    [date(2024, 5, 1), datetime(2024, 5, 1, 10, tzinfo=timezone.utc), None, 5]
+)
+_CHANGEFREQS = st.sampled_from(["daily", "weekly", "Daily", "sometimes", "", None, 3])
+_PRIORITIES = st.sampled_from([0.5, 0.0, 1.0, -0.0, 0.55, 1.5, float("nan"), 1, True, "0.5", None])
+
+
+#: Values the batch path takes (a batch of only these is usually plain).
+_GOOD: dict[str, st.SearchStrategy[Any]] = {
+    "loc": st.sampled_from(
+        [
+            "https://example.com/shop/a",
+            "https://example.com/shop/p?x=1&y='2'",
+            "https://example.com/shop/" + "x" * 2010,
+        ]
+    ),
+    "lastmod": st.sampled_from(["2024-05-01T10:20:30+02:00", "2024-05-01T10:20:30-14:00"]),
+    "changefreq": st.sampled_from(["daily", "never"]),
+    "priority": st.sampled_from([0.5, 1.0, -0.0]),
+}
+
+
+@st.composite
+def _batches(draw: Any) -> list[Any]:
+    clean = draw(st.booleans())
+    if draw(st.booleans()):  # URL strings
+        strings: list[Any] = draw(
+            st.lists(_GOOD["loc"] if clean else _LOCS, min_size=1, max_size=6)
+        )
+        return strings
+    keys = draw(st.sets(st.sampled_from(["lastmod", "changefreq", "priority", "images"])))
+    fields: dict[str, st.SearchStrategy[Any]] = {
+        "lastmod": _LASTMODS,
+        "changefreq": _CHANGEFREQS,
+        "priority": _PRIORITIES,
+    }
+    if clean:
+        fields = {key: _GOOD[key] for key in fields}
+    fields["images"] = st.just(["https://example.com/shop/i.png"])
+    row = st.fixed_dictionaries(
+        {"loc": _GOOD["loc"] if clean else _LOCS, **{key: fields[key] for key in keys}},
+        # sometimes a key only some rows have
+        optional={"priority": _PRIORITIES} if "priority" not in keys else {},
+    )
+    rows: list[Any] = draw(st.lists(row, min_size=1, max_size=6))
+    return rows
+
+
+def _each(item: Any) -> Any:
+    """The per-item path: entry_parts, then the location rule (or the error)."""
+    try:
+        loc, tail, extended = entry_parts(item)
+        return _BASE.locate(loc), tail, extended
+    except InvalidEntryError:
+        return "invalid"
+
+
+def _edge_values() -> list[tuple[str, Any]]:
+    values: list[tuple[str, Any]] = [("loc", value) for value in [*_LOC_VALUES, 5, None]]
+    values += [("lastmod", value) for value in _LASTMOD_VALUES + [date(2024, 5, 1), None]]
+    values += [("changefreq", v) for v in ["daily", "Daily", "sometimes", "", None, 3]]
+    values += [("priority", v) for v in [0.5, -0.0, 0.55, 1.5, float("nan"), 1, True, "0.5"]]
+    return values
+
+
+@pytest.mark.parametrize(("field", "value"), _edge_values())
+def test_plain_batch_edge_values(field: str, value: Any) -> None:
+    """One unusual value in a plain batch: the per-item result, or the per-item path."""
+    row: dict[str, Any] = {"loc": "https://example.com/shop/a", "changefreq": "daily"}
+    row |= {"lastmod": "2024-05-01T10:20:30+02:00", "priority": 0.5}
+    for raw in ([row, {**row, field: value}], [{**row, field: value}] * 2):
+        _check_plain(raw)
+    if field == "loc":
+        _check_plain(["https://example.com/shop/a", value])
+        _check_plain([value])
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_batches())
+def test_plain_batch_gives_what_each_item_gives(raw: list[Any]) -> None:
+    _check_plain(raw)
+
+
+def _check_plain(raw: list[Any]) -> None:
+    plain = plain_batch(raw, _BASE)
+    if plain is None:
+        return  # the per-item path decides (tested on its own)
+    expected = [_each(item) for item in raw]
+    assert [
+        (loc, tail, None) for loc, tail in zip(plain.locs, plain.tails, strict=True)
+    ] == expected
+    if plain.lastmods is not None:
+        assert plain.lastmods == [date_value_and_text("lastmod", i["lastmod"])[0] for i in raw]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        ["https://example.com/shop/a", "https://example.com/shop/b?x=1&y=2"],
+        [{"loc": "https://example.com/shop/a"}],
+        [
+            {
+                "loc": f"https://example.com/shop/p/{i}?a=1&b='{i}'",
+                "lastmod": f"2024-05-0{i}T10:20:30+02:00",
+                "changefreq": "daily",
+                "priority": 0.5,
+            }
+            for i in range(1, 6)
+        ],
+        [{"priority": 1.0, "loc": "https://example.com/shop/a", "lastmod": "2024-05-01"}] * 3,
+        [{"lastmod": "2024-05-01T10:20:30Z", "loc": "https://example.com/shop/a"}] * 2,
+    ],
+)
+def test_plain_batch_takes_the_usual_batches(raw: list[Any]) -> None:
+    plain = plain_batch(raw, _BASE)
+    assert plain is not None
+    assert [(loc, tail, None) for loc, tail in zip(plain.locs, plain.tails, strict=True)] == [
+        _each(item) for item in raw
+    ]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        [],
+        ["https://example.com/shop/a", {"loc": "https://example.com/shop/b"}],
+        [{"loc": "https://example.com/shop/a"}, {"lastmod": "2024-05-01"}],
+        [{"loc": "https://example.com/shop/a", "lastmod": "2024-05-01"}, {"loc": "/shop/b"}],
+        [
+            {"loc": "https://example.com/shop/a", "lastmod": d}
+            for d in ("2024-05-01", "2024-05-01T10:20:30Z")
+        ],
+        [{"loc": "https://example.com/shop/a\nhttps://example.com/shop/b"}],
+    ],
+)
+def test_plain_batch_leaves_mixed_or_unusual_batches_to_each_item(raw: list[Any]) -> None:
+    assert plain_batch(raw, _BASE) is None
+
+
+def test_plain_batch_needs_a_canonical_base() -> None:
+    raw = ["http://localhost:8000/a"]
+    assert plain_batch(raw, BaseURL.parse("http://localhost:8000")) is None
+    assert BaseURL.parse("http://localhost:8000").locate(entry_parts(raw[0])[0]) == raw[0]

@@ -332,3 +332,32 @@ async def test_a_keyed_provider_whose_int_keys_go_backwards_is_refused() -> None
     core = _core({"k": Lying()})
     reply, _ = await fetch(core, "/sitemap_index.xml")
     assert reply.status == 503
+
+
+@SETTINGS
+@given(
+    st.lists(st.lists(st.integers(1, 120), max_size=6), max_size=8),
+    st.integers(1, 7),
+    st.integers(50, 400),
+)
+def test_runs_are_cut_as_entry_by_entry(batches: list[list[int]], max_urls: int, room: int) -> None:
+    """add_run places a run on the current page or declines: the pages are add()'s."""
+    by_run = PageCutter(max_urls=max_urls, room=room)
+    by_entry = PageCutter(max_urls=max_urls, room=room)
+    position = 0
+    for sizes in batches:
+        when = datetime(2024, 1, 1 + len(sizes), tzinfo=timezone.utc)
+        keys = list(range(position, position + len(sizes)))
+        placed = by_run.add_run(
+            sizes,
+            lastmod=when,
+            first_key=keys[0] if keys else None,
+            last_key=keys[-1] if keys else None,
+        )
+        for offset, size in enumerate(sizes):
+            if by_entry.fits_alone(size):
+                by_entry.add(position + offset, size, lastmod=when, key=position + offset)
+            if not placed and by_run.fits_alone(size):
+                by_run.add(position + offset, size, lastmod=when, key=position + offset)
+        position += len(sizes)
+    assert by_run.finish(position) == by_entry.finish(position)

@@ -228,3 +228,65 @@ async def test_urlset_is_whole_when_its_closing_tag_completes_a_chunk() -> None:
     pad = CHUNK_SIZE - plain + len("</urlset>\n") - 1
     data = await body(pad)
     assert data.endswith(b"</urlset>\n") and len(data) == plain + pad
+
+
+# --- batches without extensions: written at once, exactly as URL by URL ---
+
+from typing import Any  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PLAIN_ITEM = st.tuples(
+    st.sampled_from(
+        ["https://example.com/a", "https://example.com/p?x=1&y='2'", "https://example.com/é"]
+    ),
+    st.sampled_from(["", "<lastmod>2024-05-01</lastmod>", "<changefreq>daily</changefreq>"]),
+    st.just(None),
+)
+_EXTENDED = SitemapEntry("https://example.com/x", images=["https://example.com/i.png"])
+
+
+def _outcome(writer: UrlsetWriter, batches: list[Any], as_list: bool) -> Any:
+    out = []
+    for batch in batches:
+        try:
+            out.append(writer.urls(batch if as_list else iter(batch)))
+        except SitemapLimitError as exc:
+            out.append(str(exc))
+            break
+    return out, writer.count, writer.size, writer.full, writer.oversize
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(_PLAIN_ITEM | st.just(("https://example.com/x", "", _EXTENDED)), max_size=5),
+        max_size=4,
+    ),
+    st.integers(1, 12),
+    st.integers(150, 900),
+    st.sampled_from([None, 60, 10_000]),
+    st.booleans(),
+)
+def test_plain_batches_are_written_as_url_by_url(
+    batches: list[Any], max_urls: int, max_bytes: int, room: int | None, cap: bool
+) -> None:
+    results = []
+    for as_list in (True, False):  # a list may take the batch path; an iterator never does
+        writer = _writer(max_urls=max_urls, max_bytes=max_bytes, room=room)
+        writer.cap = cap
+        writer.open()
+        results.append(_outcome(writer, batches, as_list))
+    assert results[0] == results[1]
+
+
+def test_plain_sizes_are_the_measured_sizes() -> None:
+    writer = _writer()
+    batch = [
+        ("https://example.com/p?x=1&y='2'", "<lastmod>2024-05-01</lastmod>", None),
+        ("https://example.com/a", "", None),
+    ]
+    locs, tails = [loc for loc, _, _ in batch], [tail for _, tail, _ in batch]
+    assert writer.plain_sizes(locs, tails) == writer.sizes(batch)
+    assert writer.plain_sizes(locs, tails) == [len(writer.urls([item])) for item in batch]
