@@ -184,7 +184,7 @@ async def plan_section(
             plain = stream.plain(raw)
             if plain is not None:  # the common batch: sized at once, and most often
                 # placed at once (on the current page)
-                measured = measurer.plain_sizes(plain.locs, plain.tails)
+                measured = measurer.plain_sizes(plain.locs, plain.tail_sizes())
                 newest = max(plain.lastmods) if plain.lastmods else None
                 if cutter.add_run(
                     measured,

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from datetime import date, datetime
-from operator import itemgetter
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from operator import add, itemgetter
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._exceptions import InvalidEntryError
 from .extensions import Alternate, Image, NewsArticle, Video
@@ -263,13 +263,49 @@ def entry_parts(item: object) -> Admitted:
     return entry.loc, entry._tail, entry if entry._extended else None
 
 
-class PlainBatch(NamedTuple):
-    """A batch admitted whole: absolute locs, their pre-rendered simple children, and
-    the lastmod values (None when the items carry no lastmod)."""
+@dataclass(frozen=True, slots=True)
+class PlainBatch:
+    """A batch admitted whole: absolute locs, and their simple children by column.
+
+    ``lastmod_texts`` (W3C texts of one length), ``changefreqs`` and ``priorities`` (the
+    elements) are None when the items carry no such field; ``lastmods`` are the values.
+    """
 
     locs: list[str]
-    tails: list[str]
-    lastmods: list[date | datetime] | None
+    lastmod_texts: list[str] | None = None
+    lastmods: list[date | datetime] | None = None
+    changefreqs: list[str] | None = None
+    priorities: list[str] | None = None
+
+    @property
+    def tails(self) -> list[str]:
+        """Each entry's pre-rendered ``<lastmod>``/``<changefreq>``/``<priority>``."""
+        parts: list[list[str]] = []
+        if self.lastmod_texts is not None:
+            # The texts hold no line break (W3C texts): split the joined elements apart.
+            joined = "</lastmod>\n<lastmod>".join(self.lastmod_texts)
+            parts.append(f"<lastmod>{joined}</lastmod>".split("\n"))
+        parts += [column for column in (self.changefreqs, self.priorities) if column is not None]
+        if not parts:
+            return [""] * len(self.locs)
+        if len(parts) == 1:
+            return parts[0]
+        return list(map("".join, zip(*parts, strict=False)))
+
+    def tail_sizes(self) -> list[int]:
+        """``len()`` of each of :attr:`tails`, without building them."""
+        fixed = 0
+        if self.lastmod_texts is not None:
+            fixed = len(lastmod_element(self.lastmod_texts[0]))  # one length in a batch
+        sizes: list[int] = [fixed] * len(self.locs)
+        for column in (self.changefreqs, self.priorities):
+            if column is not None:
+                sizes = list(map(add, sizes, map(len, column)))
+        return sizes
+
+
+_LOC = itemgetter("loc")
+_COLUMN = {key: itemgetter(key) for key in _PLAIN_KEYS}
 
 
 def plain_batch(raw: list[Any], base: BaseURL) -> PlainBatch | None:
@@ -287,51 +323,37 @@ def plain_batch(raw: list[Any], base: BaseURL) -> PlainBatch | None:
         return None
     kinds = set(map(type, raw))
     if kinds == {str}:
-        return PlainBatch(raw, [""] * len(raw), None) if base.all_located(raw) else None
+        return PlainBatch(raw) if base.all_located(raw) else None
     if kinds != {dict}:
         return None
-    keys = tuple(raw[0])
-    if "loc" not in keys or not _PLAIN_KEYS.issuperset(keys):
+    keys = raw[0].keys()
+    if "loc" not in keys or not _PLAIN_KEYS.issuperset(keys) or set(map(len, raw)) != {len(keys)}:
         return None
-    if set(map(len, raw)) != {len(keys)}:
-        return None
-    try:  # the same length and every key of the first: the same keys
-        if len(keys) == 1:
-            columns = {"loc": list(map(itemgetter("loc"), raw))}
-        else:
-            columns = dict(
-                zip(keys, map(list, zip(*map(itemgetter(*keys), raw), strict=True)), strict=True)
-            )
+    try:  # the same number of keys and every key of the first: the same keys
+        columns = {key: list(map(_COLUMN[key], raw)) for key in keys}
     except KeyError:
         return None
     locs = columns["loc"]
     if not base.all_located(locs):
         return None
-    parts: list[list[str]] = []
-    lastmods = None
-    if "lastmod" in columns:
-        texts = columns["lastmod"]
+    batch = PlainBatch(locs)
+    texts = columns.get("lastmod")
+    if texts is not None:
         lastmods = w3c_values(texts)
         if lastmods is None:
             return None
-        parts.append(("<lastmod>" + "</lastmod>\n<lastmod>".join(texts) + "</lastmod>").split("\n"))
+        batch = replace(batch, lastmod_texts=texts, lastmods=lastmods)
     try:
-        if "changefreq" in columns:
-            words = columns["changefreq"]
+        words = columns.get("changefreq")
+        if words is not None:
             if set(map(type, words)) != {str}:
                 return None
-            parts.append(list(map(CHANGEFREQ_ELEMENT.__getitem__, words)))
-        if "priority" in columns:
-            numbers = columns["priority"]
+            batch = replace(batch, changefreqs=list(map(CHANGEFREQ_ELEMENT.__getitem__, words)))
+        numbers = columns.get("priority")
+        if numbers is not None:
             if set(map(type, numbers)) != {float}:
                 return None
-            parts.append(list(map(PRIORITY_ELEMENT.__getitem__, numbers)))
+            batch = replace(batch, priorities=list(map(PRIORITY_ELEMENT.__getitem__, numbers)))
     except KeyError:  # an unusual word or number: the per-item path decides
         return None
-    if not parts:
-        tails = [""] * len(raw)
-    elif len(parts) == 1:
-        tails = parts[0]
-    else:
-        tails = list(map("".join, zip(*parts, strict=True)))
-    return PlainBatch(locs, tails, lastmods)
+    return batch

@@ -247,16 +247,17 @@ class UrlsetWriter(_LimitedWriter):
         self.size += total
         return "".join(texts)
 
-    def plain_sizes(self, locs: Sequence[str], tails: Sequence[str]) -> list[int]:
+    def plain_sizes(self, locs: Sequence[str], tail_sizes: Iterable[int]) -> list[int]:
         """:meth:`sizes` of entries without extensions, for a batch at once.
 
-        ``locs`` are admitted URLs (they hold no line break).
+        ``locs`` are admitted URLs (they hold no line break); ``tail_sizes`` the lengths
+        of their pre-rendered simple children.
         """
         text = "\n".join(locs)
         lengths: Iterable[int] = map(len, locs)
         if "&" in text or "'" in text:
             lengths = map(len, escape_loc(text).split("\n"))
-        return list(map(_URL_TAGS.__add__, map(add, lengths, map(len, tails))))
+        return list(map(_URL_TAGS.__add__, map(add, lengths, tail_sizes)))
 
     def _news_full(self, entry: SitemapEntry | None) -> bool:
         return entry is not None and entry.news is not None and self._news >= MAX_NEWS_PER_FILE

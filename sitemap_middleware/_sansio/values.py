@@ -8,7 +8,8 @@ import sys
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
-from typing import Any
+from operator import itemgetter
+from typing import Any, cast
 
 from .._exceptions import InvalidEntryError
 
@@ -93,13 +94,9 @@ def date_value_and_text(field: str, value: object) -> tuple[date | datetime, str
     return normalised, format_w3c(normalised)
 
 
-#: Several texts that :func:`date_value_and_text` keeps verbatim, one a line: the shapes
-#: of ``_W3C_SHAPES`` in ASCII digits, offsets XML Schema can write (up to ±14:00).
-_W3C_VERBATIM = (
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
-    r"(?:T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:Z|[+-](?:(?:0[0-9]|1[0-3]):[0-9]{2}|14:00)))?"
-)
-_W3C_VERBATIM_LINES = re.compile(f"{_W3C_VERBATIM}(?:\n{_W3C_VERBATIM})*")
+#: Separators of a W3C text (see ``_W3C_SHAPES``) and the hours of its zone offset.
+_SEPARATORS = itemgetter(slice(4, None, 3))
+_OFFSET_HOURS = itemgetter(slice(20, 22))
 #: Parsers of the texts kept verbatim, by length (Python < 3.11 does not read "Z").
 _W3C_PARSERS: dict[int, Any] = {10: date.fromisoformat, 25: datetime.fromisoformat}
 if sys.version_info >= (3, 11):  # pragma: no branch
@@ -110,21 +107,24 @@ def w3c_values(texts: Sequence[object]) -> list[date | datetime] | None:
     """:func:`date_value_and_text` of a batch of lastmods, when it keeps every text verbatim.
 
     Returns the parsed values (the texts are what is written), or None when any text is
-    not such a W3C text or the shapes are mixed: then each goes through
-    :func:`date_value_and_text`, with the same outcome as here. One regex and one C-level
-    parse per text, for the batches of dates most providers hand over.
+    not such a W3C text, or the shapes are mixed: then each goes through
+    :func:`date_value_and_text`, with the same outcome as here. The same tests as there
+    (the shape's separators, a parse, the offset), a column at a time at C speed.
     """
     if not texts or set(map(type, texts)) != {str}:
         return None
-    lines = "\n".join(texts)  # type: ignore[arg-type]
-    if lines.count("\n") != len(texts) - 1 or not _W3C_VERBATIM_LINES.fullmatch(lines):
+    strings = cast("Sequence[str]", texts)
+    lengths = set(map(len, strings))
+    length = lengths.pop()
+    parse = _W3C_PARSERS.get(length)
+    if lengths or parse is None:
         return None
-    lengths = set(map(len, texts))  # type: ignore[arg-type]
-    parse = _W3C_PARSERS.get(lengths.pop()) if len(lengths) == 1 else None
-    if parse is None:
+    if not all((length, shape) in _W3C_SHAPES for shape in set(map(_SEPARATORS, strings))):
         return None
+    if length == 25 and max(map(_OFFSET_HOURS, strings)) >= "14":
+        return None  # maybe past what XML Schema writes: moved to UTC, one by one
     try:
-        return list(map(parse, texts))
+        return list(map(parse, strings))
     except ValueError:  # shaped right, but e.g. month 13: each is reported on its own
         return None
 

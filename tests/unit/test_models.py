@@ -448,6 +448,7 @@ def _check_plain(raw: list[Any]) -> None:
     assert [
         (loc, tail, None) for loc, tail in zip(plain.locs, plain.tails, strict=True)
     ] == expected
+    assert plain.tail_sizes() == [len(tail) for tail in plain.tails]
     if plain.lastmods is not None:
         assert plain.lastmods == [date_value_and_text("lastmod", i["lastmod"])[0] for i in raw]
 
