@@ -184,17 +184,17 @@ async def plan_section(
             plain = stream.plain(raw)
             if plain is not None:  # the common batch: sized at once, and most often
                 # placed at once (on the current page)
-                measured = measurer.plain_sizes(plain.locs, plain.tail_sizes())
                 newest = max(plain.lastmods) if plain.lastmods else None
                 if cutter.add_run(
-                    measured,
+                    len(raw),
+                    measurer.plain_size(plain.locs, plain.tails_size()),
                     lastmod=None if newest is None else to_datetime(newest),
                     first_key=stream.key_at(start) if keyed else None,
                     last_key=stream.key_at(stream.pulled - 1) if keyed else None,
                 ):
                     continue
                 admitted: list[Admitted | None] = list(zip(plain.locs, plain.tails, repeat(None)))
-                sizes = iter(measured)
+                sizes = iter(measurer.plain_sizes(plain.locs, plain.tail_sizes()))
             else:
                 admitted = stream.admit_each(raw)
                 valid = [item for item in admitted if item is not None]

@@ -303,6 +303,16 @@ class PlainBatch:
                 sizes = list(map(add, sizes, map(len, column)))
         return sizes
 
+    def tails_size(self) -> int:
+        """``sum()`` of :meth:`tail_sizes`."""
+        size = 0
+        if self.lastmod_texts is not None:
+            size = len(lastmod_element(self.lastmod_texts[0])) * len(self.locs)
+        for column in (self.changefreqs, self.priorities):
+            if column is not None:
+                size += sum(map(len, column))
+        return size
+
 
 _LOC = itemgetter("loc")
 _COLUMN = {key: itemgetter(key) for key in _PLAIN_KEYS}

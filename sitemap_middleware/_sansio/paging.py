@@ -174,26 +174,28 @@ class PageCutter:
 
     def add_run(
         self,
-        sizes: list[int],
+        count: int,
+        size: int,
         *,
         lastmod: datetime | None = None,
         first_key: Any = None,
         last_key: Any = None,
     ) -> bool:
-        """Place consecutive entries (no news) on the current page if all of them fit there.
+        """Place ``count`` consecutive entries (no news) of ``size`` bytes in all on the
+        current page, if all of them fit there.
 
         Returns False, placing none, when one would start a page or fits no page: then
         the caller places them one by one with :meth:`add`, which cuts as for any entry.
         ``lastmod`` is the newest of theirs, the keys those of the first and last.
         """
-        if not sizes:
+        if not count:
             return True
-        if self._urls + len(sizes) > self._max_urls or self._size + sum(sizes) > self._room:
+        if self._urls + count > self._max_urls or self._size + size > self._room:
             return False  # (an entry larger than a page takes the page past its room too)
         if not self._urls:
             self._first_key = first_key
-        self._urls += len(sizes)
-        self._size += sum(sizes)
+        self._urls += count
+        self._size += size
         self._last_key = last_key
         if lastmod is not None and (self._lastmod is None or lastmod > self._lastmod):
             self._lastmod = lastmod

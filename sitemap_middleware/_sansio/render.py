@@ -129,8 +129,10 @@ class _LimitedWriter:
 #: Length of ``<url><loc></loc></url>`` and its newline: a simple entry is these, its
 #: loc and its pre-rendered children, all ASCII.
 _URL_TAGS = len("<url><loc></loc></url>\n")
-#: A simple entry's element, from its escaped loc and its tail.
-_URL_LINE = "<url><loc>{}</loc>{}</url>\n"
+#: A simple entry's element around its "escaped loc</loc>tail".
+_URL_OPEN, _URL_CLOSE = "<url><loc>", "</url>\n"
+_URL_BETWEEN = _URL_CLOSE + _URL_OPEN
+_URL_ENDS = len(_URL_BETWEEN)
 #: The longest namespace declaration an extension element can carry.
 _LONGEST_XMLNS = max(len(f' xmlns:{p}="{ns}"') for p, ns in EXTENSION_NS.items())
 
@@ -221,31 +223,38 @@ class UrlsetWriter(_LimitedWriter):
     def _plain(self, batch: list[Admitted]) -> str | None:
         """:meth:`urls` of a batch without extensions that fits whole, or None.
 
-        The same text and counters as the per-URL loop, built column by column; a batch
+        The same text and counters as the per-URL loop, built a column at a time; a batch
         with extensions, or one that reaches a limit, takes the loop (which decides).
         """
         if not batch:
             return ""
-        locs, tails, extended = zip(*batch, strict=True)
+        locs, tails, extended = zip(*batch, strict=False)
         if extended.count(None) != len(batch):
             return None
         text = "\n".join(locs)
-        if "&" in text or "'" in text:
-            text = escape_loc(text)
         if text.count("\n") != len(batch) - 1:
             return None  # never for admitted URLs (no line breaks); the loop writes them
-        texts = list(map(_URL_LINE.format, text.split("\n"), tails))
-        lengths = list(map(len, texts))  # loc and the simple fields are always ASCII
-        total = sum(lengths)
+        if "&" in text or "'" in text:
+            text = escape_loc(text)
+        # Each "loc</loc>tail", then all of them between "<url><loc>" and "</url>\n".
+        middles = list(map(add, f"{text}</loc>".replace("\n", "</loc>\n").split("\n"), tails))
+        written = _URL_OPEN + _URL_BETWEEN.join(middles) + _URL_CLOSE
+        size = len(written)  # loc and the simple fields are always ASCII
         if (
-            (self._room is not None and max(lengths) > self._room)
+            (self._room is not None and max(map(len, middles)) + _URL_ENDS > self._room)
             or self.count + len(batch) > self.max_items
-            or self.size + total > self.max_bytes - self._closing
+            or self.size + size > self.max_bytes - self._closing
         ):
             return None
         self.count += len(batch)
-        self.size += total
-        return "".join(texts)
+        self.size += size
+        return written
+
+    def plain_size(self, locs: Sequence[str], tails_size: int) -> int:
+        """``sum()`` of :meth:`plain_sizes`, from the batch's tails' total size."""
+        text = "\n".join(locs)
+        escapes = 4 * text.count("&") + 5 * text.count("'")  # &amp; and &apos;
+        return len(text) - len(locs) + 1 + escapes + tails_size + _URL_TAGS * len(locs)
 
     def plain_sizes(self, locs: Sequence[str], tail_sizes: Iterable[int]) -> list[int]:
         """:meth:`sizes` of entries without extensions, for a batch at once.

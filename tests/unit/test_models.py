@@ -449,6 +449,7 @@ def _check_plain(raw: list[Any]) -> None:
         (loc, tail, None) for loc, tail in zip(plain.locs, plain.tails, strict=True)
     ] == expected
     assert plain.tail_sizes() == [len(tail) for tail in plain.tails]
+    assert plain.tails_size() == sum(map(len, plain.tails))
     if plain.lastmods is not None:
         assert plain.lastmods == [date_value_and_text("lastmod", i["lastmod"])[0] for i in raw]
 

@@ -349,7 +349,8 @@ def test_runs_are_cut_as_entry_by_entry(batches: list[list[int]], max_urls: int,
         when = datetime(2024, 1, 1 + len(sizes), tzinfo=timezone.utc)
         keys = list(range(position, position + len(sizes)))
         placed = by_run.add_run(
-            sizes,
+            len(sizes),
+            sum(sizes),
             lastmod=when,
             first_key=keys[0] if keys else None,
             last_key=keys[-1] if keys else None,

@@ -290,3 +290,4 @@ def test_plain_sizes_are_the_measured_sizes() -> None:
     locs, tails = [loc for loc, _, _ in batch], [tail for _, tail, _ in batch]
     assert writer.plain_sizes(locs, map(len, tails)) == writer.sizes(batch)
     assert writer.plain_sizes(locs, map(len, tails)) == [len(writer.urls([item])) for item in batch]
+    assert writer.plain_size(locs, sum(map(len, tails))) == sum(writer.sizes(batch))
