@@ -18,7 +18,7 @@ from .._providers.base import SupportsKeyset, SupportsVersion
 from .._sansio.etag import content_etag, document_etag, version_parts
 from .._sansio.htmlview import HTML_TYPE
 from .._sansio.limits import MAX_BYTES, MAX_INDEX_ENTRIES, MAX_NEWS_PER_FILE
-from .._sansio.models import Admitted
+from .._sansio.models import Admitted, PlainBatch
 from .._sansio.paging import PagePlan, decode_key_range, encode_key_range
 from .._sansio.render import Chunker, IndexWriter, TextWriter, UrlsetWriter
 from .._sansio.routing import TEXT_SITEMAP_NAME, Kind, Target, page_name
@@ -124,11 +124,13 @@ class Documents:
             return await self._html.get(target, base)
         if target.kind is Kind.PAGE:
             return await self._page_document(target, base)
-        plans, failed = await self.plan_all(target.kind.value, base)
+        # /sitemap.xml may be one urlset: planning keeps what it read for it, if small.
+        keep: dict[str, list[PlainBatch]] | None = {} if target.kind is Kind.ROOT else None
+        plans, failed = await self.plan_all(target.kind.value, base, keep)
         # Sitemaps served elsewhere can only be reached through an index.
         fits = not failed and not self.config.external_sitemaps
         if target.kind is Kind.ROOT and fits and self._fits_one_file(base, plans):
-            return self._single_urlset(target, base, plans)
+            return self._single_urlset(target, base, plans, keep or {})
         if target.text:
             raise HTTPError(
                 404,
@@ -153,10 +155,12 @@ class Documents:
             return HTML_TYPE
         return TEXT_TYPE if target.text else XML_TYPE
 
-    async def plan_all(self, label: str, base: BaseURL) -> tuple[list[SectionPlan], list[str]]:
+    async def plan_all(
+        self, label: str, base: BaseURL, keep: dict[str, list[PlainBatch]] | None = None
+    ) -> tuple[list[SectionPlan], list[str]]:
         """Every section's plan (strict mode: an invalid entry answers 500)."""
         try:
-            return await self.plans.plan_all(base)
+            return await self.plans.plan_all(base, keep)
         except InvalidEntryError as exc:
             logger.error(LOG_FAILED, label, 500, exc)
             raise _strict_error() from None
@@ -199,7 +203,11 @@ class Documents:
         return etag, last_modified(plans)
 
     def _single_urlset(
-        self, target: Target, base: BaseURL, plans: Sequence[SectionPlan]
+        self,
+        target: Target,
+        base: BaseURL,
+        plans: Sequence[SectionPlan],
+        kept: dict[str, list[PlainBatch]],
     ) -> Document:
         # Empty is an answer only when every section says so (Django's sitemaps do).
         allow_empty = all(map(allows_empty, self.config.resolved_sections))
@@ -214,21 +222,29 @@ class Documents:
             streams = [
                 self.stream(section, base, by_name[section.name].pages[0]) for section in sections
             ]
+            for section, stream in zip(sections, streams, strict=True):
+                _replay_once(stream, kept.get(section.name))
             name = TEXT_SITEMAP_NAME if target.text else self.config.sitemap_name
             writer = self._writer(name, base, target.text, max_urls)
             return await self.open_urlset(name, streams, writer, allow_empty)
 
         return Document(TEXT_TYPE if target.text else XML_TYPE, etag, modified, open_streams)
 
-    async def planned_page(self, target: Target, base: BaseURL) -> PlannedPage:
-        """The section, plan and page a page target names; 404/500/503 as HTTPError."""
+    async def planned_page(
+        self, target: Target, base: BaseURL, keep: list[PlainBatch] | None = None
+    ) -> PlannedPage:
+        """The section, plan and page a page target names; 404/500/503 as HTTPError.
+
+        ``keep`` receives a planning pass's batches of a one-page section (see
+        :func:`plan_section`).
+        """
         config = self.config
         section = config.section(target.section or "")
         if section is None or target.page < 1:
             raise HTTPError(404, "Not Found: no such sitemap page")
         name = page_name(config.page_prefix, section.name, target.page)
         try:
-            plan = await self.plans.page_plan(section, base, target.page)
+            plan = await self.plans.page_plan(section, base, target.page, keep)
         except ProviderError as exc:
             logger.error(LOG_FAILED, name, 503, exc)
             raise unavailable(self.config) from None
@@ -261,7 +277,8 @@ class Documents:
             if section is None or target.page < 1:
                 raise HTTPError(404, "Not Found: no such sitemap page")
             return await self._range_document(target, base, section)
-        planned = await self.planned_page(target, base)
+        kept: list[PlainBatch] = []  # what planning read, if it planned now and one page
+        planned = await self.planned_page(target, base, kept)
         section = planned.section
         name = page_name(
             config.page_prefix, section.name, target.page, "txt" if target.text else "xml"
@@ -270,6 +287,7 @@ class Documents:
 
         async def open_page() -> AsyncIterator[bytes]:
             stream = self.stream(section, base, planned.page, planned.previous, planned.plan.keyed)
+            _replay_once(stream, kept)
             writer = self._writer(name, base, target.text, section.max_urls)
             return await self.open_urlset(name, [stream], writer, allows_empty(section))
 
@@ -465,6 +483,14 @@ class Documents:
 
     def _stylesheet_href(self, base: BaseURL) -> str | None:
         return stylesheet_href(self.config, base)
+
+
+def _replay_once(stream: EntryStream, kept: list[PlainBatch] | None) -> None:
+    """Let ``stream`` serve what planning read for this request, once (a second opening
+    of the same document reads the provider again)."""
+    if kept:
+        stream.replay(kept[:])
+        kept.clear()
 
 
 def last_modified(plans: Sequence[SectionPlan]) -> datetime | None:

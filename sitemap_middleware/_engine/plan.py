@@ -20,7 +20,7 @@ from .._providers.base import (
     SupportsVersion,
 )
 from .._sansio.etag import version_parts
-from .._sansio.models import Admitted
+from .._sansio.models import Admitted, PlainBatch
 from .._sansio.paging import PageCutter, PagePlan
 from .._sansio.render import UrlsetWriter, urlset_overhead
 from .._sansio.routing import STYLESHEET_NAME
@@ -145,11 +145,15 @@ async def plan_section(
     version: ProviderVersion | None,
     *,
     until_page: int | None = None,
+    keep: list[PlainBatch] | None = None,
 ) -> SectionPlan:
     """Measure a section in one pass and cut it into pages.
 
     ``until_page`` (1-based) stops the pass once that page is complete: enough to serve
-    it, for providers whose plan is not kept.
+    it, for providers whose plan is not kept. ``keep`` receives the pass's admitted
+    batches when the section is one page of plain batches (else it is left empty), so
+    that the render that follows need not read and admit them again: at most one page's
+    entries are ever held.
     """
     provider = section.provider
     keyed = isinstance(provider, SupportsKeyset)
@@ -182,6 +186,11 @@ async def plan_section(
         while raw := await stream.next_raw():
             start = stream.pulled - len(raw)
             plain = stream.plain(raw)
+            if keep is not None and (plain is None or cutter.current):
+                keep.clear()  # not one page of plain batches: the render reads again
+                keep = None
+            if keep is not None and plain is not None:
+                keep.append(plain)
             if plain is not None:  # the common batch: sized at once, and most often
                 # placed at once (on the current page)
                 newest = max(plain.lastmods) if plain.lastmods else None
@@ -218,10 +227,14 @@ async def plan_section(
                 if until_page is not None and page >= until_page:
                     # The first entry of the next page: the page asked for is complete.
                     done = tuple(cutter.pages[:until_page])
+                    if keep is not None:
+                        keep.clear()  # (it holds the next page's first entries)
                     return SectionPlan(section.name, done, start + offset, version, keyed)
     finally:
         await stream.aclose()
     pages = await _provider_lastmods(config, section, cutter.finish(stream.pulled))
+    if keep is not None and len(pages) > 1:
+        keep.clear()
     return SectionPlan(section.name, pages, stream.pulled, version, keyed)
 
 

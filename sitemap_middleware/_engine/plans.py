@@ -25,6 +25,7 @@ import anyio
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import ProviderError
 from .._providers.base import ProviderVersion
+from .._sansio.models import PlainBatch
 from .._sansio.urls import BaseURL
 from .plan import SectionPlan, plan_section, section_version
 from .stream import logger
@@ -50,34 +51,59 @@ class PlanMemo:
         #: Planning passes made (for tests and benchmarks).
         self.passes = 0
 
-    async def plan_all(self, base: BaseURL) -> tuple[list[SectionPlan], list[str]]:
-        """Plans of every section that answers, and the names of those that failed."""
+    async def plan_all(
+        self, base: BaseURL, keep: dict[str, list[PlainBatch]] | None = None
+    ) -> tuple[list[SectionPlan], list[str]]:
+        """Plans of every section that answers, and the names of those that failed.
+
+        ``keep``: per section, the admitted batches of a planning pass made for this
+        request, when its section is one page (see :func:`plan_section`).
+        """
         plans: list[SectionPlan] = []
         failed: list[str] = []
         for section in self.config.resolved_sections:
+            kept = keep.setdefault(section.name, []) if keep is not None else None
             try:
-                plans.append(await self.plan(section, base))
+                plans.append(await self.plan(section, base, kept))
             except ProviderError as exc:
                 logger.error(LOG_SECTION_FAILED, section.name, exc)
                 failed.append(section.name)
         return plans, failed
 
-    async def plan(self, section: _ResolvedSection, base: BaseURL) -> SectionPlan:
-        """The section's whole plan: kept for its version, else measured now."""
-        version = await section_version(self.config, section)
-        return await self._plan(section, base, version)
+    async def plan(
+        self, section: _ResolvedSection, base: BaseURL, keep: list[PlainBatch] | None = None
+    ) -> SectionPlan:
+        """The section's whole plan: kept for its version, else measured now.
 
-    async def page_plan(self, section: _ResolvedSection, base: BaseURL, page: int) -> SectionPlan:
+        ``keep`` receives the batches of a pass made now, for the render that follows
+        (never kept here: they belong to the request, and go with it).
+        """
+        version = await section_version(self.config, section)
+        return await self._plan(section, base, version, keep)
+
+    async def page_plan(
+        self,
+        section: _ResolvedSection,
+        base: BaseURL,
+        page: int,
+        keep: list[PlainBatch] | None = None,
+    ) -> SectionPlan:
         """A plan reaching ``page`` (1-based): kept, or measured as far as needed."""
         version = await section_version(self.config, section)
         if not _trusted(version) and not self._ttl:
             # Not kept anyway: measure only up to the page asked for.
             self.passes += 1
-            return await plan_section(self.config, section, base, version, until_page=page)
-        return await self._plan(section, base, version)
+            return await plan_section(
+                self.config, section, base, version, until_page=page, keep=keep
+            )
+        return await self._plan(section, base, version, keep)
 
     async def _plan(
-        self, section: _ResolvedSection, base: BaseURL, version: ProviderVersion | None
+        self,
+        section: _ResolvedSection,
+        base: BaseURL,
+        version: ProviderVersion | None,
+        keep: list[PlainBatch] | None = None,
     ) -> SectionPlan:
         key = (base.prefix, section.name)
         token = _identity(version)
@@ -97,7 +123,7 @@ class PlanMemo:
         planning = self._planning[key] = _Planning(token)
         try:
             self.passes += 1
-            planning.plan = await plan_section(self.config, section, base, version)
+            planning.plan = await plan_section(self.config, section, base, version, keep=keep)
             self._keep(key, token, planning.plan)
             return planning.plan
         except Exception as exc:

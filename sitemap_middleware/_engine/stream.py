@@ -107,6 +107,15 @@ class EntryStream:
         self.exhausted = False
         #: Raw items pulled so far (valid or not): what page plans count.
         self.pulled = 0
+        self._replay: list[PlainBatch] | None = None
+
+    def replay(self, batches: list[PlainBatch]) -> None:
+        """Serve these admitted batches instead of reading the provider.
+
+        They are a planning pass's, made for this very request, of a section that is
+        one page (see ``plan_section``): the same entries, read and admitted once.
+        """
+        self._replay = batches[::-1]
 
     def _open(self) -> AsyncIterator[Any]:
         if self._iterator is None:
@@ -239,6 +248,12 @@ class EntryStream:
 
     async def next_batch(self) -> list[Admitted]:
         """The next batch of valid entries with their absolute URLs; empty when done."""
+        if self._replay is not None:
+            if not self._replay:
+                return []
+            await anyio.lowlevel.checkpoint()  # a client's disconnect still stops us
+            plain = self._replay.pop()
+            return list(zip(plain.locs, plain.tails, repeat(None)))
         while True:
             raw = await self.next_raw()
             if not raw:

@@ -333,7 +333,8 @@ def plain_batch(raw: list[Any], base: BaseURL) -> PlainBatch | None:
         return None
     kinds = set(map(type, raw))
     if kinds == {str}:
-        return PlainBatch(raw) if base.all_located(raw) else None
+        located = base.all_located(raw)
+        return PlainBatch(located) if located is not None else None
     if kinds != {dict}:
         return None
     keys = raw[0].keys()
@@ -343,8 +344,8 @@ def plain_batch(raw: list[Any], base: BaseURL) -> PlainBatch | None:
         columns = {key: list(map(_COLUMN[key], raw)) for key in keys}
     except KeyError:
         return None
-    locs = columns["loc"]
-    if not base.all_located(locs):
+    locs = base.all_located(columns["loc"])
+    if locs is None:
         return None
     batch = PlainBatch(locs)
     texts = columns.get("lastmod")

@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import cast
 from urllib.parse import quote, urlsplit
 
 import idna
@@ -205,6 +206,11 @@ def _located_lines(prefix: str) -> re.Pattern[str] | None:
     return re.compile(f"{line}(?:\n{line})*")
 
 
+#: Lines of base-relative paths in canonical form (``/`` then not ``/``), "%" aside.
+_RELATIVE_LINE = "/(?!/)" + _CANONICAL_REST
+_RELATIVE_LINES = re.compile(f"{_RELATIVE_LINE}(?:\n{_RELATIVE_LINE})*")
+
+
 @dataclass(frozen=True, slots=True)
 class BaseURL:
     """The public address sitemaps are served under: origin plus a directory path.
@@ -279,24 +285,34 @@ class BaseURL:
             raise InvalidEntryError(field, url, f"is longer than {MAX_URL_LENGTH} characters")
         return url
 
-    def all_located(self, locs: Sequence[object]) -> bool:
-        """Whether :meth:`locate` of ``normalize_loc(loc)`` is ``loc`` itself, for every loc.
+    def all_located(self, locs: Sequence[object]) -> list[str] | None:
+        """:meth:`locate` of ``normalize_loc(loc)`` for every loc, when each is kept as is.
 
-        True when each is a string already canonical, without escapes or dot segments,
-        under this base and short enough: what most providers yield. A check of the whole
-        batch at once (one regex over its lines); False sends each URL through
-        :func:`normalize_loc` and :meth:`locate`, which then decide as for any URL.
+        That is when all are strings in canonical form without escapes or dot segments,
+        and either all absolute URLs under this base or all base-relative paths (joined
+        here): what most providers yield. A check of the whole batch at once (one regex
+        over its lines); None sends each URL through :func:`normalize_loc` and
+        :meth:`locate`, which then decide as for any URL.
         """
+        if not locs or set(map(type, locs)) != {str}:
+            return None
+        strings = cast("list[str]", locs)
+        text = "\n".join(strings)
+        if "/." in text or text.count("\n") != len(strings) - 1:  # (and no "%": see lines)
+            return None
+        if text[:1] == "/":  # paths: under the base once joined, unless they climb out
+            head = self.origin + self.directory[:-1]
+            if (
+                _has_dot_segment(head)
+                or not _RELATIVE_LINES.fullmatch(text)
+                or max(map(len, strings)) + len(head) > MAX_URL_LENGTH
+            ):
+                return None
+            return list(map(head.__add__, strings))
         lines = _located_lines(self.prefix)
-        if lines is None or not locs or set(map(type, locs)) != {str}:
-            return False
-        text = "\n".join(locs)  # type: ignore[arg-type]
-        return (
-            "/." not in text  # (and no "%": the lines allow none)
-            and text.count("\n") == len(locs) - 1  # no URL holds a line break itself
-            and lines.fullmatch(text) is not None
-            and max(map(len, locs)) <= MAX_URL_LENGTH  # type: ignore[arg-type]
-        )
+        if lines is None or not lines.fullmatch(text) or max(map(len, strings)) > MAX_URL_LENGTH:
+            return None
+        return strings
 
     def origin_url(self, url: str) -> str:
         """``url`` itself if absolute, else a path on this origin (``/blog/sitemap.xml``)."""

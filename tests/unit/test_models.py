@@ -470,6 +470,8 @@ def _check_plain(raw: list[Any]) -> None:
         ],
         [{"priority": 1.0, "loc": "https://example.com/shop/a", "lastmod": "2024-05-01"}] * 3,
         [{"lastmod": "2024-05-01T10:20:30Z", "loc": "https://example.com/shop/a"}] * 2,
+        ["/a", "/b?x=1&y=2", "/shop/c"],  # base-relative paths (joined to the base)
+        [{"loc": "/a", "changefreq": "daily"}, {"loc": "/b", "changefreq": "never"}],
     ],
 )
 def test_plain_batch_takes_the_usual_batches(raw: list[Any]) -> None:
@@ -492,6 +494,9 @@ def test_plain_batch_takes_the_usual_batches(raw: list[Any]) -> None:
             for d in ("2024-05-01", "2024-05-01T10:20:30Z")
         ],
         [{"loc": "https://example.com/shop/a\nhttps://example.com/shop/b"}],
+        ["/a", "https://example.com/shop/b"],  # relative and absolute: one by one
+        ["/a/../../admin"],
+        ["//example.com/shop/a"],
     ],
 )
 def test_plain_batch_leaves_mixed_or_unusual_batches_to_each_item(raw: list[Any]) -> None:

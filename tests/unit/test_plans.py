@@ -9,7 +9,7 @@ import pytest
 
 from sitemap_middleware import Renders, SitemapConfig
 from sitemap_middleware._engine import plans as plans_module
-from tests.helpers import CountingProvider, SitemapCore, fetch, header
+from tests.helpers import CountingProvider, SitemapCore, check_document, fetch, header, page_urls
 
 pytestmark = pytest.mark.anyio
 
@@ -108,3 +108,71 @@ async def test_a_plan_with_a_failed_section_is_not_kept() -> None:
         assert header(reply, "Cache-Control") == "no-store"
     assert good.passes == 1
     assert broken.iterations == 2
+
+
+class PlainRows(Rows):
+    """Rows in the form most providers hand over (absolute URLs, W3C texts): plain batches.
+
+    ``bad``: positions of entries with an invalid lastmod (logged when served).
+    """
+
+    def __init__(self, n: int, bad: tuple[int, ...] = (), path: str = "p") -> None:
+        super().__init__(n)
+        self.bad = bad
+        self.path = path
+
+    def __call__(self) -> Iterator[dict[str, object]]:
+        self.passes += 1
+        for i in range(self.n):
+            lastmod = "2024-13-01" if i in self.bad else f"2024-05-{1 + i % 28:02d}"
+            yield {"loc": f"https://example.com/{self.path}/{i}?a=1&b=2", "lastmod": lastmod}
+
+
+async def test_a_cold_one_page_section_is_read_once_for_its_page() -> None:
+    """Planning a one-page section keeps what it read for the render that follows; the
+    page is the one a later request (with the plan kept) reads and renders again."""
+    rows = PlainRows(80)
+    core = _core({"r": rows}, plan_ttl=30)
+    cold, body = await fetch(core, "/sitemap-r-1.xml")
+    assert cold.status == 200 and rows.passes == 1
+    assert page_urls(check_document(body)) == [
+        f"https://example.com/p/{i}?a=1&b=2" for i in range(80)
+    ]
+    again, same = await fetch(core, "/sitemap-r-1.xml")
+    assert again.status == 200 and rows.passes == 2 and same == body
+    fresh = _core({"r": PlainRows(80)}, plan_ttl=0)  # measured up to the page only
+    assert (await fetch(fresh, "/sitemap-r-1.xml"))[1] == body
+
+
+async def test_a_cold_sitemap_xml_reads_each_section_once() -> None:
+    first, second = PlainRows(30), PlainRows(40, path="q")
+    core = _core({"a": first, "b": second})
+    reply, body = await fetch(core, "/sitemap.xml")
+    assert reply.status == 200 and first.passes == second.passes == 1
+    assert len(page_urls(check_document(body))) == 70
+    head, _ = await fetch(
+        _core({"a": PlainRows(30), "b": PlainRows(40)}), "/sitemap.xml", method="HEAD"
+    )
+    assert head.status == 200
+
+
+@pytest.mark.parametrize("plan_ttl", [0, 30])
+async def test_what_planning_read_is_not_kept_past_one_page(plan_ttl: float) -> None:
+    """A section of two pages is read again for its page (the planning pass held one page
+    at most, and let it go)."""
+    rows = PlainRows(150)  # max_urls_per_page=100
+    core = _core({"r": rows}, plan_ttl=plan_ttl)
+    reply, body = await fetch(core, "/sitemap-r-1.xml")
+    assert reply.status == 200 and rows.passes == 2
+    assert len(page_urls(check_document(body))) == 100
+
+
+async def test_a_section_with_invalid_entries_is_read_again_and_they_are_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    rows = PlainRows(50, bad=(7,))
+    core = _core({"r": rows})
+    reply, body = await fetch(core, "/sitemap-r-1.xml")
+    assert reply.status == 200 and rows.passes == 2
+    assert len(page_urls(check_document(body))) == 49
+    assert "2024-13-01" in caplog.text
