@@ -14,7 +14,14 @@ import anyio.lowlevel
 from .._exceptions import InvalidEntryError, ProviderError, ProviderTimeoutError
 from .._providers.base import CallableProvider, SupportsKeyset, SupportsPages, UrlProvider
 from .._sansio.extensions import alternate_problem, is_old_news
-from .._sansio.models import Admitted, PlainBatch, SitemapEntry, entry_parts, plain_batch
+from .._sansio.models import (
+    Admitted,
+    PlainBatch,
+    SitemapEntry,
+    entry_parts,
+    plain_batch,
+    resolve_mapped,
+)
 from .._sansio.urls import BaseURL
 
 __all__ = ["BATCH_SIZE", "EntryStream", "call_provider", "logger"]
@@ -221,7 +228,7 @@ class EntryStream:
             self._keys_start = self.pulled
             raw = [pair[1] for pair in raw]
         self.pulled += len(raw)
-        return raw
+        return resolve_mapped(raw)  # rows mapped once, whichever path admits them
 
     def _check_keys(self, keys: list[Any]) -> None:
         """Integer keys from ``keyed()`` must increase inside ``(after, upto]``.

@@ -24,6 +24,7 @@ __all__ = [
     "coerce_entry",
     "entry_parts",
     "plain_batch",
+    "resolve_mapped",
     "simple_fields",
 ]
 
@@ -314,6 +315,24 @@ class PlainBatch:
         return size
 
 
+def resolve_mapped(raw: list[Any]) -> list[Any]:
+    """``raw`` with each :class:`Mapped` item resolved: the value its mapping returned,
+    or the :class:`InvalidEntryError` it raised (which :func:`entry_parts` raises for
+    that item alone). Each mapping is called once, before either path admits the batch.
+    """
+    if Mapped not in set(map(type, raw)):
+        return raw
+    out: list[Any] = []
+    for item in raw:
+        if type(item) is Mapped:
+            try:
+                item = item.resolve()
+            except InvalidEntryError as exc:
+                item = exc
+        out.append(item)
+    return out
+
+
 _LOC = itemgetter("loc")
 _COLUMN = {key: itemgetter(key) for key in _PLAIN_KEYS}
 
@@ -348,12 +367,12 @@ def plain_batch(raw: list[Any], base: BaseURL) -> PlainBatch | None:
     if locs is None:
         return None
     batch = PlainBatch(locs)
-    texts = columns.get("lastmod")
-    if texts is not None:
-        lastmods = w3c_values(texts)
-        if lastmods is None:
+    values = columns.get("lastmod")
+    if values is not None:
+        dated = w3c_values(values)
+        if dated is None:
             return None
-        batch = replace(batch, lastmod_texts=texts, lastmods=lastmods)
+        batch = replace(batch, lastmod_texts=dated[1], lastmods=dated[0])
     try:
         words = columns.get("changefreq")
         if words is not None:

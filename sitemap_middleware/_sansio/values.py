@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
-from operator import itemgetter
+from operator import attrgetter, itemgetter, methodcaller
 from typing import Any, cast
 
 from .._exceptions import InvalidEntryError
@@ -103,17 +103,23 @@ if sys.version_info >= (3, 11):  # pragma: no branch
     _W3C_PARSERS[20] = datetime.fromisoformat
 
 
-def w3c_values(texts: Sequence[object]) -> list[date | datetime] | None:
-    """:func:`date_value_and_text` of a batch of lastmods, when it keeps every text verbatim.
+def w3c_values(values: Sequence[object]) -> tuple[list[Any], list[str]] | None:
+    """:func:`date_value_and_text` of a batch of lastmods, when each is a plain case.
 
-    Returns the parsed values (the texts are what is written), or None when any text is
-    not such a W3C text, or the shapes are mixed: then each goes through
-    :func:`date_value_and_text`, with the same outcome as here. The same tests as there
-    (the shape's separators, a parse, the offset), a column at a time at C speed.
+    Plain: all W3C texts of one shape that it keeps verbatim, or all datetimes that are
+    naive or in UTC (what ORMs hand over). Returns the values and their texts, or None:
+    then each goes through :func:`date_value_and_text`, with the same outcome as here.
+    The same tests as there (a text's separators, a parse, the offset), a column at a
+    time at C speed.
     """
-    if not texts or set(map(type, texts)) != {str}:
+    if not values:
         return None
-    strings = cast("Sequence[str]", texts)
+    kinds = set(map(type, values))
+    if kinds == {datetime}:
+        return _utc_values(cast("Sequence[datetime]", values))
+    if kinds != {str}:
+        return None
+    strings = cast("list[str]", values)
     lengths = set(map(len, strings))
     length = lengths.pop()
     parse = _W3C_PARSERS.get(length)
@@ -124,9 +130,26 @@ def w3c_values(texts: Sequence[object]) -> list[date | datetime] | None:
     if length == 25 and max(map(_OFFSET_HOURS, strings)) >= "14":
         return None  # maybe past what XML Schema writes: moved to UTC, one by one
     try:
-        return list(map(parse, strings))
+        return list(map(parse, strings)), strings
     except ValueError:  # shaped right, but e.g. month 13: each is reported on its own
         return None
+
+
+_IN_UTC = methodcaller("replace", tzinfo=timezone.utc)
+_SECONDS = methodcaller("isoformat", timespec="seconds")
+_ZONE = attrgetter("tzinfo")
+
+
+def _utc_values(values: Sequence[datetime]) -> tuple[list[Any], list[str]] | None:
+    """Datetimes all naive (UTC, see :func:`aware`) or all in UTC: values and texts."""
+    zones = set(map(_ZONE, values))
+    if zones == {None}:
+        moved = list(map(_IN_UTC, values))
+    elif zones == {timezone.utc}:
+        moved = list(values)
+    else:
+        return None  # other zones: checked one by one (xsd_zone)
+    return moved, list(map(_SECONDS, moved))
 
 
 def aware(value: datetime) -> datetime:

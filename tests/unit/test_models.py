@@ -315,7 +315,12 @@ def test_entries_expose_only_their_fields_and_survive_copy_and_pickle() -> None:
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from sitemap_middleware._sansio.models import entry_parts, plain_batch  # noqa: E402
+from sitemap_middleware._sansio.models import (  # noqa: E402
+    Mapped,
+    entry_parts,
+    plain_batch,
+    resolve_mapped,
+)
 from sitemap_middleware._sansio.urls import BaseURL  # noqa: E402
 from sitemap_middleware._sansio.values import date_value_and_text  # noqa: E402
 
@@ -373,7 +378,10 @@ _GOOD: dict[str, st.SearchStrategy[Any]] = {
             "https://example.com/shop/" + "x" * 2010,
         ]
     ),
-    "lastmod": st.sampled_from(["2024-05-01T10:20:30+02:00", "2024-05-01T10:20:30-14:00"]),
+    "lastmod": st.sampled_from(["2024-05-01T10:20:30+02:00", "2024-05-01T10:20:30-14:00"])
+    | st.sampled_from(
+        [datetime(2024, 5, 1, 10, 20, 30, 123), datetime(2024, 5, 2, tzinfo=timezone.utc)]
+    ),
     "changefreq": st.sampled_from(["daily", "never"]),
     "priority": st.sampled_from([0.5, 1.0, -0.0]),
 }
@@ -417,6 +425,16 @@ def _each(item: Any) -> Any:
 def _edge_values() -> list[tuple[str, Any]]:
     values: list[tuple[str, Any]] = [("loc", value) for value in [*_LOC_VALUES, 5, None]]
     values += [("lastmod", value) for value in _LASTMOD_VALUES + [date(2024, 5, 1), None]]
+    values += [
+        ("lastmod", datetime(2024, 5, 1, 10, 20, 30, 999, tzinfo=zone))
+        for zone in (
+            None,
+            timezone.utc,
+            timezone(timedelta(hours=2)),
+            timezone(timedelta(hours=15)),
+        )
+    ]
+    values += [("lastmod", datetime(2024, 5, 1, tzinfo=timezone(timedelta(seconds=30))))]
     values += [("changefreq", v) for v in ["daily", "Daily", "sometimes", "", None, 3]]
     values += [("priority", v) for v in [0.5, -0.0, 0.55, 1.5, float("nan"), 1, True, "0.5"]]
     return values
@@ -471,6 +489,8 @@ def _check_plain(raw: list[Any]) -> None:
         [{"priority": 1.0, "loc": "https://example.com/shop/a", "lastmod": "2024-05-01"}] * 3,
         [{"lastmod": "2024-05-01T10:20:30Z", "loc": "https://example.com/shop/a"}] * 2,
         ["/a", "/b?x=1&y=2", "/shop/c"],  # base-relative paths (joined to the base)
+        [{"loc": "/a", "lastmod": datetime(2024, 5, 1, 10, 20, 30, 5)}] * 2,  # naive: UTC
+        [{"loc": "/a", "lastmod": datetime(2024, 5, 1, tzinfo=timezone.utc)}] * 2,
         [{"loc": "/a", "changefreq": "daily"}, {"loc": "/b", "changefreq": "never"}],
     ],
 )
@@ -507,3 +527,24 @@ def test_plain_batch_needs_a_canonical_base() -> None:
     raw = ["http://localhost:8000/a"]
     assert plain_batch(raw, BaseURL.parse("http://localhost:8000")) is None
     assert BaseURL.parse("http://localhost:8000").locate(entry_parts(raw[0])[0]) == raw[0]
+
+
+def test_mapped_rows_are_resolved_once_each_and_a_failing_one_costs_itself() -> None:
+    calls: list[int] = []
+
+    def to_entry(row: int) -> dict[str, Any]:
+        calls.append(row)
+        if row == 2:
+            raise ValueError("no such product")
+        return {"loc": f"/p/{row}", "lastmod": datetime(2024, 5, row + 1)}
+
+    resolved = resolve_mapped([Mapped(to_entry, row, "to_entry") for row in range(4)])
+    assert calls == [0, 1, 2, 3]
+    assert plain_batch(resolved, _BASE) is None  # one failed: each item decides
+    assert [_each(item) for item in resolved][2] == "invalid"
+    with pytest.raises(InvalidEntryError, match="to_entry.*no such product"):
+        entry_parts(resolved[2])
+    good = resolve_mapped([Mapped(to_entry, row, "to_entry") for row in (0, 1, 3)])
+    plain = plain_batch(good, _BASE)
+    assert plain is not None and plain.locs[2] == "https://example.com/shop/p/3"
+    assert plain.tails[2] == "<lastmod>2024-05-04T00:00:00+00:00</lastmod>"
