@@ -193,11 +193,10 @@ async def plan_section(
                 keep.append(plain)
             if plain is not None:  # the common batch: sized at once, and most often
                 # placed at once (on the current page)
-                newest = max(plain.lastmods) if plain.lastmods else None
                 if cutter.add_run(
                     len(raw),
                     measurer.plain_size(plain.locs, plain.tails_size()),
-                    lastmod=None if newest is None else to_datetime(newest),
+                    lastmod=plain.newest,
                     first_key=stream.key_at(start) if keyed else None,
                     last_key=stream.key_at(stream.pulled - 1) if keyed else None,
                 ):

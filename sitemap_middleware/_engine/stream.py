@@ -12,7 +12,13 @@ import anyio
 import anyio.lowlevel
 
 from .._exceptions import InvalidEntryError, ProviderError, ProviderTimeoutError
-from .._providers.base import CallableProvider, SupportsKeyset, SupportsPages, UrlProvider
+from .._providers.base import (
+    CallableProvider,
+    SupportsKeyedBatches,
+    SupportsKeyset,
+    SupportsPages,
+    UrlProvider,
+)
 from .._sansio.extensions import alternate_problem, is_old_news
 from .._sansio.models import (
     Admitted,
@@ -128,7 +134,10 @@ class EntryStream:
         if self._iterator is None:
             provider = self._provider
             source: AsyncIterable[Any]
-            if self._keyed and isinstance(provider, SupportsKeyset):
+            if self._keyed and isinstance(provider, SupportsKeyedBatches):
+                source = provider.keyed_batches(*self._key_range)  # lists of pairs
+                self._batched = True
+            elif self._keyed and isinstance(provider, SupportsKeyset):
                 source = provider.keyed(*self._key_range)
             elif isinstance(provider, SupportsPages) and self._remaining is not None:
                 source = provider.page(self._skip, self._remaining)

@@ -26,6 +26,7 @@ __all__ = [
     "ProviderVersion",
     "StaticProvider",
     "SupportsCount",
+    "SupportsKeyedBatches",
     "SupportsKeyset",
     "SupportsPageLastModified",
     "SupportsPages",
@@ -112,6 +113,18 @@ class SupportsKeyset(Protocol):
     """
 
     def keyed(self, after: Any, upto: Any) -> AsyncIterable[tuple[Any, EntryLike]]: ...
+
+
+@runtime_checkable
+class SupportsKeyedBatches(Protocol):
+    """Capability: what ``keyed(after, upto)`` yields, a list of pairs at a time.
+
+    One await per list, not per row (a keyset provider reads its rows a query at a time).
+    """
+
+    def keyed_batches(
+        self, after: Any, upto: Any
+    ) -> AsyncIterable[list[tuple[Any, EntryLike]]]: ...
 
 
 @runtime_checkable

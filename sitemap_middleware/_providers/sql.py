@@ -206,8 +206,15 @@ class SQLAlchemyProvider:
 
     async def keyed(self, after: Any, upto: Any) -> AsyncIterator[tuple[Any, Mapped]]:
         """``(key, row)`` pairs in key order for ``after < key <= upto`` (None: open)."""
+        async for batch in self.keyed_batches(after, upto):
+            for pair in batch:
+                yield pair
+
+    async def keyed_batches(self, after: Any, upto: Any) -> AsyncIterator[list[tuple[Any, Mapped]]]:
+        """:meth:`keyed`, one query's rows at a time."""
         last = after
         name = self._key.key
+        to_entry = self._to_entry
         while True:
             statement = select(self._sub).order_by(self._key).limit(self._batch)
             if last is not None:
@@ -215,6 +222,7 @@ class SQLAlchemyProvider:
             if upto is not None:
                 statement = statement.where(self._key <= upto)
             rows = await self._all(statement)
+            batch: list[tuple[Any, Mapped]] = []
             for row in rows:
                 key = row._mapping[name]
                 if key is None:
@@ -224,7 +232,9 @@ class SQLAlchemyProvider:
                 if last is not None and key == last:
                     raise self._key_error(f"is not unique ({key!r} appears more than once)")
                 last = key
-                yield key, Mapped(self._to_entry, row, "to_entry")
+                batch.append((key, Mapped(to_entry, row, "to_entry")))
+            if batch:
+                yield batch
             if len(rows) < self._batch:
                 return
 

@@ -228,12 +228,14 @@ class Mapped:
     def resolve(self) -> object:
         try:
             return self.function(self.item)
-        except InvalidEntryError as exc:
-            raise InvalidEntryError(
-                exc.field, exc.value, f"{exc.reason} (row {self.item!r})"
-            ) from None
         except Exception as exc:
-            raise InvalidEntryError(self.name, self.item, f"{type(exc).__name__}: {exc}") from exc
+            raise self.error(exc) from (None if isinstance(exc, InvalidEntryError) else exc)
+
+    def error(self, exc: Exception) -> InvalidEntryError:
+        """What the mapping raising ``exc`` for this item is reported as."""
+        if isinstance(exc, InvalidEntryError):
+            return InvalidEntryError(exc.field, exc.value, f"{exc.reason} (row {self.item!r})")
+        return InvalidEntryError(self.name, self.item, f"{type(exc).__name__}: {exc}")
 
 
 #: One URL ready to render: its loc (absolute once admitted), its pre-rendered simple
@@ -269,12 +271,13 @@ class PlainBatch:
     """A batch admitted whole: absolute locs, and their simple children by column.
 
     ``lastmod_texts`` (W3C texts of one length), ``changefreqs`` and ``priorities`` (the
-    elements) are None when the items carry no such field; ``lastmods`` are the values.
+    elements) are None when the items carry no such field; ``newest`` is the newest
+    lastmod (aware; a date is its midnight UTC).
     """
 
     locs: list[str]
     lastmod_texts: list[str] | None = None
-    lastmods: list[date | datetime] | None = None
+    newest: datetime | None = None
     changefreqs: list[str] | None = None
     priorities: list[str] | None = None
 
@@ -323,13 +326,14 @@ def resolve_mapped(raw: list[Any]) -> list[Any]:
     if Mapped not in set(map(type, raw)):
         return raw
     out: list[Any] = []
+    append = out.append
     for item in raw:
         if type(item) is Mapped:
             try:
-                item = item.resolve()
-            except InvalidEntryError as exc:
-                item = exc
-        out.append(item)
+                item = item.function(item.item)  # resolve(), inlined
+            except Exception as exc:
+                item = item.error(exc)
+        append(item)
     return out
 
 
@@ -372,7 +376,7 @@ def plain_batch(raw: list[Any], base: BaseURL) -> PlainBatch | None:
         dated = w3c_values(values)
         if dated is None:
             return None
-        batch = replace(batch, lastmod_texts=dated[1], lastmods=dated[0])
+        batch = replace(batch, lastmod_texts=dated[1], newest=dated[0])
     try:
         words = columns.get("changefreq")
         if words is not None:

@@ -103,11 +103,12 @@ if sys.version_info >= (3, 11):  # pragma: no branch
     _W3C_PARSERS[20] = datetime.fromisoformat
 
 
-def w3c_values(values: Sequence[object]) -> tuple[list[Any], list[str]] | None:
+def w3c_values(values: Sequence[object]) -> tuple[datetime, list[str]] | None:
     """:func:`date_value_and_text` of a batch of lastmods, when each is a plain case.
 
     Plain: all W3C texts of one shape that it keeps verbatim, or all datetimes that are
-    naive or in UTC (what ORMs hand over). Returns the values and their texts, or None:
+    naive or in UTC (what ORMs hand over). Returns the newest value (as
+    :func:`to_datetime` gives it) and the texts, or None:
     then each goes through :func:`date_value_and_text`, with the same outcome as here.
     The same tests as there (a text's separators, a parse, the offset), a column at a
     time at C speed.
@@ -130,26 +131,28 @@ def w3c_values(values: Sequence[object]) -> tuple[list[Any], list[str]] | None:
     if length == 25 and max(map(_OFFSET_HOURS, strings)) >= "14":
         return None  # maybe past what XML Schema writes: moved to UTC, one by one
     try:
-        return list(map(parse, strings)), strings
+        return to_datetime(max(map(parse, strings))), strings
     except ValueError:  # shaped right, but e.g. month 13: each is reported on its own
         return None
 
 
-_IN_UTC = methodcaller("replace", tzinfo=timezone.utc)
 _SECONDS = methodcaller("isoformat", timespec="seconds")
 _ZONE = attrgetter("tzinfo")
 
 
-def _utc_values(values: Sequence[datetime]) -> tuple[list[Any], list[str]] | None:
-    """Datetimes all naive (UTC, see :func:`aware`) or all in UTC: values and texts."""
+def _utc_values(values: Sequence[datetime]) -> tuple[datetime, list[str]] | None:
+    """Datetimes all naive (UTC, see :func:`aware`) or all in UTC: newest and texts."""
     zones = set(map(_ZONE, values))
-    if zones == {None}:
-        moved = list(map(_IN_UTC, values))
-    elif zones == {timezone.utc}:
-        moved = list(values)
-    else:
+    if zones == {timezone.utc}:
+        return max(values), list(map(_SECONDS, values))
+    if zones != {None}:
         return None  # other zones: checked one by one (xsd_zone)
-    return moved, list(map(_SECONDS, moved))
+    # A naive value's text is its UTC text without the zone: added to all at once.
+    texts = f"{_UTC_ZONE}\n".join(map(_SECONDS, values)) + _UTC_ZONE
+    return max(values).replace(tzinfo=timezone.utc), texts.split("\n")
+
+
+_UTC_ZONE = "+00:00"
 
 
 def aware(value: datetime) -> datetime:

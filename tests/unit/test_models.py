@@ -322,7 +322,7 @@ from sitemap_middleware._sansio.models import (  # noqa: E402
     resolve_mapped,
 )
 from sitemap_middleware._sansio.urls import BaseURL  # noqa: E402
-from sitemap_middleware._sansio.values import date_value_and_text  # noqa: E402
+from sitemap_middleware._sansio.values import date_value_and_text, to_datetime  # noqa: E402
 
 _BASE = BaseURL.parse("https://example.com/shop")
 _LOC_VALUES = [
@@ -468,8 +468,9 @@ def _check_plain(raw: list[Any]) -> None:
     ] == expected
     assert plain.tail_sizes() == [len(tail) for tail in plain.tails]
     assert plain.tails_size() == sum(map(len, plain.tails))
-    if plain.lastmods is not None:
-        assert plain.lastmods == [date_value_and_text("lastmod", i["lastmod"])[0] for i in raw]
+    if plain.newest is not None:
+        values = [to_datetime(date_value_and_text("lastmod", i["lastmod"])[0]) for i in raw]
+        assert plain.newest == max(values)
 
 
 @pytest.mark.parametrize(
