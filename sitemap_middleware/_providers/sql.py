@@ -213,7 +213,7 @@ class SQLAlchemyProvider:
     async def keyed_batches(self, after: Any, upto: Any) -> AsyncIterator[list[tuple[Any, Mapped]]]:
         """:meth:`keyed`, one query's rows at a time."""
         last = after
-        name = self._key.key
+        column = list(self._sub.c.keys()).index(self._key_name)  # select(sub) rows: by place
         to_entry = self._to_entry
         while True:
             statement = select(self._sub).order_by(self._key).limit(self._batch)
@@ -224,7 +224,7 @@ class SQLAlchemyProvider:
             rows = await self._all(statement)
             batch: list[tuple[Any, Mapped]] = []
             for row in rows:
-                key = row._mapping[name]
+                key = row[column]
                 if key is None:
                     raise self._key_error("holds NULL")
                 # Equality only: the database orders by the column's collation, which
