@@ -38,9 +38,11 @@ __all__ = [
 
 EntryLike: TypeAlias = "SitemapEntry | str | Mapping[str, Any] | Mapped"
 
-#: Items pulled from a sync iterable per worker-thread hop: large enough to amortise
-#: the hop, small enough to keep the first bytes quick.
+#: Items pulled from a sync iterable by the first worker-thread hop: small enough to keep
+#: the first bytes quick. Each next hop takes twice as many, up to MAX_SYNC_BATCH, which
+#: amortises the hop (about 0.1 ms) over a long iteration.
 SYNC_BATCH = 1000
+MAX_SYNC_BATCH = 16 * SYNC_BATCH
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,8 +191,8 @@ class CallableProvider:
 
     ``factory`` may be a sync or async function, or a sync or async generator function;
     it may return a list, any iterable or an async iterable. Sync code runs in a worker
-    thread, ``SYNC_BATCH`` items per hop, so a blocking ORM query never stalls the event
-    loop.
+    thread, ``SYNC_BATCH`` items in the first hop and twice as many in each next one (up
+    to ``MAX_SYNC_BATCH``), so a blocking ORM query never stalls the event loop.
 
     ``provider_timeout`` binds sync code too: a request stops waiting for a blocked
     thread at once. The thread itself cannot be stopped; it goes on until the blocking
@@ -234,8 +236,9 @@ class CallableProvider:
     def batches(self) -> AsyncIterator[list[EntryLike]]:
         """What ``entries()`` yields, in lists: one await per list, not per entry.
 
-        Lists and sync iterables come ``SYNC_BATCH`` items at a time (one worker-thread
-        hop per list); an async iterable one item at a time, as it produces them.
+        Lists come ``SYNC_BATCH`` items at a time, sync iterables in growing lists (one
+        worker-thread hop per list); an async iterable one item at a time, as it produces
+        them.
         """
         batches = self._batches()
         return batches if self._map is None else self._mapped(batches, self._map)
@@ -271,15 +274,17 @@ class CallableProvider:
             # Once a hop fails or is given up, closing is the worker's job: a generator
             # must not be closed while a (hung) thread still executes it.
             closed_by_worker = False
+            size = SYNC_BATCH
             try:
                 while True:
                     try:
-                        batch = await self._threads.run(_take, sync_iter, cleanup=close)
+                        batch = await self._threads.run(_take, sync_iter, size, cleanup=close)
                     except BaseException:
                         closed_by_worker = True
                         raise
                     if not batch:
                         break
+                    size = min(2 * size, MAX_SYNC_BATCH)
                     yield batch
             finally:
                 if close is not None and not closed_by_worker:
@@ -321,8 +326,8 @@ def _qualified_name(value: object) -> str:
     return f"{module}.{getattr(value, '__qualname__', type(value).__qualname__)}"
 
 
-def _take(iterator: Iterable[EntryLike]) -> list[EntryLike]:
-    return list(islice(iterator, SYNC_BATCH))
+def _take(iterator: Iterable[EntryLike], size: int) -> list[EntryLike]:
+    return list(islice(iterator, size))
 
 
 #: The provider protocol's methods: isinstance() on a runtime-checkable Protocol only
