@@ -333,6 +333,9 @@ def resolve_mapped(raw: list[Any]) -> list[Any]:
                 item = item.function(item.item)  # resolve(), inlined
             except Exception as exc:
                 item = item.error(exc)
+            else:
+                if type(item) is dict:  # a mapping may fill and return one dict each time
+                    item = dict(item)
         append(item)
     return out
 

@@ -80,7 +80,8 @@ def date_value_and_text(field: str, value: object) -> tuple[date | datetime, str
             parsed = datetime.fromisoformat(value)
         except ValueError as exc:  # shaped right, but e.g. month 13
             raise InvalidEntryError(field, value, str(exc)) from None
-        if value[20:22] < "14" or value[20:] == "14:00":
+        # Verbatim only if XML Schema reads the zone too: Python also takes "+05:99".
+        if value[23:] < "60" and (value[20:22] < "14" or value[20:] == "14:00"):
             return parsed, value
         parsed = xsd_zone(field, parsed)
         return parsed, parsed.isoformat(timespec="seconds")
@@ -97,6 +98,7 @@ def date_value_and_text(field: str, value: object) -> tuple[date | datetime, str
 #: Separators of a W3C text (see ``_W3C_SHAPES``) and the hours of its zone offset.
 _SEPARATORS = itemgetter(slice(4, None, 3))
 _OFFSET_HOURS = itemgetter(slice(20, 22))
+_OFFSET_MINUTES = itemgetter(slice(23, 25))
 #: Parsers of the texts kept verbatim, by length (Python < 3.11 does not read "Z").
 _W3C_PARSERS: dict[int, Any] = {10: date.fromisoformat, 25: datetime.fromisoformat}
 if sys.version_info >= (3, 11):  # pragma: no branch
@@ -128,8 +130,10 @@ def w3c_values(values: Sequence[object]) -> tuple[datetime, list[str]] | None:
         return None
     if not all((length, shape) in _W3C_SHAPES for shape in set(map(_SEPARATORS, strings))):
         return None
-    if length == 25 and max(map(_OFFSET_HOURS, strings)) >= "14":
-        return None  # maybe past what XML Schema writes: moved to UTC, one by one
+    if length == 25 and (
+        max(map(_OFFSET_HOURS, strings)) >= "14" or max(map(_OFFSET_MINUTES, strings)) >= "60"
+    ):
+        return None  # maybe past what XML Schema writes: normalised, one by one
     try:
         return to_datetime(max(map(parse, strings))), strings
     except ValueError:  # shaped right, but e.g. month 13: each is reported on its own
@@ -143,13 +147,14 @@ _ZONE = attrgetter("tzinfo")
 def _utc_values(values: Sequence[datetime]) -> tuple[datetime, list[str]] | None:
     """Datetimes all naive (UTC, see :func:`aware`) or all in UTC: newest and texts."""
     zones = set(map(_ZONE, values))
+    # The newest as written: whole seconds, as the per-entry path reads it back.
     if zones == {timezone.utc}:
-        return max(values), list(map(_SECONDS, values))
+        return max(values).replace(microsecond=0), list(map(_SECONDS, values))
     if zones != {None}:
         return None  # other zones: checked one by one (xsd_zone)
     # A naive value's text is its UTC text without the zone: added to all at once.
     texts = f"{_UTC_ZONE}\n".join(map(_SECONDS, values)) + _UTC_ZONE
-    return max(values).replace(tzinfo=timezone.utc), texts.split("\n")
+    return max(values).replace(tzinfo=timezone.utc, microsecond=0), texts.split("\n")
 
 
 _UTC_ZONE = "+00:00"

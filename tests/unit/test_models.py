@@ -470,7 +470,8 @@ def _check_plain(raw: list[Any]) -> None:
     assert plain.tails_size() == sum(map(len, plain.tails))
     if plain.newest is not None:
         values = [to_datetime(date_value_and_text("lastmod", i["lastmod"])[0]) for i in raw]
-        assert plain.newest == max(values)
+        # As written (whole seconds): what the per-entry planner reads back from the tail.
+        assert plain.newest == max(values).replace(microsecond=0)
 
 
 @pytest.mark.parametrize(
@@ -549,3 +550,52 @@ def test_mapped_rows_are_resolved_once_each_and_a_failing_one_costs_itself() -> 
     plain = plain_batch(good, _BASE)
     assert plain is not None and plain.locs[2] == "https://example.com/shop/p/3"
     assert plain.tails[2] == "<lastmod>2024-05-04T00:00:00+00:00</lastmod>"
+
+
+def test_zone_offsets_with_sixty_minutes_or_more_are_normalised() -> None:
+    """Python reads "+05:99" as an offset; XML Schema does not: such a text is written
+    normalised instead of verbatim, on the batch path and the per-entry path alike."""
+    from sitemap_middleware._sansio.models import entry_parts, plain_batch
+
+    items = [{"loc": "https://ex.com/a", "lastmod": "2024-01-01T10:00:00+05:99"}] * 2
+    batch = plain_batch(items, BaseURL.parse("https://ex.com/"))
+    tails = batch.tails if batch is not None else [entry_parts(i)[1] for i in items]
+    # 10:00 at +05:99 (6 h 39 min) is 03:21 UTC: written with an offset XSD reads.
+    assert all("+05:99" not in tail and "2024-01-01T10:00:00+06:39" in tail for tail in tails)
+    assert "2024-01-01T10:00:00+06:39" in entry_parts(items[0])[1]
+
+
+def test_the_batch_path_keeps_lastmods_to_the_second_as_written() -> None:
+    """A page's newest lastmod is what its entries write (whole seconds), whichever path
+    admits them, so plans and index ETags do not depend on the path."""
+    from sitemap_middleware._sansio.models import plain_batch
+
+    items = [
+        {"loc": f"https://ex.com/p{i}", "lastmod": datetime(2024, 1, 1, 10, 0, 0, 123456)}
+        for i in range(10)
+    ]
+    batch = plain_batch(items, BaseURL.parse("https://ex.com/"))
+    assert batch is not None and batch.newest == datetime(2024, 1, 1, 10, tzinfo=timezone.utc)
+
+
+def test_a_mapping_that_reuses_one_dict_loses_no_row() -> None:
+    """Rows are mapped a batch at a time: a mapping returning the same dict object for
+    every row still gives every row its own URL."""
+    import anyio as _anyio
+
+    from sitemap_middleware import CallableProvider, SitemapConfig
+    from sitemap_middleware._engine.core import SitemapCore
+    from tests.helpers import check_document, fetch, page_urls
+
+    shared: dict[str, Any] = {}
+
+    def to_entry(row: int) -> dict[str, Any]:
+        shared["loc"] = f"/p{row}"
+        return shared
+
+    config = SitemapConfig(
+        base_url="https://ex.com",
+        sections={"p": CallableProvider(lambda: range(3), map=to_entry)},
+    )
+    _, body = _anyio.run(fetch, SitemapCore(config), "/sitemap.xml")
+    assert page_urls(check_document(body)) == [f"https://ex.com/p{i}" for i in range(3)]
