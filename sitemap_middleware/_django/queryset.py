@@ -244,14 +244,15 @@ class DjangoQuerySetProvider:
 
     async def keyed(self, after: Any, upto: Any) -> AsyncIterator[tuple[Any, EntryLike]]:
         """``(key, entry)`` in key order for ``after < key <= upto`` (pages as key ranges)."""
-        last = after
-        while True:
-            batch = await run_orm(self._range, last, upto, self._batch)
+
+        async def fetch(bound: Bound, size: int) -> tuple[list[tuple[Any, EntryLike]], Any]:
+            batch = await run_orm(self._range, bound[1] if bound else None, upto, size)
+            return batch, batch[-1][0] if batch else None
+
+        first: Bound = (">", after) if after is not None else None
+        async for batch in keyset_batches(fetch, first=first, limit=None, batch_size=self._batch):
             for pair in batch:
                 yield pair
-            if len(batch) < self._batch:
-                return
-            last = batch[-1][0]
 
     async def entries(self) -> AsyncIterator[EntryLike]:
         async for _, entry in self.keyed(None, None):
