@@ -195,7 +195,7 @@ async def plan_section(
                 # placed at once (on the current page)
                 if cutter.add_run(
                     len(raw),
-                    measurer.plain_size(plain.locs, plain.tails_size()),
+                    measurer.plain_size(len(plain.locs), plain.loc_size, plain.tails_size()),
                     lastmod=plain.newest,
                     first_key=stream.key_at(start) if keyed else None,
                     last_key=stream.key_at(stream.pulled - 1) if keyed else None,

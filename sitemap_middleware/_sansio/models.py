@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from datetime import date, datetime
 from operator import add, itemgetter
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -12,9 +12,15 @@ from .._exceptions import InvalidEntryError
 from .extensions import Alternate, Image, NewsArticle, Video
 from .limits import MAX_IMAGES_PER_URL, MAX_URL_LENGTH
 from .types import CHANGEFREQS, ChangeFreq
-from .urls import BaseURL, canonical_url_match, normalize_loc
+from .urls import BaseURL, Located, canonical_url_match, normalize_loc
 from .values import check_number, date_value_and_text, w3c_values
-from .xml import CHANGEFREQ_ELEMENT, PRIORITY_ELEMENT, lastmod_element, priority_element
+from .xml import (
+    CHANGEFREQ_ELEMENT,
+    PRIORITY_ELEMENT,
+    escaped_loc_size,
+    lastmod_element,
+    priority_element,
+)
 
 __all__ = [
     "Admitted",
@@ -268,18 +274,23 @@ def entry_parts(item: object) -> Admitted:
 
 @dataclass(frozen=True, slots=True)
 class PlainBatch:
-    """A batch admitted whole: absolute locs, and their simple children by column.
+    """A batch admitted whole: absolute locs (and their escaped size), and their simple
+    fields by column.
 
-    ``lastmod_texts`` (W3C texts of one length), ``changefreqs`` and ``priorities`` (the
-    elements) are None when the items carry no such field; ``newest`` is the newest
-    lastmod (aware; a date is its midnight UTC).
+    ``lastmod_texts`` (W3C texts of one length), ``changefreqs`` (the words, each one of
+    the seven) and ``priorities`` (the numbers, each one of the eleven usual ones) are
+    None when the items carry no such field; ``newest`` is the newest lastmod (aware; a
+    date is its midnight UTC). The elements are built only when :attr:`tails` is read:
+    a planning pass needs their sizes alone.
     """
 
     locs: list[str]
+    #: ``len()`` of all the locs as written (XML-escaped), together.
+    loc_size: int
     lastmod_texts: list[str] | None = None
     newest: datetime | None = None
     changefreqs: list[str] | None = None
-    priorities: list[str] | None = None
+    priorities: list[float] | None = None
 
     @property
     def tails(self) -> list[str]:
@@ -289,7 +300,10 @@ class PlainBatch:
             # The texts hold no line break (W3C texts): split the joined elements apart.
             joined = "</lastmod>\n<lastmod>".join(self.lastmod_texts)
             parts.append(f"<lastmod>{joined}</lastmod>".split("\n"))
-        parts += [column for column in (self.changefreqs, self.priorities) if column is not None]
+        if self.changefreqs is not None:
+            parts.append(list(map(CHANGEFREQ_ELEMENT.__getitem__, self.changefreqs)))
+        if self.priorities is not None:
+            parts.append(list(map(PRIORITY_ELEMENT.__getitem__, self.priorities)))
         if not parts:
             return [""] * len(self.locs)
         if len(parts) == 1:
@@ -302,20 +316,30 @@ class PlainBatch:
         if self.lastmod_texts is not None:
             fixed = len(lastmod_element(self.lastmod_texts[0]))  # one length in a batch
         sizes: list[int] = [fixed] * len(self.locs)
-        for column in (self.changefreqs, self.priorities):
-            if column is not None:
-                sizes = list(map(add, sizes, map(len, column)))
+        if self.changefreqs is not None:
+            sizes = list(map(add, sizes, map(_CHANGEFREQ_SIZE.__getitem__, self.changefreqs)))
+        if self.priorities is not None:
+            sizes = list(map(add, sizes, map(_PRIORITY_SIZE.__getitem__, self.priorities)))
         return sizes
 
     def tails_size(self) -> int:
-        """``sum()`` of :meth:`tail_sizes`."""
+        """``sum()`` of :meth:`tail_sizes`, from a few counts."""
+        count = len(self.locs)
         size = 0
         if self.lastmod_texts is not None:
-            size = len(lastmod_element(self.lastmod_texts[0])) * len(self.locs)
-        for column in (self.changefreqs, self.priorities):
-            if column is not None:
-                size += sum(map(len, column))
+            size = len(lastmod_element(self.lastmod_texts[0])) * count
+        if self.changefreqs is not None:  # the words' letters, and the tags around each
+            size += len("".join(self.changefreqs)) + _CHANGEFREQ_TAGS * count
+        if self.priorities is not None:  # a few distinct numbers: counted, not mapped
+            numbers = self.priorities
+            size += sum(_PRIORITY_SIZE[p] * numbers.count(p) for p in set(numbers))
         return size
+
+
+#: Sizes of the elements, by word and by number (the sizes :func:`plain_batch` admits).
+_CHANGEFREQ_SIZE = {word: len(element) for word, element in CHANGEFREQ_ELEMENT.items()}
+_CHANGEFREQ_TAGS = len(CHANGEFREQ_ELEMENT["daily"]) - len("daily")
+_PRIORITY_SIZE = {number: len(element) for number, element in PRIORITY_ELEMENT.items()}
 
 
 def resolve_mapped(raw: list[Any]) -> list[Any]:
@@ -360,7 +384,7 @@ def plain_batch(raw: list[Any], base: BaseURL) -> PlainBatch | None:
     kinds = set(map(type, raw))
     if kinds == {str}:
         located = base.all_located(raw)
-        return PlainBatch(located) if located is not None else None
+        return _plain(located) if located is not None else None
     if kinds != {dict}:
         return None
     keys = raw[0].keys()
@@ -370,27 +394,33 @@ def plain_batch(raw: list[Any], base: BaseURL) -> PlainBatch | None:
         columns = {key: list(map(_COLUMN[key], raw)) for key in keys}
     except KeyError:
         return None
-    locs = base.all_located(columns["loc"])
-    if locs is None:
+    located = base.all_located(columns["loc"])
+    if located is None:
         return None
-    batch = PlainBatch(locs)
-    values = columns.get("lastmod")
-    if values is not None:
-        dated = w3c_values(values)
-        if dated is None:
-            return None
-        batch = replace(batch, lastmod_texts=dated[1], newest=dated[0])
-    try:
-        words = columns.get("changefreq")
-        if words is not None:
-            if set(map(type, words)) != {str}:
-                return None
-            batch = replace(batch, changefreqs=list(map(CHANGEFREQ_ELEMENT.__getitem__, words)))
-        numbers = columns.get("priority")
-        if numbers is not None:
-            if set(map(type, numbers)) != {float}:
-                return None
-            batch = replace(batch, priorities=list(map(PRIORITY_ELEMENT.__getitem__, numbers)))
-    except KeyError:  # an unusual word or number: the per-item path decides
+    lastmods = columns.get("lastmod")
+    dated = w3c_values(lastmods) if lastmods is not None else (None, None)
+    if dated is None:
         return None
-    return batch
+    words = columns.get("changefreq")
+    if words is not None and not (
+        set(map(type, words)) == {str} and CHANGEFREQ_ELEMENT.keys() >= set(words)
+    ):
+        return None  # an unusual word: the per-item path decides
+    numbers = columns.get("priority")
+    if numbers is not None and not (
+        set(map(type, numbers)) == {float} and PRIORITY_ELEMENT.keys() >= set(numbers)
+    ):
+        return None  # an unusual number (NaN is none of the keys): the per-item path decides
+    return _plain(located, dated[1], dated[0], words, numbers)
+
+
+def _plain(
+    located: Located,
+    lastmod_texts: list[str] | None = None,
+    newest: datetime | None = None,
+    changefreqs: list[str] | None = None,
+    priorities: list[float] | None = None,
+) -> PlainBatch:
+    urls, length, ampersands, apostrophes = located
+    size = escaped_loc_size(length, ampersands, apostrophes)
+    return PlainBatch(urls, size, lastmod_texts, newest, changefreqs, priorities)

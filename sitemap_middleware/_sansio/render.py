@@ -250,11 +250,11 @@ class UrlsetWriter(_LimitedWriter):
         self.size += size
         return written
 
-    def plain_size(self, locs: Sequence[str], tails_size: int) -> int:
-        """``sum()`` of :meth:`plain_sizes`, from the batch's tails' total size."""
-        text = "\n".join(locs)
-        escapes = 4 * text.count("&") + 5 * text.count("'")  # &amp; and &apos;
-        return len(text) - len(locs) + 1 + escapes + tails_size + _URL_TAGS * len(locs)
+    @staticmethod
+    def plain_size(count: int, loc_size: int, tails_size: int) -> int:
+        """``sum()`` of :meth:`plain_sizes` of ``count`` entries, from their escaped locs'
+        and their tails' sizes in all (see ``PlainBatch``)."""
+        return loc_size + tails_size + _URL_TAGS * count
 
     def plain_sizes(self, locs: Sequence[str], tail_sizes: Iterable[int]) -> list[int]:
         """:meth:`sizes` of entries without extensions, for a batch at once.

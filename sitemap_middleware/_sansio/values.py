@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
+from itertools import product
 from operator import attrgetter, itemgetter, methodcaller
 from typing import Any, cast
 
@@ -46,11 +47,21 @@ def parse_w3c(field: str, value: str) -> date | datetime:
         raise InvalidEntryError(field, value, str(exc)) from None
 
 
-#: The W3C forms we write ourselves (YYYY-MM-DD, or with hh:mm:ss and Z or ±hh:mm), as
-#: (length, characters at positions 4, 7, 10, ...): the separators. A text of one of these
-#: shapes whose other characters fromisoformat accepts as digits in range is kept verbatim;
-#: checking it so costs a third of a regex, on a path taken once a URL.
-_W3C_SHAPES = frozenset(((10, "--"), (20, "--T::Z"), (25, "--T::+:"), (25, "--T::-:")))
+#: The W3C forms we write ourselves (YYYY-MM-DD, or with hh:mm:ss and Z or ±hh:mm), by
+#: length: the position of each separator and the characters allowed there. A text of one
+#: of these shapes whose other characters fromisoformat accepts as digits in range is kept
+#: verbatim; checking it so costs a third of a regex, on a path taken once a URL.
+_W3C_SEPARATORS: dict[int, tuple[tuple[int, str], ...]] = {
+    10: ((4, "-"), (7, "-")),
+    20: ((4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "Z")),
+    25: ((4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "+-"), (22, ":")),
+}
+#: The same as (length, characters at positions 4, 7, 10, ...), one entry per shape.
+_W3C_SHAPES = frozenset(
+    (length, "".join(chars))
+    for length, separators in _W3C_SEPARATORS.items()
+    for chars in product(*(allowed for _, allowed in separators))
+)
 
 
 #: XML Schema (which the sitemap XSDs use) allows zone offsets of whole minutes up to
@@ -95,8 +106,7 @@ def date_value_and_text(field: str, value: object) -> tuple[date | datetime, str
     return normalised, format_w3c(normalised)
 
 
-#: Separators of a W3C text (see ``_W3C_SHAPES``) and the hours of its zone offset.
-_SEPARATORS = itemgetter(slice(4, None, 3))
+#: The hours and minutes of a W3C text's zone offset (see ``_W3C_SEPARATORS``).
 _OFFSET_HOURS = itemgetter(slice(20, 22))
 _OFFSET_MINUTES = itemgetter(slice(23, 25))
 #: Parsers of the texts kept verbatim, by length (Python < 3.11 does not read "Z").
@@ -112,8 +122,8 @@ def w3c_values(values: Sequence[object]) -> tuple[datetime, list[str]] | None:
     naive or in UTC (what ORMs hand over). Returns the newest value (as
     :func:`to_datetime` gives it) and the texts, or None:
     then each goes through :func:`date_value_and_text`, with the same outcome as here.
-    The same tests as there (a text's separators, a parse, the offset), a column at a
-    time at C speed.
+    The same tests as there (a text's length and separators, a parse, the offset), a
+    column at a time at C speed.
     """
     if not values:
         return None
@@ -123,17 +133,32 @@ def w3c_values(values: Sequence[object]) -> tuple[datetime, list[str]] | None:
     if kinds != {str}:
         return None
     strings = cast("list[str]", values)
-    lengths = set(map(len, strings))
-    length = lengths.pop()
+    count, length = len(strings), len(strings[0])
     parse = _W3C_PARSERS.get(length)
-    if lengths or parse is None:
+    if parse is None:
         return None
-    if not all((length, shape) in _W3C_SHAPES for shape in set(map(_SEPARATORS, strings))):
-        return None
-    if length == 25 and (
-        max(map(_OFFSET_HOURS, strings)) >= "14" or max(map(_OFFSET_MINUTES, strings)) >= "60"
+    # One text of fixed-width lines: each text's character at a position is the column
+    # text[position::step]; a line break at every step, and nowhere else, makes every
+    # text ``length`` long.
+    text, step = "\n".join(strings), length + 1
+    if (
+        len(text) != count * step - 1
+        or text.count("\n") != count - 1
+        or text[length::step] != "\n" * (count - 1)
     ):
-        return None  # maybe past what XML Schema writes: normalised, one by one
+        return None
+    for position, allowed in _W3C_SEPARATORS[length]:
+        column = text[position::step]
+        if sum(map(column.count, allowed)) != count:
+            return None
+    # An offset from 14:00 on, or with 60 minutes or more, may be past what XML Schema
+    # writes: normalised, one by one. (Tens of hours all 0 and of minutes all below 6,
+    # the usual offsets, need no look at each pair.)
+    if length == 25 and (
+        (text[20::step].strip("0") and max(map(_OFFSET_HOURS, strings)) >= "14")
+        or (text[23::step].strip("012345") and max(map(_OFFSET_MINUTES, strings)) >= "60")
+    ):
+        return None
     try:
         return to_datetime(max(map(parse, strings))), strings
     except ValueError:  # shaped right, but e.g. month 13: each is reported on its own

@@ -17,6 +17,7 @@ __all__ = [
     "PRIORITY_ELEMENT",
     "escape",
     "escape_loc",
+    "escaped_loc_size",
     "lastmod_element",
     "priority_element",
     "split_tail",
@@ -87,3 +88,8 @@ def escape_loc(url: str) -> str:
     if "'" in url:
         url = url.replace("'", "&apos;")
     return url
+
+
+def escaped_loc_size(length: int, ampersands: int, apostrophes: int) -> int:
+    """``len(escape_loc(url))`` of URLs of ``length`` characters holding so many of each."""
+    return length + 4 * ampersands + 5 * apostrophes  # &amp; and &apos;

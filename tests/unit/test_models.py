@@ -323,6 +323,7 @@ from sitemap_middleware._sansio.models import (  # noqa: E402
 )
 from sitemap_middleware._sansio.urls import BaseURL  # noqa: E402
 from sitemap_middleware._sansio.values import date_value_and_text, to_datetime  # noqa: E402
+from sitemap_middleware._sansio.xml import escape_loc  # noqa: E402
 
 _BASE = BaseURL.parse("https://example.com/shop")
 _LOC_VALUES = [
@@ -365,8 +366,10 @@ _LASTMOD_VALUES = [
 _LASTMODS = st.sampled_from(_LASTMOD_VALUES) | st.sampled_from(
     [date(2024, 5, 1), datetime(2024, 5, 1, 10, tzinfo=timezone.utc), None, 5]
 )
-_CHANGEFREQS = st.sampled_from(["daily", "weekly", "Daily", "sometimes", "", None, 3])
-_PRIORITIES = st.sampled_from([0.5, 0.0, 1.0, -0.0, 0.55, 1.5, float("nan"), 1, True, "0.5", None])
+_CHANGEFREQS = st.sampled_from(["daily", "weekly", "Daily", "sometimes", "", None, 3, ["daily"]])
+_PRIORITIES = st.sampled_from(
+    [0.5, 0.0, 1.0, -0.0, 0.55, 1.5, float("nan"), 1, True, "0.5", None, [0.5]]
+)
 
 
 #: Values the batch path takes (a batch of only these is usually plain).
@@ -382,8 +385,8 @@ _GOOD: dict[str, st.SearchStrategy[Any]] = {
     | st.sampled_from(
         [datetime(2024, 5, 1, 10, 20, 30, 123), datetime(2024, 5, 2, tzinfo=timezone.utc)]
     ),
-    "changefreq": st.sampled_from(["daily", "never"]),
-    "priority": st.sampled_from([0.5, 1.0, -0.0]),
+    "changefreq": st.sampled_from(["daily", "never", "weekly", "always"]),
+    "priority": st.sampled_from([0.5, 1.0, -0.0, 0.0, 0.1]),
 }
 
 
@@ -413,6 +416,37 @@ def _batches(draw: Any) -> list[Any]:
     return rows
 
 
+@st.composite
+def _usual_batches(draw: Any) -> list[Any]:
+    """Rows with the same keys and usual values (lastmods of one kind): the batch path's."""
+    keys = draw(st.sets(st.sampled_from(["lastmod", "changefreq", "priority"])))
+    lastmods = draw(
+        st.sampled_from(
+            [
+                st.sampled_from(["2024-05-01T10:20:30+02:00", "2024-05-01T10:20:30-09:30"]),
+                st.sampled_from(["2024-05-01", "2023-12-31"]),
+                st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2030, 1, 1)),
+            ]
+        )
+    )
+    fields = {
+        "loc": _GOOD["loc"],
+        "lastmod": lastmods,
+        **{k: _GOOD[k] for k in _GOOD if k != "lastmod"},
+    }
+    row = st.fixed_dictionaries({key: fields[key] for key in ["loc", *sorted(keys)]})
+    rows: list[Any] = draw(st.lists(row, min_size=1, max_size=8))
+    return rows
+
+
+@settings(max_examples=200, deadline=None)
+@given(_usual_batches())
+def test_plain_batch_takes_usual_rows_and_gives_what_each_item_gives(raw: list[Any]) -> None:
+    """Usual rows are admitted a batch at a time, with each row's result and exact sizes."""
+    assert plain_batch(raw, _BASE) is not None
+    _check_plain(raw)
+
+
 def _each(item: Any) -> Any:
     """The per-item path: entry_parts, then the location rule (or the error)."""
     try:
@@ -420,6 +454,14 @@ def _each(item: Any) -> Any:
         return _BASE.locate(loc), tail, extended
     except InvalidEntryError:
         return "invalid"
+
+
+class _Word(str):
+    __slots__ = ()
+
+
+class _Number(float):
+    pass
 
 
 def _edge_values() -> list[tuple[str, Any]]:
@@ -435,8 +477,10 @@ def _edge_values() -> list[tuple[str, Any]]:
         )
     ]
     values += [("lastmod", datetime(2024, 5, 1, tzinfo=timezone(timedelta(seconds=30))))]
-    values += [("changefreq", v) for v in ["daily", "Daily", "sometimes", "", None, 3]]
-    values += [("priority", v) for v in [0.5, -0.0, 0.55, 1.5, float("nan"), 1, True, "0.5"]]
+    values += [("changefreq", v) for v in ["daily", "Daily", "sometimes", "", None, 3, ["daily"]]]
+    values += [("changefreq", _Word("daily"))]  # a str subclass: the per-item path decides
+    numbers = [0.5, -0.0, 0.55, 1.5, float("nan"), 1, True, "0.5", [0.5], _Number(0.5)]
+    values += [("priority", v) for v in numbers]
     return values
 
 
@@ -468,6 +512,7 @@ def _check_plain(raw: list[Any]) -> None:
     ] == expected
     assert plain.tail_sizes() == [len(tail) for tail in plain.tails]
     assert plain.tails_size() == sum(map(len, plain.tails))
+    assert plain.loc_size == sum(len(escape_loc(loc)) for loc in plain.locs)
     if plain.newest is not None:
         values = [to_datetime(date_value_and_text("lastmod", i["lastmod"])[0]) for i in raw]
         # As written (whole seconds): what the per-entry planner reads back from the tail.
@@ -599,3 +644,84 @@ def test_a_mapping_that_reuses_one_dict_loses_no_row() -> None:
     )
     _, body = _anyio.run(fetch, SitemapCore(config), "/sitemap.xml")
     assert page_urls(check_document(body)) == [f"https://ex.com/p{i}" for i in range(3)]
+
+
+# --- w3c_values: the batch check of lastmod texts agrees with each text's own ---
+
+from hypothesis import example  # noqa: E402
+
+from sitemap_middleware._sansio.values import w3c_values  # noqa: E402
+
+#: The parts of a W3C text, each with values in and out of range, and separators that
+#: are not ours (fromisoformat reads some of them).
+_W3C_PARTS: dict[str, list[str]] = {
+    "year": ["2024", "0000", "0001", "9999", "\u0662024", "20a4"],
+    "month": ["01", "09", "10", "12", "13", "19", "00", "1a"],
+    "day": ["01", "28", "29", "30", "31", "00", "32"],
+    "t": ["T", "T", "T", " ", "t", "-"],
+    "hour": ["00", "09", "23", "24", "2:"],
+    "minute": ["00", "59", "60"],
+    "second": ["00", "59", "60"],
+    "zone": [
+        "Z",
+        "+00:00",
+        "+02:00",
+        "-05:30",
+        "+05:45",
+        "+09:59",
+        "+10:00",
+        "+13:59",
+        "+14:00",
+        "-14:00",
+        "+14:30",
+        "+15:00",
+        "+05:60",
+        "+05:99",
+        "+2:000",
+        "+02-00",
+        "z",
+    ],
+}
+
+
+@st.composite
+def _w3c_batches(draw: st.DrawFn) -> list[object]:
+    """Batches of lastmod texts, most of one form (as a column of a table is)."""
+
+    def part(name: str) -> str:
+        values = _W3C_PARTS[name]
+        # A part out of range now and then, within a batch that is otherwise usual.
+        return draw(st.sampled_from(values[:2]) | st.sampled_from(values))
+
+    form = draw(st.sampled_from(["date", "zulu", "offset", "minutes", "fraction"]))
+    texts: list[object] = []
+    for _ in range(draw(st.integers(1, 6))):
+        text = f"{part('year')}-{part('month')}-{part('day')}"
+        if form != "date":
+            text += f"{part('t')}{part('hour')}:{part('minute')}"
+            if form != "minutes":
+                text += f":{part('second')}" + (".5" if form == "fraction" else "")
+            text += "Z" if form == "zulu" else part("zone")
+        texts.append(text)
+    if draw(st.integers(0, 9)) == 0:  # a text of another form, or no text at all
+        texts.insert(draw(st.integers(0, len(texts))), draw(st.sampled_from(["2024-05-01", 5])))
+    return texts
+
+
+@settings(max_examples=400, deadline=None)
+@given(_w3c_batches())
+@example(["2024-05-01T10:20:30+14:00", "2024-05-01T10:20:30+13:59"])
+@example(["2024-05-01T10:20:30+02:00", "2024-05-01T10:20:30+05:60"])
+@example(["2024-05-01T10:20:30+02:00", "2024-05-01 10:20:30+02:00"])
+@example(["2024-05-01T10:20:30Z", "2024-05-01T10:20:30+00:00"])
+@example(["2024-05-01", "2024-05-0\n"])
+def test_w3c_values_gives_what_each_text_gives(values: list[object]) -> None:
+    """Whenever the batch check takes a batch of lastmods, each is kept as its own path
+    keeps it (verbatim, valid) and the newest is the newest of theirs."""
+    found = w3c_values(values)
+    if found is None:
+        return  # each takes date_value_and_text, which decides
+    newest, texts = found
+    each = [date_value_and_text("lastmod", value) for value in values]  # raises if invalid
+    assert texts == [text for _, text in each] == values
+    assert newest == max(to_datetime(value) for value, _ in each)

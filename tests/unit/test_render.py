@@ -23,6 +23,7 @@ from sitemap_middleware._sansio.render import (
     TextWriter,
     UrlsetWriter,
 )
+from sitemap_middleware._sansio.xml import escape_loc
 from tests.helpers import check_document, page_urls, require_schemas
 
 
@@ -290,4 +291,5 @@ def test_plain_sizes_are_the_measured_sizes() -> None:
     locs, tails = [loc for loc, _, _ in batch], [tail for _, tail, _ in batch]
     assert writer.plain_sizes(locs, map(len, tails)) == writer.sizes(batch)
     assert writer.plain_sizes(locs, map(len, tails)) == [len(writer.urls([item])) for item in batch]
-    assert writer.plain_size(locs, sum(map(len, tails))) == sum(writer.sizes(batch))
+    loc_size = sum(len(escape_loc(loc)) for loc in locs)
+    assert writer.plain_size(len(locs), loc_size, sum(map(len, tails))) == sum(writer.sizes(batch))

@@ -130,3 +130,94 @@ def test_quote_unsafe_loses_nothing_and_leaves_only_uri_characters(value: str) -
     assert re.fullmatch(r"[A-Za-z0-9!#$%&'()*+,\-./:;=?@\[\]_~]*", quoted)
     if "%" not in value:
         assert unquote(quoted, errors="surrogateescape") == value
+
+
+# --- all_located: the batch check of the location rule agrees with the per-URL path ---
+
+from hypothesis import example, settings  # noqa: E402
+
+from sitemap_middleware._sansio.xml import escape_loc  # noqa: E402
+
+_BASES = [
+    SHOP,
+    BaseURL.parse("https://example.com"),
+    BaseURL.parse("https://example.com/.well-known/x"),
+    BaseURL.parse("https://example.com/a&b'c"),
+    BaseURL.parse("http://localhost:8000/shop"),
+]
+#: Pieces of URLs: every kind of character the batch check looks at ("/", ".", "%",
+#: "&", "'", line breaks, non-ASCII, what no URL holds), prefixes in and out of a base.
+_HEADS = st.sampled_from(
+    [
+        "https://example.com/shop/",
+        "https://example.com/",
+        "https://example.com/.well-known/x/",
+        "https://example.com/a&b'c/",
+        "http://localhost:8000/shop/",
+        "https://example.com/shopping",
+        "https://Example.com/shop/",
+        "/",
+        "//",
+        "",
+    ]
+)
+_CLEAN_PIECES = ["a", "b", "/", ".", "&", "'", "?", "#", "=", "..", "/./", "/../", "x" * 1010]
+_DIRTY_PIECES = ["%", "%2e", "%2E", "%C3%A9", "\n", " ", "é", "<"]
+
+
+@st.composite
+def _loc_batches(draw: st.DrawFn) -> list[object]:
+    """Mostly batches of URLs made of characters a canonical URL holds (which the batch
+    check takes or refuses on their order alone), sometimes with what none holds."""
+    pieces = _CLEAN_PIECES + (_DIRTY_PIECES if draw(st.booleans()) else [])
+    heads = draw(st.lists(_HEADS, min_size=1, max_size=2))  # one or two kinds of URL
+    url = st.tuples(st.sampled_from(heads), st.lists(st.sampled_from(pieces), max_size=6))
+    locs: list[object] = draw(
+        st.lists(url.map(lambda t: t[0] + "".join(t[1])) | st.integers(), min_size=1, max_size=5)
+    )
+    return locs
+
+
+def _located_each(base: BaseURL, loc: object) -> str | None:
+    try:
+        return base.locate(normalize_loc(loc))
+    except InvalidEntryError:
+        return None
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.sampled_from(_BASES), _loc_batches())
+@example(SHOP, ["/a", "//a"])
+@example(SHOP, ["/a", "b"])
+@example(SHOP, ["/a", "https://example.com/shop/b"])
+@example(SHOP, ["https://example.com/shop/a", "https://example.com/other"])
+@example(SHOP, ["https://example.com/shop/" + "x" * 2030, "https://example.com/shop/a"])
+@example(SHOP, ["/" + "x" * 2030, "/a"])
+@example(SHOP, ["https://example.com/shop/a", "https://example.com/shop/./a"])
+@example(SHOP, ["https://example.com/shop/a.html", "https://example.com/shop/.."])
+@example(SHOP, ["/a.b", "/../a"])
+@example(BaseURL.parse("https://example.com/a&b'c"), ["/x&y", "/z"])
+def test_all_located_gives_what_each_url_gives(base: BaseURL, locs: list[object]) -> None:
+    """Whenever the batch check takes a batch, each URL is what the per-URL path makes of
+    it (none is left out), and the counts its sizes come from are exact."""
+    located = base.all_located(locs)
+    if located is None:
+        return  # each URL takes the per-URL path
+    assert located.urls == [_located_each(base, loc) for loc in locs]
+    assert located.length == sum(map(len, located.urls))
+    assert located.ampersands == sum(url.count("&") for url in located.urls)
+    assert located.apostrophes == sum(url.count("'") for url in located.urls)
+    escaped = sum(len(escape_loc(url)) for url in located.urls)
+    assert located.length + 4 * located.ampersands + 5 * located.apostrophes == escaped
+
+
+@pytest.mark.parametrize(
+    "locs",
+    [
+        ["https://example.com/shop/a", "https://example.com/shop/b?x=1&y='2'"],
+        ["https://example.com/shop/file.html", "https://example.com/shop/a.b/c"],
+        ["/a", "/b.html?x=1&y=2"],
+    ],
+)
+def test_all_located_takes_the_usual_batches(locs: list[str]) -> None:
+    assert SHOP.all_located(locs) is not None
