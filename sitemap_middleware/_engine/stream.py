@@ -93,8 +93,13 @@ class EntryStream:
         quiet: bool = False,
         keyed: bool = False,
         key_range: tuple[Any, Any] = (None, None),
+        batch_size: int = BATCH_SIZE,
     ) -> None:
         self.name = name
+        # Items a batch may take of what a batched provider already handed over (the
+        # planning pass, which sends nothing, reads in fewer, larger batches); a batch
+        # never calls the provider for more than BATCH_SIZE, the unit timeouts bind.
+        self._batch_size = batch_size
         # News past the window is left out like an invalid entry: its raw position stays,
         # so page plans (cut by the entries they keep) never list a page of old news.
         self._news_cutoff = news_cutoff
@@ -209,6 +214,8 @@ class EntryStream:
                 buffer.extend(await anext(batches))
             except StopAsyncIteration:
                 self._source_done = True
+        if self._remaining is None:
+            size = max(size, min(len(buffer), self._batch_size))
         items = buffer[:size]
         del buffer[:size]
         if self._source_done and not buffer:

@@ -11,7 +11,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sitemap_middleware import Alternate, NewsArticle, Section, SitemapConfig, SitemapEntry
+from sitemap_middleware import (
+    Alternate,
+    InvalidEntryError,
+    NewsArticle,
+    Section,
+    SitemapConfig,
+    SitemapEntry,
+)
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._engine.plan import page_room
 from sitemap_middleware._sansio.paging import PageCutter
@@ -362,3 +369,89 @@ def test_runs_are_cut_as_entry_by_entry(batches: list[list[int]], max_urls: int,
                 by_run.add(position + offset, size, lastmod=when, key=position + offset)
         position += len(sizes)
     assert by_run.finish(position) == by_entry.finish(position)
+
+
+def _rows(n: int, invalid: set[int], extended: set[int]) -> list[Any]:
+    """n usual rows (URLs with "&" and "'" to escape, of varied lengths), some invalid,
+    some entries with an image (which the per-item path renders)."""
+    rows: list[Any] = [
+        {
+            "loc": f"https://example.com/p/{i}?a=1&b='{'x' * (i % 97)}'",
+            "lastmod": f"2024-{1 + i % 12:02}-{1 + i % 28:02}T10:00:00+02:00",
+            "changefreq": ("daily", "weekly", "never")[i % 3],
+            "priority": (0.5, 1.0, 0.0)[i % 3],
+        }
+        for i in range(n)
+    ]
+    for i in invalid & set(range(n)):
+        rows[i] = {**rows[i], "lastmod": "2024-13-01"}
+    for i in (extended - invalid) & set(range(n)):
+        rows[i] = SitemapEntry(rows[i]["loc"], images=["https://example.com/i.png"])
+    return rows
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+)
+@given(
+    n=st.integers(0, 2600),
+    invalid=st.sets(st.integers(0, 2600), max_size=4),
+    extended=st.sets(st.integers(0, 2600), max_size=2),
+    max_urls=st.integers(200, 2500),
+    max_bytes=st.integers(20_000, 400_000),
+)
+def test_large_generators_are_planned_in_large_batches_with_every_url_once(
+    n: int, invalid: set[int], extended: set[int], max_urls: int, max_bytes: int
+) -> None:
+    """A generator's rows are planned in batches of up to PLAN_BATCH_SIZE (what one
+    worker-thread hop handed over): the same plan as batches of BATCH_SIZE give, every
+    page within both limits, every valid URL served once, in order."""
+    from sitemap_middleware._engine import plan as planning
+    from sitemap_middleware._engine.stream import BATCH_SIZE
+
+    rows = _rows(n, invalid, extended)
+
+    def generator() -> Any:
+        yield from rows
+
+    core = _core({"s": generator}, max_urls_per_page=max_urls, max_bytes_per_page=max_bytes)
+    config = core.config
+    section = config.resolved_sections[0]
+
+    async def plans() -> list[Any]:
+        found = []
+        for size in (planning.PLAN_BATCH_SIZE, BATCH_SIZE):
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(planning, "PLAN_BATCH_SIZE", size)
+                found.append(await planning.plan_section(config, section, config.base, None))
+        return found
+
+    large, small = anyio.run(plans)
+    assert large == small == _planned_entry_by_entry(rows, config)
+    expected = [
+        row["loc"] if isinstance(row, dict) else row.loc
+        for i, row in enumerate(rows)
+        if i not in invalid
+    ]
+    assert large.count == len(expected)
+    assert anyio.run(crawl, core, max_bytes, max_urls) == expected
+
+
+def _planned_entry_by_entry(rows: list[Any], config: SitemapConfig) -> Any:
+    """The plan made the slow way: each row admitted, measured and placed on its own."""
+    from sitemap_middleware._engine.plan import SectionPlan, _lastmod
+    from sitemap_middleware._sansio.models import entry_parts
+
+    base = config.base
+    writer = UrlsetWriter(label="t", resolve=base.join_if_relative, max_urls=1, max_bytes=1)
+    cutter = PageCutter(max_urls=config.max_urls_per_page, room=page_room(config, base))
+    for position, row in enumerate(rows):
+        try:
+            loc, tail, extended = entry_parts(row)
+            loc = base.locate(loc)
+        except InvalidEntryError:
+            continue
+        size = writer.sizes([(loc, tail, extended)])[0]
+        if cutter.fits_alone(size):
+            cutter.add(position, size, lastmod=_lastmod(tail))
+    return SectionPlan("s", cutter.finish(len(rows)), len(rows), None)

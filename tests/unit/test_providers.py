@@ -334,13 +334,41 @@ async def test_flask_routes_provider() -> None:
     assert await _collect(FlaskRoutesProvider(app, exclude=("/admin",))) == ["/"]
 
 
-async def test_sync_iterables_are_read_in_hops_of_sync_batch() -> None:
-    """Every worker-thread hop takes SYNC_BATCH items: each hop is one call timed by
-    provider_timeout, so a slow row source is bound per 1,000 rows, not per 16,000."""
+async def test_slow_sync_iterables_are_read_in_hops_of_sync_batch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each worker-thread hop is one call timed by provider_timeout: rows that come
+    slowly (0.1 ms each, on the hops' clock) cross SYNC_BATCH at a time, so a slow row
+    source is bound per 1,000 rows, not per 16,000."""
     from sitemap_middleware._providers import base
 
+    now = [0.0]
+    monkeypatch.setattr(base, "_now", lambda: now[0])
+
     def rows() -> Iterator[str]:
-        yield from (f"/p/{i}" for i in range(10_500))
+        for i in range(10_500):
+            now[0] += 0.0001
+            yield f"/p/{i}"
 
     sizes = [len(batch) async for batch in base.CallableProvider(rows).batches()]
     assert sizes == [base.SYNC_BATCH] * 10 + [500]
+
+
+async def test_quick_sync_iterables_are_read_in_few_hops(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows that come at once (no time passes on the hops' clock) cross MAX_SYNC_BATCH at
+    a time; a hop that turns slow stops at the next SYNC_STEP; no row is lost."""
+    from sitemap_middleware._providers import base
+
+    now = [0.0]
+    monkeypatch.setattr(base, "_now", lambda: now[0])
+
+    def rows() -> Iterator[str]:
+        for i in range(40_500):
+            if i == 33_000:
+                now[0] += 1.0  # from here on, the third hop is slow
+            yield f"/p/{i}"
+
+    batches = [batch async for batch in base.CallableProvider(rows).batches()]
+    sizes = [len(batch) for batch in batches]
+    assert sizes == [base.MAX_SYNC_BATCH] * 2 + [1000 + base.SYNC_STEP, 40_500 - 33_250]
+    assert [row for batch in batches for row in batch] == [f"/p/{i}" for i in range(40_500)]
