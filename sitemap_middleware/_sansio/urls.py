@@ -198,9 +198,9 @@ def normalize_loc(value: object, field: str = "loc") -> str:
 _CANONICAL_REST = r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?#]*"
 
 
-#: The characters of ``_CANONICAL_REST`` but "&" and "'", as bytes (for bytes.translate).
+#: The characters of ``_CANONICAL_REST`` but ".", "&" and "'", as bytes (bytes.translate).
 _PLAIN_BYTES = bytes(
-    c for c in range(128) if re.fullmatch(_CANONICAL_REST, chr(c)) and c not in b"&'"
+    c for c in range(128) if re.fullmatch(_CANONICAL_REST, chr(c)) and c not in b".&'"
 )
 
 
@@ -209,13 +209,6 @@ def _canonical_prefix(prefix: str) -> bool:
     """Whether a base's prefix is in canonical form (else each URL under it takes the
     per-URL path: a port, say)."""
     return _CANONICAL.fullmatch(prefix) is not None
-
-
-def _dot_segment_in(text: str, dots: int) -> bool:
-    """Whether ``text`` may hold a dot segment, knowing ``dots`` of its dots are in the
-    base's prefix (which holds none): when all are, no "/." need be looked for (a count
-    of dots costs a third of that search)."""
-    return text.count(".") != dots and "/." in text
 
 
 class Located(NamedTuple):
@@ -320,12 +313,13 @@ class BaseURL:
         if not text.isascii():
             return None
         # What is left once the characters of a canonical URL ("%" aside: escapes need
-        # checks) are dropped: the line breaks between the URLs, and the "&" and "'"
-        # they hold (counted for sizes: XML escapes them). bytes.translate does it at C
-        # speed, where a regex of the lines costs several times as much.
+        # checks) are dropped: the line breaks between the URLs, their dots (for the
+        # dot segment check) and the "&" and "'" they hold (counted for sizes: XML
+        # escapes them). bytes.translate does it at C speed, where a regex of the lines
+        # costs several times as much.
         others = text.encode("ascii").translate(None, _PLAIN_BYTES)
-        breaks, ampersands = others.count(b"\n"), others.count(b"&")
-        apostrophes = len(others) - breaks - ampersands
+        breaks, dots, ampersands = others.count(b"\n"), others.count(b"."), others.count(b"&")
+        apostrophes = len(others) - breaks - dots - ampersands
         if breaks != count - 1 or others.count(b"'") != apostrophes:
             return None
         length = len(text) - breaks
@@ -337,7 +331,7 @@ class BaseURL:
                 or "\n//" in text
                 or text.count("\n/") != breaks  # every line a path ("/", then not "/")
                 or max(map(len, strings)) + len(head) > MAX_URL_LENGTH
-                or _dot_segment_in(text, 0)
+                or (dots and "/." in text)
             ):
                 return None
             return Located(
@@ -352,7 +346,9 @@ class BaseURL:
             or not text.startswith(prefix)
             or text.count("\n" + prefix) != breaks  # every line starts with the prefix
             or max(map(len, strings)) > MAX_URL_LENGTH
-            or _dot_segment_in(text, count * prefix.count("."))
+            # Dots only where the prefix has them: no "/." to look for (the prefix holds
+            # no dot segment), which saves a search costing three counts.
+            or (dots != count * prefix.count(".") and "/." in text)
         ):
             return None
         return Located(strings, length, ampersands, apostrophes)
