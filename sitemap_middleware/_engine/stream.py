@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterable, AsyncIterator
 from datetime import datetime
-from itertools import repeat
+from itertools import islice, repeat
+from operator import lt
 from typing import Any
 
 import anyio
@@ -114,6 +115,11 @@ class EntryStream:
         # A CallableProvider hands over lists: items wait here until a batch takes them.
         self._batched = False
         self._buffer: list[Any] = []
+        # A SupportsKeyedBatches source hands over keys and items as two lists: the keys
+        # wait here beside their items (no pair per row for the collector to follow).
+        self._columnar = False
+        self._key_buffer: list[Any] = []
+        self._pulled_keys: list[Any] = []
         self._source_done = False
         self._provider = provider
         self._invalid = 0
@@ -140,8 +146,9 @@ class EntryStream:
             provider = self._provider
             source: AsyncIterable[Any]
             if self._keyed and isinstance(provider, SupportsKeyedBatches):
-                source = provider.keyed_batches(*self._key_range)  # lists of pairs
+                source = provider.keyed_batches(*self._key_range)  # (keys, items)
                 self._batched = True
+                self._columnar = True
             elif self._keyed and isinstance(provider, SupportsKeyset):
                 source = provider.keyed(*self._key_range)
             elif isinstance(provider, SupportsPages) and self._remaining is not None:
@@ -167,11 +174,11 @@ class EntryStream:
             buffer = self._buffer
             if not buffer and not self._source_done:
                 try:
-                    buffer.extend(await anext(iterator))
+                    self._extend(await anext(iterator))
                 except StopAsyncIteration:
                     self._source_done = True
             dropped = min(self._skip, len(buffer))
-            del buffer[:dropped]
+            self._drop(dropped)
             self._skip -= dropped
             if self._skip and self._source_done and not buffer:
                 self.exhausted = True  # ended before the page starts: an empty page
@@ -205,22 +212,41 @@ class EntryStream:
         while self._skip or len(buffer) < size:
             if self._skip and buffer:
                 dropped = min(self._skip, len(buffer))
-                del buffer[:dropped]
+                self._drop(dropped)
                 self._skip -= dropped
                 continue
             if self._source_done:
                 break
             try:
-                buffer.extend(await anext(batches))
+                self._extend(await anext(batches))
             except StopAsyncIteration:
                 self._source_done = True
         if self._remaining is None:
             size = max(size, min(len(buffer), self._batch_size))
         items = buffer[:size]
-        del buffer[:size]
+        if self._columnar:
+            self._pulled_keys = self._key_buffer[:size]
+        self._drop(size)
         if self._source_done and not buffer:
             self.exhausted = True
         return items
+
+    def _extend(self, batch: Any) -> None:
+        if self._columnar:
+            keys, items = batch
+            if len(keys) != len(items):
+                raise ProviderError(
+                    self.name, f"keyed_batches() gave {len(keys)} keys for {len(items)} items"
+                )
+            self._key_buffer.extend(keys)
+            self._buffer.extend(items)
+        else:
+            self._buffer.extend(batch)
+
+    def _drop(self, count: int) -> None:
+        del self._buffer[:count]
+        if self._columnar:
+            del self._key_buffer[:count]
 
     async def next_raw(self) -> list[Any]:
         """The next batch of raw provider items; empty when done.
@@ -238,11 +264,14 @@ class EntryStream:
         raw: list[Any] = await call_provider(self.name, self._timeout, self._pull())
         if self._remaining is not None:
             self._remaining -= len(raw)
-        if self._keyed:
+        if self._columnar:
+            self._keys = self._pulled_keys
+        elif self._keyed:
             self._keys = [pair[0] for pair in raw]
+            raw = [pair[1] for pair in raw]
+        if self._keyed:
             self._check_keys(self._keys)
             self._keys_start = self.pulled
-            raw = [pair[1] for pair in raw]
         self.pulled += len(raw)
         return resolve_mapped(raw)  # rows mapped once, whichever path admits them
 
@@ -254,20 +283,25 @@ class EntryStream:
         """
         after = self._key_range[0] if self._last_key is None else self._last_key
         upto = self._key_range[1]
-        for key in keys:
-            if type(key) is not int:
-                self._last_key = None
-                return
-            if (after is not None and type(after) is int and key <= after) or (
-                type(upto) is int and key > upto
-            ):
-                raise ProviderError(
-                    self.name,
-                    f"keyed() gave key {key!r} after {after!r}, outside "
-                    f"({self._key_range[0]!r}, {upto!r}] or out of order: keys must increase",
-                )
-            after = key
-        self._last_key = keys[-1] if keys else self._last_key
+        if not keys:
+            return
+        if set(map(type, keys)) != {int}:
+            self._last_key = None
+            return
+        bounded = [after, *keys] if type(after) is int else keys
+        in_order = all(map(lt, bounded, islice(bounded, 1, None)))  # at C speed
+        if not in_order or (type(upto) is int and keys[-1] > upto):
+            wrong = next(
+                (key, before)
+                for key, before in zip(keys, [after, *keys], strict=False)
+                if (type(before) is int and key <= before) or (type(upto) is int and key > upto)
+            )
+            raise ProviderError(
+                self.name,
+                f"keyed() gave key {wrong[0]!r} after {wrong[1]!r}, outside "
+                f"({self._key_range[0]!r}, {upto!r}] or out of order: keys must increase",
+            )
+        self._last_key = keys[-1]
 
     async def next_batch(self) -> list[Admitted]:
         """The next batch of valid entries with their absolute URLs; empty when done."""

@@ -136,14 +136,16 @@ class SupportsKeyset(Protocol):
 
 @runtime_checkable
 class SupportsKeyedBatches(Protocol):
-    """Capability: what ``keyed(after, upto)`` yields, a list of pairs at a time.
+    """Capability: what ``keyed(after, upto)`` yields, a batch at a time as two lists
+    of one length, ``(keys, entries)``.
 
-    One await per list, not per row (a keyset provider reads its rows a query at a time).
+    One await per batch, not per row (a keyset provider reads its rows a query at a
+    time), and no pair per row.
     """
 
     def keyed_batches(
         self, after: Any, upto: Any
-    ) -> AsyncIterable[list[tuple[Any, EntryLike]]]: ...
+    ) -> AsyncIterable[tuple[list[Any], list[EntryLike]]]: ...
 
 
 @runtime_checkable

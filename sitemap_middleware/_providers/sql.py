@@ -24,6 +24,7 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
+from operator import eq, itemgetter
 from typing import Any
 
 from sqlalchemy import (
@@ -47,6 +48,7 @@ from .._sansio.models import Mapped
 from .._sansio.values import aware, to_datetime
 from .base import EntryLike, ProviderVersion
 from .checksum import MD5_HEX_DIGITS, NULL_TEXT, SEPARATOR, SQLITE_CHECKSUM, sqlite_row_crc32
+from .columns import Location, RowEntries
 from .threads import WorkerThreads
 
 __all__ = ["SQLAlchemyProvider"]
@@ -94,21 +96,46 @@ def _fresh_pool_after_fork(engine: AsyncEngine | Engine) -> None:
     os.register_at_fork(after_in_child=after_fork_in_child)
 
 
+def _read(result: Any, by_column: Sequence[str]) -> Sequence[Any]:
+    """A buffered result's rows, or its columns (see ``SQLAlchemyProvider._all``)."""
+    if not by_column:
+        rows: Sequence[Any] = result.all()
+        return rows
+    columns: list[list[Any]] = [[] for _ in by_column]
+    getters = [itemgetter(place) for place in range(len(by_column))]
+    for part in result.partitions(_PARTITION):
+        for column, getter in zip(columns, getters, strict=True):
+            column.extend(map(getter, part))
+    return columns
+
+
+#: Rows turned into columns at a time: few enough to die young in the collector.
+_PARTITION = 256
+
+
 class SQLAlchemyProvider:
     """Entries from a table or a ``select()``, one row per URL.
 
     :param engine: an ``AsyncEngine`` or a sync ``Engine``.
-    :param source: a ``Table`` or a ``Select``; its rows are handed to ``to_entry``.
+    :param source: a ``Table`` or a ``Select``: one row per URL.
     :param key: name of a unique, non-NULL, sortable column (usually the primary key).
         Pages are key ranges recorded in the page plan (``WHERE key > :after AND key <=
         :upto``), never growing ``OFFSET``s, so a row keeps its page while others are
         inserted or deleted. Uniqueness and NULLs are checked with every version and
         while reading; a violation is a :class:`ConfigurationError` naming the column.
+    :param location: the column mode (instead of ``to_entry``): each URL from a column
+        of the source (``"path"``, e.g. computed in the ``select()``), a template of
+        columns (``"/products/{slug}"``) or a function of the row. With ``lastmod``,
+        ``changefreq`` and ``priority`` it builds the entries a batch at a time, no
+        object and no call per row: the fast way to serve big tables. A row whose
+        location reads a NULL, or whose function raises, is left out and logged.
+    :param changefreq: with ``location``: a changefreq word for every URL.
+    :param priority: with ``location``: a priority for every URL, 0.0 to 1.0.
     :param to_entry: maps a row to a ``SitemapEntry``, a URL string or a mapping. The
         middleware calls it row by row: a row it fails on is left out and logged with
         the row, the rest of the page is served.
     :param lastmod: name of a datetime column: ``Last-Modified`` and the index's page
-        ``<lastmod>`` (through the plan).
+        ``<lastmod>`` (through the plan), and with ``location`` each URL's ``<lastmod>``.
     :param checksum_columns: columns the version checksum covers (default: every column
         of the source, which is what ``to_entry`` can read).
     :param version_column: a revision column bumped from one sequence on every insert
@@ -124,7 +151,10 @@ class SQLAlchemyProvider:
         source: Table | Select[Any],
         *,
         key: str,
-        to_entry: Callable[[Any], EntryLike],
+        to_entry: Callable[[Any], EntryLike] | None = None,
+        location: Location | None = None,
+        changefreq: str | None = None,
+        priority: float | None = None,
         lastmod: str | None = None,
         checksum_columns: Sequence[str] | None = None,
         version_column: str | None = None,
@@ -152,7 +182,41 @@ class SQLAlchemyProvider:
         if key not in names:
             names.insert(0, key)
         self._checksum_columns = [self._sub.c[name] for name in names]
+        if to_entry is not None and (
+            location is not None or changefreq is not None or priority is not None
+        ):
+            raise ConfigurationError(
+                "SQLAlchemyProvider: pass either to_entry or location/changefreq/priority, not both"
+            )
+        if to_entry is None and location is None:
+            raise ConfigurationError(
+                "SQLAlchemyProvider: pass to_entry= (a function from a row to an entry) or "
+                "location= (a column, a '/path/{column}' template or a function of the row)"
+            )
         self._to_entry = to_entry
+        self._columns = (
+            None
+            if location is None
+            else RowEntries(
+                self._sub.c.keys(),
+                location,
+                key=key,
+                lastmod=lastmod,
+                changefreq=changefreq,
+                priority=priority,
+            )
+        )
+        #: In the column mode (not a function): what is selected, one list per name.
+        self._read_columns = list(
+            dict.fromkeys(
+                [
+                    key,
+                    *(self._columns.reads if self._columns else ()),
+                    *([lastmod] if lastmod else []),
+                ]
+            )
+        )
+        self._key_place = list(self._sub.c.keys()).index(key)  # select(sub) rows: by place
         self._batch = batch_size
         self._metadata_ttl = metadata_ttl
         self._metadata: tuple[float, int, ProviderVersion] | None = None
@@ -169,14 +233,21 @@ class SQLAlchemyProvider:
             )
         _fresh_pool_after_fork(engine)
 
-    async def _all(self, statement: Any) -> Sequence[Any]:
+    async def _all(self, statement: Any, by_column: Sequence[str] = ()) -> Sequence[Any]:
+        """The statement's rows; or with ``by_column`` its columns, one list per name.
+
+        By column, rows are read from the buffered result a few hundred at a time:
+        Row objects are tracked by the garbage collector, and thousands of them alive
+        at once survive into its oldest generation, whose full collections then cost a
+        big page more than its rows do.
+        """
         if isinstance(self._engine, AsyncEngine):
             # The query runs in a task of its own: if the request gives up (a hang-up, a
             # timeout) it answers at once, while the query finishes and returns its
             # connection to the pool. Cancelled mid-query, SQLAlchemy would instead
             # "terminate" the connection through a task nobody awaits ("Task was destroyed
             # but it is pending!"). SQLAlchemy's asyncio layer needs asyncio anyway.
-            task = asyncio.ensure_future(self._query(self._engine, statement))
+            task = asyncio.ensure_future(self._query(self._engine, statement, by_column))
             self._queries.add(task)
             task.add_done_callback(self._query_done)
             return await asyncio.shield(task)
@@ -184,14 +255,16 @@ class SQLAlchemyProvider:
 
         def run() -> Sequence[Any]:
             with engine.connect() as conn:
-                return conn.execute(statement).all()
+                return _read(conn.execute(statement), by_column)
 
         return await self._threads.run(run)  # a hung query holds a bounded few threads
 
     @staticmethod
-    async def _query(engine: AsyncEngine, statement: Any) -> Sequence[Any]:
+    async def _query(
+        engine: AsyncEngine, statement: Any, by_column: Sequence[str]
+    ) -> Sequence[Any]:
         async with engine.connect() as conn:
-            return (await conn.execute(statement)).all()
+            return _read(await conn.execute(statement), by_column)
 
     def _query_done(self, task: asyncio.Future[Sequence[Any]]) -> None:
         self._queries.discard(task)
@@ -204,39 +277,69 @@ class SQLAlchemyProvider:
             "must be unique and never NULL (use the primary key)"
         )
 
-    async def keyed(self, after: Any, upto: Any) -> AsyncIterator[tuple[Any, Mapped]]:
+    async def keyed(self, after: Any, upto: Any) -> AsyncIterator[tuple[Any, EntryLike]]:
         """``(key, row)`` pairs in key order for ``after < key <= upto`` (None: open)."""
-        async for batch in self.keyed_batches(after, upto):
-            for pair in batch:
+        async for keys, items in self.keyed_batches(after, upto):
+            for pair in zip(keys, items, strict=True):
                 yield pair
 
-    async def keyed_batches(self, after: Any, upto: Any) -> AsyncIterator[list[tuple[Any, Mapped]]]:
-        """:meth:`keyed`, one query's rows at a time."""
+    async def keyed_batches(
+        self, after: Any, upto: Any
+    ) -> AsyncIterator[tuple[list[Any], list[EntryLike]]]:
+        """:meth:`keyed`, one query's keys and items at a time."""
         last = after
-        column = list(self._sub.c.keys()).index(self._key_name)  # select(sub) rows: by place
-        to_entry = self._to_entry
+        columns = self._columns
+        by_column = [] if columns is None or columns.needs_rows else self._read_columns
+        source = select(*(self._sub.c[name] for name in by_column)) if by_column else None
         while True:
-            statement = select(self._sub).order_by(self._key).limit(self._batch)
+            statement = (select(self._sub) if source is None else source).order_by(self._key)
+            statement = statement.limit(self._batch)
             if last is not None:
                 statement = statement.where(self._key > last)
             if upto is not None:
                 statement = statement.where(self._key <= upto)
-            rows = await self._all(statement)
-            batch: list[tuple[Any, Mapped]] = []
-            for row in rows:
-                key = row[column]
-                if key is None:
-                    raise self._key_error("holds NULL")
-                # Equality only: the database orders by the column's collation, which
-                # Python's < does not know (uniqueness itself is counted in SQL).
-                if last is not None and key == last:
-                    raise self._key_error(f"is not unique ({key!r} appears more than once)")
-                last = key
-                batch.append((key, Mapped(to_entry, row, "to_entry")))
-            if batch:
-                yield batch
-            if len(rows) < self._batch:
+            read = await self._all(statement, by_column)
+            if by_column:
+                values = dict(zip(by_column, read, strict=True))
+                keys: list[Any] = values[self._key_name]
+                items = columns.entries(values)  # type: ignore[union-attr]
+            else:
+                keys = list(map(itemgetter(self._key_place), read))
+                items = self._entries(read)
+            if keys:
+                self._check_keys(keys, last)
+                last = keys[-1]
+                yield keys, items
+            if len(keys) < self._batch:
                 return
+
+    def _check_keys(self, keys: list[Any], last: Any) -> None:
+        """No NULL, and no key equal to the one before it (rows come in key order).
+
+        Equality only: the database orders by the column's collation, which Python's <
+        does not know (uniqueness itself is counted in SQL).
+        """
+        if None in keys:
+            raise self._key_error("holds NULL")
+        previous = keys[:-1] if last is None else [last, *keys[:-1]]
+        current = keys[1:] if last is None else keys
+        if any(map(eq, previous, current)):  # the scan at C speed; the culprit only then
+            repeated = next(
+                key for key, before in zip(current, previous, strict=True) if key == before
+            )
+            raise self._key_error(f"is not unique ({repeated!r} appears more than once)")
+
+    def _entries(self, rows: Sequence[Any]) -> list[Any]:
+        """A batch's items from its rows: for ``to_entry``, or a location function."""
+        if self._columns is not None:
+            place = self._sub.c.keys().index
+            needed = [self._key_name, *self._columns.reads]
+            if self._lastmod is not None:
+                needed.append(self._lastmod.name)
+            values = {name: list(map(itemgetter(place(name)), rows)) for name in needed}
+            return self._columns.entries(values, rows)
+        to_entry = self._to_entry
+        return [Mapped(to_entry, row, "to_entry") for row in rows]  # type: ignore[arg-type]
 
     async def entries(self) -> AsyncIterator[EntryLike]:
         async for _, item in self.keyed(None, None):

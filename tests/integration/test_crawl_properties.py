@@ -1,7 +1,8 @@
 """Stateful property tests: crawls that follow the index while the data changes.
 
 A Hypothesis state machine applies random inserts, deletes, renames and lastmod updates
-to a SQL table (SQLite, and the PostgreSQL CI starts) *between the requests of a crawl*
+to a SQL table (SQLite, and the PostgreSQL CI starts; rows through `to_entry` or the
+column mode) *between the requests of a crawl*
 (the index, then its pages one by one), and to a generator provider between crawls. It
 checks what a crawler sees: every page within its budget and XSD-valid; every row that
 existed throughout the crawl on exactly one page (at most one when a page's key range
@@ -97,22 +98,7 @@ class SQLCrawl(RuleBasedStateMachine):
         anyio.run(self._run, lambda conn: conn.run_sync(metadata.drop_all))
         anyio.run(self._run, lambda conn: conn.run_sync(metadata.create_all))
         self.rows: dict[int, tuple[str, datetime]] = {}
-        provider = SQLAlchemyProvider(
-            self.engine,
-            rows_table,
-            key="id",
-            lastmod="updated_at",
-            to_entry=_to_entry,
-            metadata_ttl=0,
-        )
-        self.core = SitemapCore(
-            SitemapConfig(
-                base_url="https://example.com",
-                sections={"rows": provider},
-                max_urls_per_page=MAX_URLS,
-                max_bytes_per_page=MAX_BYTES,
-            )
-        )
+        self.core = self._core(columns=False)
         self.pending: list[str] = []
         self.crawling = False
         self.throughout: set[int] = set()
@@ -121,6 +107,23 @@ class SQLCrawl(RuleBasedStateMachine):
         logging.getLogger("sitemap_middleware").addHandler(self.watch)
         self.validators: tuple[str, str | None] | None = None
         self.content: bytes | None = None
+
+    def _core(self, *, columns: bool) -> SitemapCore:
+        """The section through ``to_entry``, or the column mode (a location template)."""
+        mapping: dict[str, Any] = (
+            {"location": "/r/{id}/{slug}"} if columns else {"to_entry": _to_entry}
+        )
+        provider = SQLAlchemyProvider(
+            self.engine, rows_table, key="id", lastmod="updated_at", metadata_ttl=0, **mapping
+        )
+        return SitemapCore(
+            SitemapConfig(
+                base_url="https://example.com",
+                sections={"rows": provider},
+                max_urls_per_page=MAX_URLS,
+                max_bytes_per_page=MAX_BYTES,
+            )
+        )
 
     def teardown(self) -> None:
         logging.getLogger("sitemap_middleware").removeHandler(self.watch)
@@ -133,8 +136,9 @@ class SQLCrawl(RuleBasedStateMachine):
     def _write(self, statement: str, **params: Any) -> None:
         anyio.run(self._run, lambda conn: conn.execute(text(statement), params))
 
-    @initialize(initial=st.dictionaries(keys, slugs, max_size=12))
-    def fill(self, initial: dict[int, str]) -> None:
+    @initialize(initial=st.dictionaries(keys, slugs, max_size=12), columns=st.booleans())
+    def fill(self, initial: dict[int, str], columns: bool) -> None:
+        self.core = self._core(columns=columns)
         for key, slug in initial.items():
             self.insert_row(key, slug)
 

@@ -18,6 +18,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    cast,
     create_engine,
     event,
     insert,
@@ -292,3 +293,174 @@ async def test_a_row_inserted_into_a_range_during_a_crawl_costs_no_other_row(
         assert {f"https://example.com/i/{k}" for k in range(2, 802, 2)} <= set(listed)
     finally:
         await engine.dispose()
+
+
+# -- column mode: location/changefreq/priority instead of to_entry --------------------------
+
+
+def _column_provider(engine: Any, location: Any, **kwargs: Any) -> SQLAlchemyProvider:
+    kwargs.setdefault("changefreq", "daily")
+    kwargs.setdefault("priority", 0.5)
+    return SQLAlchemyProvider(
+        engine,
+        kwargs.pop("source", products),
+        key="id",
+        lastmod="updated_at",
+        location=location,
+        batch_size=400,
+        **kwargs,
+    )
+
+
+async def _crawl(core: SitemapCore) -> list[bytes]:
+    _, body = await fetch(core, "/sitemap_index.xml")
+    pages = []
+    for child in child_urls(check_document(body)):
+        reply, page = await fetch(core, child.removeprefix("https://example.com"))
+        assert reply.status == 200, page
+        pages.append(page)
+    return pages
+
+
+async def test_column_mode_renders_what_the_equivalent_to_entry_renders(
+    engine: AsyncEngine,
+) -> None:
+    """``location`` as a template, a column computed in SQL or a function, with the lastmod
+    column and constant changefreq/priority, serves exactly the bytes of the to_entry
+    mapping that builds the same fields: every row once, with every field."""
+
+    def mapping(row: Any) -> dict[str, Any]:
+        return {
+            "loc": f"/products/{row.slug}?id={row.id}&x=1",
+            "lastmod": row.updated_at,
+            "changefreq": "daily",
+            "priority": 0.5,
+        }
+
+    def core_of(provider: SQLAlchemyProvider) -> SitemapCore:
+        return SitemapCore(
+            SitemapConfig(
+                base_url="https://example.com",
+                sections={"products": provider},
+                max_urls_per_page=1000,
+            )
+        )
+
+    expected = await _crawl(
+        core_of(
+            SQLAlchemyProvider(
+                engine, products, key="id", lastmod="updated_at", to_entry=mapping, batch_size=400
+            )
+        )
+    )
+    urls = [url for page in expected for url in page_urls(check_document(page))]
+    assert len(urls) == len(set(urls)) == ROWS
+    assert all(page.count(b"<url>") == page.count(b"<lastmod>") for page in expected)
+    assert all(page.count(b"<url>") == page.count(b"<priority>0.5</priority>") for page in expected)
+    path = ("/products/" + products.c.slug + "?id=" + cast(products.c.id, String) + "&x=1").label(
+        "path"
+    )
+    computed = select(products.c.id, path, products.c.updated_at)
+    for provider in (
+        _column_provider(engine, "/products/{slug}?id={id}&x=1"),
+        _column_provider(engine, "path", source=computed),
+        _column_provider(engine, lambda row: f"/products/{row.slug}?id={row.id}&x=1"),
+    ):
+        assert await _crawl(core_of(provider)) == expected
+
+
+async def test_column_mode_builds_no_entry_and_calls_nothing_per_row(
+    engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A template or a column location renders rows as they come: no SitemapEntry, no
+    Mapped row and no function call per row."""
+    from sitemap_middleware._sansio import models
+
+    built: list[str] = []
+    for name in ("SitemapEntry", "Mapped"):
+        cls = getattr(models, name)
+        original = cls.__init__
+
+        def counting(self: Any, *args: Any, _o: Any = original, _n: str = name, **kw: Any) -> None:
+            built.append(_n)
+            _o(self, *args, **kw)
+
+        monkeypatch.setattr(cls, "__init__", counting)
+    core = SitemapCore(
+        SitemapConfig(
+            base_url="https://example.com",
+            sections={"products": _column_provider(engine, "/products/{slug}")},
+            max_urls_per_page=1000,
+        )
+    )
+    pages = await _crawl(core)
+    assert sum(page.count(b"<url>") for page in pages) == ROWS
+    assert built == []
+
+
+async def test_column_mode_rows_it_cannot_list_are_left_out_and_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A NULL in a template's column, or a location function that raises, costs that row
+    only: it is logged with the row, the rest is served."""
+    from sqlalchemy import text
+
+    engine = create_async_engine(f"sqlite+aiosqlite:///{tmp_path / 'nulls.sqlite3'}")
+    async with engine.begin() as conn:
+        await conn.execute(text("CREATE TABLE items (id INTEGER PRIMARY KEY, slug TEXT)"))
+        for key in range(1, 11):
+            slug = None if key in (3, 7) else f"/s{key}"
+            await conn.execute(text("INSERT INTO items VALUES (:k, :s)"), {"k": key, "s": slug})
+    items = Table(
+        "items", MetaData(), Column("id", Integer, primary_key=True), Column("slug", String)
+    )
+
+    def location(row: Any) -> str:
+        if row.id == 5:
+            raise LookupError("no such category")
+        return f"/f/{row.id}"
+
+    try:
+        for provider, missing in (
+            (SQLAlchemyProvider(engine, items, key="id", location="/i{slug}"), {3, 7}),
+            (SQLAlchemyProvider(engine, items, key="id", location="slug"), {3, 7}),
+            (SQLAlchemyProvider(engine, items, key="id", location=location), {5}),
+        ):
+            caplog.clear()
+            core = SitemapCore(
+                SitemapConfig(base_url="https://example.com", sections={"i": provider})
+            )
+            reply, body = await fetch(core, "/sitemap.xml")
+            assert reply.status == 200, body
+            assert len(page_urls(check_document(body))) == 10 - len(missing)
+            logged = caplog.text
+            assert "skipping invalid entry" in logged
+            if 5 in missing:
+                assert "LookupError: no such category" in logged and "5" in logged
+            else:
+                assert "column 'slug' is NULL" in logged
+    finally:
+        await engine.dispose()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({}, "pass to_entry= .* or location="),
+        ({"location": "/p/{slug}", "to_entry": _to_entry}, "either to_entry or location"),
+        ({"to_entry": _to_entry, "priority": 0.5}, "either to_entry or location"),
+        ({"location": "/p/{nope}"}, r"names 'nope', which is not a column of the source \(id, "),
+        ({"location": "/p/{}"}, "names '', which is not a column"),
+        ({"location": "nope"}, "neither a column of the source .* nor a template"),
+        ({"location": "/p/{slug", "priority": 0.5}, "location template '/p/{slug'"),
+        ({"location": "slug", "priority": 7}, "invalid priority 7: must be between 0 and 1"),
+        ({"location": "slug", "changefreq": "sometimes"}, "invalid changefreq 'sometimes'"),
+        ({"location": 42}, "location must be a column name, a template or a function"),
+    ],
+)
+def test_column_mode_refuses_what_cannot_work(kwargs: dict[str, Any], message: str) -> None:
+    """Mistakes in the column mode's settings are ConfigurationErrors at start-up."""
+    sync = create_engine("sqlite://")
+    with pytest.raises(ConfigurationError, match=message):
+        SQLAlchemyProvider(sync, products, key="id", **kwargs)
+    sync.dispose()

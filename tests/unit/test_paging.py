@@ -341,6 +341,59 @@ async def test_a_keyed_provider_whose_int_keys_go_backwards_is_refused() -> None
     assert reply.status == 503
 
 
+@pytest.mark.anyio
+async def test_keyed_batches_of_keys_and_items_serve_every_key_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """keyed_batches() hands over (keys, items) as two lists: served like keyed()'s pairs.
+    Lists of different lengths, or keys going backwards, are refused with a 503 that names
+    the section and the problem."""
+    from sitemap_middleware import ProviderVersion
+
+    class Batches:
+        def __init__(self, extra_key: bool = False, backwards: bool = False) -> None:
+            self.extra_key = extra_key
+            self.backwards = backwards
+
+        async def keyed_batches(self, after: Any, upto: Any) -> Any:
+            keys = [k for k in range(1, 23) if (after is None or k > after)]
+            keys = [k for k in keys if upto is None or k <= upto]
+            for start in range(0, len(keys), 5):
+                chunk = keys[start : start + 5]
+                if self.backwards and start:
+                    chunk = chunk[::-1]
+                yield chunk + ([99] if self.extra_key else []), [f"/k/{k}" for k in chunk]
+
+        async def keyed(self, after: Any, upto: Any) -> Any:
+            async for keys, items in self.keyed_batches(after, upto):
+                for pair in zip(keys, items, strict=False):
+                    yield pair
+
+        async def entries(self) -> Any:
+            async for _, item in self.keyed(None, None):
+                yield item
+
+        async def version(self) -> ProviderVersion:
+            return ProviderVersion(token="v1")
+
+    core = _core({"k": Batches()}, max_urls_per_page=8)
+    _, body = await fetch(core, "/sitemap_index.xml")
+    urls: list[str] = []
+    for child in child_urls(check_document(body)):
+        reply, page = await fetch(core, child.removeprefix("https://example.com"))
+        assert reply.status == 200
+        urls += page_urls(check_document(page))
+    assert urls == [f"https://example.com/k/{k}" for k in range(1, 23)]
+    for provider, problem in (
+        (Batches(extra_key=True), "keyed_batches() gave 6 keys for 5 items"),
+        (Batches(backwards=True), "keys must increase"),
+    ):
+        caplog.clear()
+        reply, _ = await fetch(_core({"k": provider}), "/sitemap_index.xml")
+        assert reply.status == 503
+        assert problem in caplog.text and "'k'" in caplog.text
+
+
 @SETTINGS
 @given(
     st.lists(st.lists(st.integers(1, 120), max_size=6), max_size=8),

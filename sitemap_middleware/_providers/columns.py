@@ -1,0 +1,150 @@
+"""Rows to entries by column: the SQL provider's ``location=`` mode.
+
+A table's rows become the plain dicts of the protocol's four fields a whole batch at a
+time: the location from a column, a ``{column}`` template or a function of the row, the
+lastmod from its column, changefreq and priority constant. No ``SitemapEntry`` and no
+user function per row (except a location function), so a page costs about what
+fetching its rows does; the engine admits such batches column by column.
+
+A row that cannot give a location (a NULL in a column the location reads, a location
+function that raises) becomes an :class:`InvalidEntryError` in its place: the engine
+leaves that row out and logs it with the row, as it does for any invalid entry.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .._exceptions import ConfigurationError, InvalidEntryError
+from .._sansio.models import simple_fields
+
+__all__ = ["Location", "RowEntries"]
+
+#: A column name, a ``str.format`` template of column names, or a function of the row.
+Location = str | Callable[[Any], str]
+
+
+class RowEntries:
+    """Builds a batch's entries from its columns (``names``: the source's columns)."""
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        location: Location,
+        *,
+        key: str,
+        lastmod: str | None,
+        changefreq: str | None,
+        priority: float | None,
+    ) -> None:
+        try:  # one value for every entry: a bad one would cost every URL its field
+            _, _, changefreq, priority, _ = simple_fields(
+                "/", changefreq=changefreq, priority=priority
+            )
+        except InvalidEntryError as exc:
+            raise ConfigurationError(f"SQLAlchemyProvider: {exc}") from None
+        self._template: str | None = None
+        self._function: Callable[[Any], str] | None = None
+        #: The columns the location reads, in template order: a NULL there costs the row.
+        self.reads: list[str] = []
+        if callable(location):
+            self._function = location
+        elif not isinstance(location, str):
+            raise ConfigurationError(
+                "location must be a column name, a template or a function of the row, "
+                f"got {type(location).__name__}"
+            )
+        elif "{" in location or "}" in location:
+            self._template = self._positional(location, list(names))
+        elif location in names:
+            self.reads = [location]
+        else:
+            raise ConfigurationError(
+                f"location {location!r} is neither a column of the source "
+                f"({', '.join(names)}) nor a template with {{column}} fields"
+            )
+        self._key = key
+        self._lastmod = lastmod
+        fields = {"changefreq": changefreq, "priority": priority}
+        self._constants = {name: value for name, value in fields.items() if value is not None}
+
+    @property
+    def needs_rows(self) -> bool:
+        """A location function reads whole rows; templates and columns read columns."""
+        return self._function is not None
+
+    def _positional(self, template: str, names: list[str]) -> str:
+        """``template`` with each ``{column}`` replaced by its place in :attr:`reads`."""
+        out: list[str] = []
+        try:
+            parsed = list(string.Formatter().parse(template))
+        except ValueError as exc:
+            raise ConfigurationError(f"location template {template!r}: {exc}") from None
+        for literal, field, spec, conversion in parsed:
+            out.append(literal.replace("{", "{{").replace("}", "}}"))
+            if field is None:
+                continue
+            if field not in names:
+                raise ConfigurationError(
+                    f"location template {template!r} names {field!r}, which is not a "
+                    f"column of the source ({', '.join(names)})"
+                )
+            if field not in self.reads:
+                self.reads.append(field)
+            out.append(
+                "{"
+                + str(self.reads.index(field))
+                + (f"!{conversion}" if conversion else "")
+                + (f":{spec}" if spec else "")
+                + "}"
+            )
+        return "".join(out)
+
+    def entries(self, columns: Mapping[str, list[Any]], rows: Sequence[Any] = ()) -> list[Any]:
+        """One plain dict per row, or the :class:`InvalidEntryError` in its place.
+
+        ``columns`` maps the names read (the key, :attr:`reads`, the lastmod) to their values;
+        ``rows`` are the rows themselves, for a location function.
+        """
+        reads = [columns[name] for name in self.reads]
+        per_row = self._function is not None or any(None in column for column in reads)
+        locs: list[Any]
+        if self._function is not None:
+            locs = list(map(self._call, rows))
+        elif per_row:
+            locs = list(map(self._read, columns[self._key], *reads))
+        elif self._template is not None:
+            locs = list(map(self._template.format, *reads))
+        else:
+            locs = reads[0]
+        fields = self._constants
+        if self._lastmod is None:
+            entries: list[Any] = [{"loc": loc, **fields} for loc in locs]
+        else:
+            entries = [
+                {"loc": loc, "lastmod": lastmod, **fields}
+                for loc, lastmod in zip(locs, columns[self._lastmod], strict=True)
+            ]
+        if per_row and InvalidEntryError in set(map(type, locs)):
+            entries = [
+                loc if type(loc) is InvalidEntryError else entry
+                for loc, entry in zip(locs, entries, strict=True)
+            ]
+        return entries
+
+    def _read(self, key: Any, *values: Any) -> Any:
+        """One row's location from its read columns, when one of the batch's is NULL."""
+        for name, value in zip(self.reads, values, strict=True):
+            if value is None:
+                row = {self._key: key, **dict(zip(self.reads, values, strict=True))}
+                return InvalidEntryError("location", row, f"column {name!r} is NULL")
+        return values[0] if self._template is None else self._template.format(*values)
+
+    def _call(self, row: Any) -> Any:
+        """One row's location from the location function; what it raises costs the row."""
+        try:
+            return self._function(row)  # type: ignore[misc]
+        except Exception as exc:
+            return InvalidEntryError("location", tuple(row), f"{type(exc).__name__}: {exc}")
