@@ -197,12 +197,13 @@ def _sql_provider(engine: Any, columns: bool) -> Any:
 
 
 def _sql_config(engine: Any, columns: bool, page_size: int) -> Any:
-    from sitemap_middleware import SitemapConfig
+    from sitemap_middleware import Renders, SitemapConfig
 
     return SitemapConfig(
         base_url=common.BASE_URL,
         sections={"products": _sql_provider(engine, columns)},
         max_urls_per_page=page_size,
+        renders=Renders(memory_bytes=0),  # each request renders: stored bytes are not timed
     )
 
 
@@ -238,6 +239,14 @@ async def _asgi_body(app: Any, path: str) -> bytes:
     return b"".join(chunks)
 
 
+def _on(loop: Any, app: Any, target: str) -> Callable[[], bytes]:
+    return lambda: loop.call(_asgi_body, app, target)
+
+
+def _wsgi_get(app: Any, target: str) -> Callable[[], bytes]:
+    return lambda: wsgi_call(app, target)
+
+
 def sql_page(rows: int, repeats: int) -> list[dict[str, Any]]:
     """A page deep in a big SQLite table against (fetching its rows + the floor).
 
@@ -265,8 +274,8 @@ def sql_page(rows: int, repeats: int) -> list[dict[str, Any]]:
     # Key-range pages keep 1 % headroom for rows inserted during a crawl.
     per_page = page_size - page_size // 100
     page = min(20, rows // per_page)  # a full page, deep in the table
-    after = (page - 1) * per_page
     target = f"/sitemap-products-{page}.xml"
+    after = (page - 1) * per_page
     raw = common.raw_items(per_page)
     out: list[dict[str, Any]] = []
     with start_blocking_portal() as loop:  # the ASGI server's loop
@@ -299,16 +308,10 @@ def sql_page(rows: int, repeats: int) -> list[dict[str, Any]]:
                 common._home_wsgi, config=_sql_config(create_async_engine(url), columns, page_size)
             )
             cases.append(
-                (
-                    f"ASGI: SQL page {page} of {rows:,} rows ({label})",
-                    lambda app=asgi: loop.call(_asgi_body, app, target),
-                )
+                (f"ASGI: SQL page {page} of {rows:,} rows ({label})", _on(loop, asgi, target))
             )
             cases.append(
-                (
-                    f"WSGI: SQL page {page} of {rows:,} rows ({label})",
-                    lambda app=wsgi: wsgi_call(app, target),
-                )
+                (f"WSGI: SQL page {page} of {rows:,} rows ({label})", _wsgi_get(wsgi, target))
             )
         for name, get in cases:
             body = get()
