@@ -13,6 +13,7 @@ leaves that row out and logs it with the row, as it does for any invalid entry.
 
 from __future__ import annotations
 
+import inspect
 import string
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -44,11 +45,19 @@ class RowEntries:
                 "/", changefreq=changefreq, priority=priority
             )
         except InvalidEntryError as exc:
-            raise ConfigurationError(f"SQLAlchemyProvider: {exc}") from None
+            raise ConfigurationError(
+                f"SQLAlchemyProvider: {exc} (changefreq and priority are the same for every "
+                "URL; per-row values need to_entry=)"
+            ) from None
         self._template: str | None = None
         self._function: Callable[[Any], str] | None = None
         #: The columns the location reads, in template order: a NULL there costs the row.
         self.reads: list[str] = []
+        if inspect.iscoroutinefunction(location):
+            raise ConfigurationError(
+                "location function must be a plain function of the row, not a coroutine "
+                "function: it is called once per row, between queries"
+            )
         if callable(location):
             self._function = location
         elif not isinstance(location, str):
@@ -71,6 +80,14 @@ class RowEntries:
         self._constants = {name: value for name, value in fields.items() if value is not None}
 
     @property
+    def settings(self) -> str:
+        """What the entries are made with, for the version: other settings, other bytes."""
+        made = self._template or (self.reads[0] if self.reads else None)
+        if self._function is not None:
+            made = getattr(self._function, "__qualname__", repr(self._function))
+        return repr((made, sorted(self._constants.items()), self._lastmod))
+
+    @property
     def needs_rows(self) -> bool:
         """A location function reads whole rows; templates and columns read columns."""
         return self._function is not None
@@ -86,6 +103,15 @@ class RowEntries:
             out.append(literal.replace("{", "{{").replace("}", "}}"))
             if field is None:
                 continue
+            if conversion not in (None, "r", "s", "a"):
+                raise ConfigurationError(
+                    f"location template {template!r}: unknown conversion !{conversion} "
+                    "(use !s, !r or !a)"
+                )
+            if spec and ("{" in spec or "}" in spec):
+                raise ConfigurationError(
+                    f"location template {template!r}: a format spec cannot name columns"
+                )
             if field not in names:
                 raise ConfigurationError(
                     f"location template {template!r} names {field!r}, which is not a "
@@ -116,7 +142,11 @@ class RowEntries:
         elif per_row:
             locs = list(map(self._read, columns[self._key], *reads))
         elif self._template is not None:
-            locs = list(map(self._template.format, *reads))
+            try:
+                locs = list(map(self._template.format, *reads))
+            except Exception:  # a value its format spec refuses: found row by row
+                per_row = True
+                locs = list(map(self._read, columns[self._key], *reads))
         else:
             locs = reads[0]
         fields = self._constants
@@ -140,7 +170,13 @@ class RowEntries:
             if value is None:
                 row = {self._key: key, **dict(zip(self.reads, values, strict=True))}
                 return InvalidEntryError("location", row, f"column {name!r} is NULL")
-        return values[0] if self._template is None else self._template.format(*values)
+        if self._template is None:
+            return values[0]
+        try:
+            return self._template.format(*values)
+        except Exception as exc:
+            row = {self._key: key, **dict(zip(self.reads, values, strict=True))}
+            return InvalidEntryError("location", row, f"{type(exc).__name__}: {exc}")
 
     def _call(self, row: Any) -> Any:
         """One row's location from the location function; what it raises costs the row."""

@@ -19,6 +19,8 @@ revision column bumped from one sequence on every insert and update can name it 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import logging
 import os
 import time
 import weakref
@@ -31,6 +33,7 @@ from sqlalchemy import (
     BigInteger,
     Engine,
     Select,
+    SmallInteger,
     Table,
     Text,
     cast,
@@ -52,6 +55,8 @@ from .columns import Location, RowEntries
 from .threads import WorkerThreads
 
 __all__ = ["SQLAlchemyProvider"]
+
+logger = logging.getLogger("sitemap_middleware")
 
 
 def _aware(value: object) -> datetime | None:
@@ -166,6 +171,11 @@ class SQLAlchemyProvider:
             "sitemap_rows"
         )
         for label, name in (("key", key), ("lastmod", lastmod), ("version", version_column)):
+            if name is not None and not isinstance(name, str):
+                raise ConfigurationError(
+                    f"{label} must be a column name (a str such as 'updated_at'), "
+                    f"got {type(name).__name__}"
+                )
             if name is not None and name not in self._sub.c:
                 raise ConfigurationError(
                     f"{label} column {name!r} is not in the source's columns "
@@ -177,6 +187,7 @@ class SQLAlchemyProvider:
         self._key_name = key
         self._key: ColumnElement[Any] = self._sub.c[key]
         self._lastmod: ColumnElement[Any] | None = self._sub.c[lastmod] if lastmod else None
+        self._lastmod_key = lastmod
         self._version_column = self._sub.c[version_column] if version_column else None
         names = list(checksum_columns) if checksum_columns else list(self._sub.c.keys())
         if key not in names:
@@ -220,6 +231,7 @@ class SQLAlchemyProvider:
         self._batch = batch_size
         self._metadata_ttl = metadata_ttl
         self._metadata: tuple[float, int, ProviderVersion] | None = None
+        self._bad_lastmod: object = None
         self._threads = WorkerThreads()
         #: Queries under way; kept referenced until done (see _all).
         self._queries: set[asyncio.Future[Sequence[Any]]] = set()
@@ -287,6 +299,10 @@ class SQLAlchemyProvider:
         self, after: Any, upto: Any
     ) -> AsyncIterator[tuple[list[Any], list[EntryLike]]]:
         """:meth:`keyed`, one query's keys and items at a time."""
+        bounds = self._bounds(after, upto)
+        if bounds is None:
+            return  # a range the key column cannot hold (any client can name ranges)
+        after, upto = bounds
         last = after
         columns = self._columns
         by_column = [] if columns is None or columns.needs_rows else self._read_columns
@@ -313,6 +329,45 @@ class SQLAlchemyProvider:
             if len(keys) < self._batch:
                 return
 
+    def _bounds(self, after: Any, upto: Any) -> tuple[Any, Any] | None:
+        """A key range as the key column can compare it, or None when it holds no row.
+
+        Ranges come from page names, which any client can write: a bound of another
+        type than the column's, or an integer past its size, is answered here rather
+        than by a database error. An integer below the column's least value is no bound
+        at all (every key is above it); one past its greatest holds every key below it.
+        """
+        try:
+            kind = self._key.type.python_type
+        except NotImplementedError:
+            return after, upto
+        if kind is int:
+            if any(type(b) is not int for b in (after, upto) if b is not None):
+                return None
+            bits = 64 if self._dialect == "sqlite" else 32
+            if isinstance(self._key.type, BigInteger):
+                bits = 64
+            elif isinstance(self._key.type, SmallInteger):
+                bits = 16
+            least, greatest = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+            if (after is not None and after >= greatest) or (upto is not None and upto < least):
+                return None
+            after = None if after is not None and after < least else after
+            upto = None if upto is not None and upto > greatest else upto
+        elif kind is str:
+            for bound in (after, upto):
+                if bound is None:
+                    continue
+                if type(bound) is not str:
+                    return None
+                try:
+                    bound.encode()
+                except UnicodeEncodeError:  # a lone surrogate: no database holds one
+                    return None
+                if "\x00" in bound and self._dialect == "postgresql":
+                    return None  # PostgreSQL text cannot hold NUL
+        return after, upto
+
     def _check_keys(self, keys: list[Any], last: Any) -> None:
         """No NULL, and no key equal to the one before it (rows come in key order).
 
@@ -334,8 +389,8 @@ class SQLAlchemyProvider:
         if self._columns is not None:
             place = self._sub.c.keys().index
             needed = [self._key_name, *self._columns.reads]
-            if self._lastmod is not None:
-                needed.append(self._lastmod.name)
+            if self._lastmod_key is not None:
+                needed.append(self._lastmod_key)
             values = {name: list(map(itemgetter(place(name)), rows)) for name in needed}
             return self._columns.entries(values, rows)
         to_entry = self._to_entry
@@ -364,6 +419,26 @@ class SQLAlchemyProvider:
         hexed = literal("x").op("||")(func.substr(func.md5(text), 1, MD5_HEX_DIGITS))
         return func.sum(cast(cast(hexed, BIT(4 * MD5_HEX_DIGITS)), BigInteger))
 
+    def _newest(self, value: object) -> datetime | None:
+        """The newest lastmod as Last-Modified; a value that is no date leaves it out.
+
+        The rows holding such values are left out of ``<lastmod>`` (or of the page) like
+        any invalid value; the version's token still sees every change.
+        """
+        try:
+            return _aware(value)
+        except (ValueError, TypeError, AttributeError) as exc:
+            if self._bad_lastmod != value:
+                self._bad_lastmod = value
+                logger.warning(
+                    "lastmod column %r: the newest value %r is no date (%s): "
+                    "Last-Modified is left out until it is",
+                    self._lastmod_key,
+                    value,
+                    exc,
+                )
+            return None
+
     async def _summary(self) -> tuple[int, ProviderVersion]:
         """Row count, key checks and version from one aggregate query, kept ``metadata_ttl``."""
         now = time.monotonic()
@@ -383,8 +458,10 @@ class SQLAlchemyProvider:
             raise self._key_error(f"holds NULL in {rows - keyed} rows")
         if distinct != rows:
             raise self._key_error(f"is not unique ({rows - distinct} duplicate values)")
-        modified = _aware(row[4]) if self._lastmod is not None else None
+        modified = self._newest(row[4]) if self._lastmod is not None else None
         token = f"{rows}:{row[3]}"
+        if self._columns is not None:  # other settings over the same rows, other bytes
+            token += ":" + hashlib.sha256(self._columns.settings.encode()).hexdigest()[:16]
         version = ProviderVersion(token=token, last_modified=modified)
         self._metadata = (now, rows, version)
         return rows, version

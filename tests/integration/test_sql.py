@@ -456,6 +456,8 @@ async def test_column_mode_rows_it_cannot_list_are_left_out_and_logged(
         ({"location": "slug", "priority": 7}, "invalid priority 7: must be between 0 and 1"),
         ({"location": "slug", "changefreq": "sometimes"}, "invalid changefreq 'sometimes'"),
         ({"location": 42}, "location must be a column name, a template or a function"),
+        ({"location": "/p/{slug!x}"}, r"location template '/p/{slug!x}': unknown conversion"),
+        ({"location": "/p/{id:{slug}}"}, r"location template '/p/{id:{slug}}': a format spec"),
     ],
 )
 def test_column_mode_refuses_what_cannot_work(kwargs: dict[str, Any], message: str) -> None:
@@ -463,4 +465,159 @@ def test_column_mode_refuses_what_cannot_work(kwargs: dict[str, Any], message: s
     sync = create_engine("sqlite://")
     with pytest.raises(ConfigurationError, match=message):
         SQLAlchemyProvider(sync, products, key="id", **kwargs)
+    sync.dispose()
+
+
+async def test_column_mode_a_value_its_template_cannot_format_costs_only_its_row(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A value the template's format spec refuses (``{n:05d}`` of a text) leaves out its
+    row, logged with its key and the error; the rest of the page is served."""
+    from sqlalchemy import text
+
+    engine = create_async_engine(f"sqlite+aiosqlite:///{tmp_path / 'spec.sqlite3'}")
+    async with engine.begin() as conn:
+        await conn.execute(text("CREATE TABLE items (id INTEGER PRIMARY KEY, n)"))
+        for key in range(1, 11):
+            value = "oops" if key == 4 else key
+            await conn.execute(text("INSERT INTO items VALUES (:k, :n)"), {"k": key, "n": value})
+    items = Table("items", MetaData(), Column("id", Integer, primary_key=True), Column("n"))
+    try:
+        provider = SQLAlchemyProvider(engine, items, key="id", location="/p/{n:05d}")
+        core = SitemapCore(SitemapConfig(base_url="https://example.com", sections={"i": provider}))
+        reply, body = await fetch(core, "/sitemap.xml")
+        assert reply.status == 200, body
+        urls = page_urls(check_document(body))
+        assert len(urls) == 9 and "https://example.com/p/00010" in urls
+        assert "'id': 4" in caplog.text and "Unknown format code 'd'" in caplog.text
+    finally:
+        await engine.dispose()
+
+
+async def test_column_mode_with_a_function_reads_lastmod_by_its_column_key(
+    tmp_path: Path,
+) -> None:
+    """``lastmod=`` names a column by its key, which may differ from its name in SQL."""
+    from sqlalchemy import text
+
+    engine = create_async_engine(f"sqlite+aiosqlite:///{tmp_path / 'key.sqlite3'}")
+    async with engine.begin() as conn:
+        await conn.execute(text("CREATE TABLE items (id INTEGER PRIMARY KEY, updated_at TEXT)"))
+        await conn.execute(text("INSERT INTO items VALUES (1, '2024-05-01T10:00:00+00:00')"))
+    items = Table(
+        "items",
+        MetaData(),
+        Column("id", Integer, primary_key=True),
+        Column("updated_at", String, key="upd"),
+    )
+    try:
+        provider = SQLAlchemyProvider(
+            engine, items, key="id", lastmod="upd", location=lambda row: f"/i/{row.id}"
+        )
+        core = SitemapCore(SitemapConfig(base_url="https://example.com", sections={"i": provider}))
+        reply, body = await fetch(core, "/sitemap.xml")
+        assert reply.status == 200, body
+        assert b"<lastmod>2024-05-01T10:00:00+00:00</lastmod>" in body
+    finally:
+        await engine.dispose()
+
+
+async def test_column_mode_settings_are_part_of_the_version(engine: AsyncEngine) -> None:
+    """Other location, changefreq or priority settings over the same rows give another
+    ETag: a client never gets 304 for a page whose bytes changed with a deploy."""
+    etags = set()
+    for kwargs in (
+        {"location": "/p/{slug}"},
+        {"location": "/products/{slug}"},
+        {"location": "/products/{slug}", "priority": 0.1},
+        {"location": "/products/{slug}", "priority": 0.1, "changefreq": "never"},
+    ):
+        provider = SQLAlchemyProvider(engine, products, key="id", lastmod="updated_at", **kwargs)
+        core = SitemapCore(
+            SitemapConfig(
+                base_url="https://example.com",
+                sections={"products": provider},
+                max_urls_per_page=1000,
+            )
+        )
+        _, index = await fetch(core, "/sitemap_index.xml")
+        first = child_urls(check_document(index))[0].removeprefix("https://example.com")
+        assert "~" in first  # a key-range page
+        reply, _ = await fetch(core, first)
+        etags.add(dict(reply.headers)["ETag"])
+    assert len(etags) == 4
+
+
+async def test_a_lastmod_the_version_cannot_read_costs_only_last_modified(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A newest lastmod that is no date (text, a month 13) is not the provider's
+    Last-Modified, logged once; the section is served with its ETag (rows with that value are left out
+    of <lastmod> or the page as for any entry)."""
+    from sqlalchemy import text
+
+    engine = create_async_engine(f"sqlite+aiosqlite:///{tmp_path / 'bad.sqlite3'}")
+    async with engine.begin() as conn:
+        await conn.execute(text("CREATE TABLE items (id INTEGER PRIMARY KEY, changed)"))
+    items = Table("items", MetaData(), Column("id", Integer, primary_key=True), Column("changed"))
+    try:
+        for newest in ("garbage", "2024-13-45"):
+            async with engine.begin() as conn:
+                await conn.execute(text("DELETE FROM items"))
+                await conn.execute(text("INSERT INTO items VALUES (1, '2024-05-01')"))
+                await conn.execute(text("INSERT INTO items VALUES (2, :v)"), {"v": newest})
+            caplog.clear()
+            provider = SQLAlchemyProvider(
+                engine, items, key="id", lastmod="changed", location="/i/{id}"
+            )
+            core = SitemapCore(
+                SitemapConfig(base_url="https://example.com", sections={"i": provider})
+            )
+            reply, body = await fetch(core, "/sitemap.xml")
+            assert reply.status == 200, body
+            assert "ETag" in dict(reply.headers)  # Last-Modified: when first seen (see shared)
+            assert "lastmod column 'changed': the newest value" in caplog.text
+            assert b"https://example.com/i/1" in body
+    finally:
+        await engine.dispose()
+
+
+@pytest.mark.parametrize(
+    "bounds",
+    [[None, "zzz"], ["a", "b"], [None, 2**62], [-(2**62), 10], [None, 2**40]],
+    ids=["text-upto", "text-range", "int8-upto", "int8-after", "past-int4"],
+)
+async def test_a_forged_key_range_of_another_type_answers_404(
+    engine: AsyncEngine, bounds: list[Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Any client can name key ranges: one the key column cannot hold (text for an
+    integer key, integers past the column's size) answers 404, not 503 and an error."""
+    import base64
+    import json
+
+    core = _core(engine)
+    token = base64.urlsafe_b64encode(json.dumps(bounds).encode()).decode().rstrip("=")
+    reply, body = await fetch(core, f"/sitemap-products-1~{token}.xml")
+    if isinstance(bounds[1], int):  # the rows in the range, or every row below the bound
+        assert reply.status == 200, body
+    else:
+        assert reply.status == 404, body
+    assert "ERROR" not in caplog.text
+
+
+def test_column_mode_refuses_names_given_as_column_objects_and_async_functions() -> None:
+    """Column names are strings; a coroutine function cannot give a location."""
+    sync = create_engine("sqlite://")
+
+    async def location(row: Any) -> str:
+        return "/x"
+
+    with pytest.raises(ConfigurationError, match="location function must be a plain"):
+        SQLAlchemyProvider(sync, products, key="id", location=location)
+    with pytest.raises(ConfigurationError, match="lastmod must be a column name"):
+        SQLAlchemyProvider(
+            sync, products, key="id", location="/p/{slug}", lastmod=products.c.updated_at
+        )  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="the same for every URL; per-row values"):
+        SQLAlchemyProvider(sync, products, key="id", location="/p/{slug}", priority="prio")  # type: ignore[arg-type]
     sync.dispose()
