@@ -612,12 +612,13 @@ def test_column_mode_refuses_names_given_as_column_objects_and_async_functions()
     async def location(row: Any) -> str:
         return "/x"
 
+    wrong: dict[str, Any] = {"location": location}  # what the types would refuse
     with pytest.raises(ConfigurationError, match="location function must be a plain"):
-        SQLAlchemyProvider(sync, products, key="id", location=location)
+        SQLAlchemyProvider(sync, products, key="id", **wrong)
+    wrong = {"location": "/p/{slug}", "lastmod": products.c.updated_at}
     with pytest.raises(ConfigurationError, match="lastmod must be a column name"):
-        SQLAlchemyProvider(
-            sync, products, key="id", location="/p/{slug}", lastmod=products.c.updated_at
-        )  # type: ignore[arg-type]
+        SQLAlchemyProvider(sync, products, key="id", **wrong)
+    wrong = {"location": "/p/{slug}", "priority": "prio"}
     with pytest.raises(ConfigurationError, match="the same for every URL; per-row values"):
-        SQLAlchemyProvider(sync, products, key="id", location="/p/{slug}", priority="prio")  # type: ignore[arg-type]
+        SQLAlchemyProvider(sync, products, key="id", **wrong)
     sync.dispose()
