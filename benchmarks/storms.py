@@ -1,9 +1,14 @@
-"""Crawl-storm benchmarks (issue #13): ``python -m benchmarks.storms [--smoke]``.
+"""Crawl-storm benchmarks (issue #13): ``python -m benchmarks.storms [--smoke] [--out DIR]``.
 
 Provider = a plain generator function of dicts (no count, no version: the case where
 the engine must do all the work), workload as the floor's (50,000 URLs with ``&`` to
 escape, lastmod, changefreq, priority). Every figure is a median in this one run and a
-ratio to the floor measured in the same round (medians of 9: the machine is shared). both adapters run in process.
+ratio to the floor measured in the same round (medians of 9: the machine is shared).
+Both adapters run in process. Results go to ``benchmarks/results/storms.{md,json}``
+(``--smoke``: tiny sizes, one repeat, ``storms-smoke.*``; ``--out`` another directory).
+
+- a SQL page deep in a 1,000,000-row SQLite table (the column mode and ``to_entry``),
+  against fetching its rows with the same driver plus the floor;
 
 - a section page, ``/sitemap.xml``, the first index (a new app each time) and a repeated
   index (the same app);
@@ -353,8 +358,11 @@ def over_http(n: int, repeats: int, storm: int) -> list[dict[str, Any]]:
 
 
 def report(results: dict[str, Any]) -> str:
+    title = f"## Crawl storms (generator of dicts, {results.get('urls', 50_000):,} URLs)\n"
+    if results.get("smoke"):
+        title += "\nSmoke run: tiny sizes, one repeat; it checks the benchmark runs, ratios mean nothing.\n"
     lines = [
-        "## Crawl storms (generator of dicts, 50,000 URLs)\n",
+        title,
         "| case | median | x floor | x one request | provider passes |",
         "|---|---|---|---|---|",
     ]
@@ -398,6 +406,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "over_http": over_http(n, repeats, storm),
     }
     results["seconds"] = time.perf_counter() - started
+    results["urls"] = n
+    results["smoke"] = args.smoke
     args.out.mkdir(parents=True, exist_ok=True)
     name = "storms-smoke" if args.smoke else "storms"
     (args.out / f"{name}.json").write_text(json.dumps(results, indent=2))

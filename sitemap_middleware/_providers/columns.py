@@ -21,10 +21,19 @@ from typing import Any
 from .._exceptions import ConfigurationError, InvalidEntryError
 from .._sansio.models import simple_fields
 
-__all__ = ["Location", "RowEntries"]
+__all__ = ["Location", "RowEntries", "column_hint"]
 
 #: A column name, a ``str.format`` template of column names, or a function of the row.
 Location = str | Callable[[Any], str]
+
+
+def column_hint(name: str, names: Sequence[str]) -> str:
+    """What to do about a name that is not a column, when there is something to say."""
+    if not name:
+        return "; an empty field {} names no column: write {slug}"
+    if any(each.startswith("_no_label") for each in names):
+        return "; label computed columns in the select(): (...).label('path')"
+    return ""
 
 
 class RowEntries:
@@ -73,6 +82,7 @@ class RowEntries:
             raise ConfigurationError(
                 f"location {location!r} is neither a column of the source "
                 f"({', '.join(names)}) nor a template with {{column}} fields"
+                f"{column_hint(location, names)}"
             )
         self._key = key
         self._lastmod = lastmod
@@ -115,7 +125,7 @@ class RowEntries:
             if field not in names:
                 raise ConfigurationError(
                     f"location template {template!r} names {field!r}, which is not a "
-                    f"column of the source ({', '.join(names)})"
+                    f"column of the source ({', '.join(names)}){column_hint(field, names)}"
                 )
             if field not in self.reads:
                 self.reads.append(field)

@@ -45,13 +45,14 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import BIT
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ColumnElement
+from sqlalchemy.sql.elements import TextClause
 
 from .._exceptions import ConfigurationError
 from .._sansio.models import Mapped
 from .._sansio.values import aware, to_datetime
 from .base import EntryLike, ProviderVersion
 from .checksum import MD5_HEX_DIGITS, NULL_TEXT, SEPARATOR, SQLITE_CHECKSUM, sqlite_row_crc32
-from .columns import Location, RowEntries
+from .columns import Location, RowEntries, column_hint
 from .threads import WorkerThreads
 
 __all__ = ["SQLAlchemyProvider"]
@@ -167,19 +168,25 @@ class SQLAlchemyProvider:
         metadata_ttl: float = 1.0,
     ) -> None:
         self._engine = engine
+        if isinstance(source, TextClause):
+            raise ConfigurationError(
+                "source must be a Table or a select(): a text() query has no columns to "
+                "page by (write it as select(...), or .columns(...) on the text)"
+            )
         self._sub = (source if isinstance(source, Select) else select(source)).subquery(
             "sitemap_rows"
         )
         for label, name in (("key", key), ("lastmod", lastmod), ("version", version_column)):
             if name is not None and not isinstance(name, str):
+                example = {"key": "id", "lastmod": "updated_at"}.get(label, "revision")
                 raise ConfigurationError(
-                    f"{label} must be a column name (a str such as 'updated_at'), "
+                    f"{label} must be a column name (a str such as {example!r}), "
                     f"got {type(name).__name__}"
                 )
             if name is not None and name not in self._sub.c:
                 raise ConfigurationError(
                     f"{label} column {name!r} is not in the source's columns "
-                    f"({', '.join(self._sub.c.keys())})"
+                    f"({', '.join(self._sub.c.keys())}){column_hint(name, self._sub.c.keys())}"
                 )
         for name in checksum_columns or ():
             if name not in self._sub.c:
@@ -431,7 +438,7 @@ class SQLAlchemyProvider:
             if self._bad_lastmod != value:
                 self._bad_lastmod = value
                 logger.warning(
-                    "lastmod column %r: the newest value %r is no date (%s): "
+                    "lastmod column %r: the newest value %r is not a date (%s): "
                     "Last-Modified is left out until it is",
                     self._lastmod_key,
                     value,

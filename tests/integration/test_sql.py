@@ -468,6 +468,19 @@ def test_column_mode_refuses_what_cannot_work(kwargs: dict[str, Any], message: s
     sync.dispose()
 
 
+def test_sources_it_cannot_page_say_what_to_write() -> None:
+    """A text() query, or a computed column without a label, gets a hint."""
+    from sqlalchemy import text
+
+    sync = create_engine("sqlite://")
+    with pytest.raises(ConfigurationError, match=r"a text\(\) query has no columns to page by"):
+        SQLAlchemyProvider(sync, text("SELECT id FROM t"), key="id", location="/{id}")  # type: ignore[arg-type]
+    unlabelled = select(products.c.id, "/p/" + products.c.slug)
+    with pytest.raises(ConfigurationError, match=r"label computed columns .*\.label\('path'\)"):
+        SQLAlchemyProvider(sync, unlabelled, key="id", location="path")
+    sync.dispose()
+
+
 async def test_column_mode_a_value_its_template_cannot_format_costs_only_its_row(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
