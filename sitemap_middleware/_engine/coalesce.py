@@ -4,8 +4,9 @@ This module alone owns sharing a body between requests. A :class:`Flight` is one
 of one document; every request that asks for it while it runs reads the same chunks:
 
 - whichever reader needs a chunk not produced yet pulls it from the source (under a lock,
-  shielded from that reader's cancellation), so there is no leader to lose: a request
-  that disconnects, first or not, only stops reading, and the others drive on;
+  shielded from that reader's cancellation; readers needing it meanwhile wait for that
+  chunk together), so there is no leader to lose: a request that disconnects, first or
+  not, only stops reading, and the others drive on;
 - chunks are kept while the body is at most ``max_bytes`` (so latecomers can join from
   the first byte, and the complete body can be stored); past that the flight closes to
   new readers, drops chunks every reader has passed, and the fastest reader waits for
@@ -65,6 +66,7 @@ class Flight:
         self._readers: dict[int, int] = {}  # reader id -> next chunk index
         self._next_reader = 0
         self._moved = anyio.Event()
+        self._produced = anyio.Event()  # set (and replaced) whenever a pull ends
         self._ended = False
         #: Provider passes this flight made (0 or 1): for tests and benchmarks.
         self.passes = 0
@@ -124,38 +126,50 @@ class Flight:
                 raise self._failure
             if self._done:
                 raise StopAsyncIteration
+            if self._lock.locked():
+                # Another reader is producing: wait for its chunk, not in line for the
+                # lock (one wake-up for every waiting reader, not one hand-off each).
+                await self._produced.wait()
+                continue
             await self._pull(index)
 
     async def _pull(self, index: int) -> None:
         async with self._lock:
-            if index < self._first + len(self._chunks) or self._done or self._failure:
-                return  # another reader produced it meanwhile
-            while not self._whole and self._held > self._max_bytes:
-                self._trim()
-                if self._held <= self._max_bytes:
-                    break
-                self._moved = anyio.Event()
-                await self._moved.wait()  # the slowest reader holds what we keep
-            source = self._source
-            if source is None:  # ended under a reader: never pass a cut body off as whole
-                raise RuntimeError(f"{self.label}: the shared render ended early")
-            with anyio.CancelScope(shield=True):
-                try:
-                    chunk = await anext(source)
-                except StopAsyncIteration:
-                    self._done = True
-                    await self._complete()
-                    return
-                except BaseException as exc:
-                    self._failure = exc
-                    await self._end()
-                    return
-            self._chunks.append(chunk)
-            self._held += len(chunk)
-            if self._whole and self._held > self._max_bytes:
-                self._whole = False  # too big to store or to join from the start
-            if not self._whole:
-                self._trim()
+            try:
+                await self._produce(index)
+            finally:
+                self._produced.set()
+                self._produced = anyio.Event()
+
+    async def _produce(self, index: int) -> None:
+        if index < self._first + len(self._chunks) or self._done or self._failure:
+            return  # another reader produced it meanwhile
+        while not self._whole and self._held > self._max_bytes:
+            self._trim()
+            if self._held <= self._max_bytes:
+                break
+            self._moved = anyio.Event()
+            await self._moved.wait()  # the slowest reader holds what we keep
+        source = self._source
+        if source is None:  # ended under a reader: never pass a cut body off as whole
+            raise RuntimeError(f"{self.label}: the shared render ended early")
+        with anyio.CancelScope(shield=True):
+            try:
+                chunk = await anext(source)
+            except StopAsyncIteration:
+                self._done = True
+                await self._complete()
+                return
+            except BaseException as exc:
+                self._failure = exc
+                await self._end()
+                return
+        self._chunks.append(chunk)
+        self._held += len(chunk)
+        if self._whole and self._held > self._max_bytes:
+            self._whole = False  # too big to store or to join from the start
+        if not self._whole:
+            self._trim()
 
     def _trim(self) -> None:
         slowest = min(self._readers.values(), default=self._first + len(self._chunks))

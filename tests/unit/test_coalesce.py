@@ -219,3 +219,26 @@ async def test_an_unexpected_error_while_opening_reaches_every_reader_and_ends_t
         with pytest.raises(KeyError):
             await flight.open()
     assert ended == [True] and not flight.joinable
+
+
+async def test_readers_wait_for_the_chunk_being_produced_not_in_line_for_the_lock() -> None:
+    """Readers that catch up with the one producing wait for its chunk together: the
+    source is pulled about once per chunk, not once per chunk per reader."""
+    chunks = [bytes([n]) * 100 for n in range(30)]
+    opener, state = _source(chunks)
+    flight = Flight("doc", opener, max_bytes=1 << 20)
+    pulls = 0
+    pull = flight._pull
+
+    async def counted(index: int) -> None:
+        nonlocal pulls
+        pulls += 1
+        await pull(index)
+
+    flight._pull = counted  # type: ignore[method-assign]
+    outs: list[list[bytes]] = [[] for _ in range(10)]
+    async with anyio.create_task_group() as tg:
+        for out in outs:
+            tg.start_soon(_read, flight, out)
+    assert state["passes"] == 1 and all(out == chunks for out in outs)
+    assert pulls <= len(chunks) + 2, pulls  # each reader in line for each chunk: ~300
