@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import threading
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import Iterable
 from http import HTTPStatus
 from typing import TYPE_CHECKING
 
@@ -15,7 +15,7 @@ from .._config import SitemapConfig, Tenants
 from .._engine.core import READ_HEADERS, RequestInfo
 from .._engine.tenants import make_core
 from .._sansio.robots import AppRobots, AppRobotsRequest
-from .portal import get_portal
+from .portal import PortalBody, get_portal
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -26,8 +26,6 @@ __all__ = ["WSGISitemapMiddleware"]
 _ENVIRON_HEADERS = {name: "HTTP_" + name.upper().replace("-", "_") for name in READ_HEADERS}
 #: robots.txt sub-requests (threads) that may wait for the app at once, per process.
 _SUBREQUESTS = threading.BoundedSemaphore(8)
-#: Bytes gathered per portal hop: one thread hand-off per ~256 KiB, not per chunk.
-PULL_BYTES = 256 * 1024
 
 
 class WSGISitemapMiddleware:
@@ -164,48 +162,3 @@ def _read_app_robots(
 
 def _status_line(status: int) -> str:
     return f"{status} {HTTPStatus(status).phrase}"
-
-
-class PortalBody:
-    """A WSGI body pulling chunks from an async iterator through a portal.
-
-    ``close()`` (called by every WSGI server, also when the client hung up) closes the
-    async iterator, so the provider's ``finally`` runs.
-    """
-
-    def __init__(self, portal: BlockingPortal, body: AsyncIterator[bytes]) -> None:
-        self._portal = portal
-        self._body = body
-        self._done = False
-        self._started = False
-
-    def __iter__(self) -> Iterator[bytes]:
-        while not self._done:
-            data = self._portal.call(self._pull)
-            if data:
-                yield data
-
-    async def _pull(self) -> bytes:
-        chunks: list[bytes] = []
-        size = 0
-        # The first hop returns one chunk so the first byte goes out at once.
-        limit = PULL_BYTES if self._started else 1
-        self._started = True
-        while size < limit:
-            try:
-                chunk = await anext(self._body)
-            except StopAsyncIteration:
-                self._done = True
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks)
-
-    def close(self) -> None:
-        self._done = True
-        self._portal.call(self._aclose)
-
-    async def _aclose(self) -> None:
-        aclose = getattr(self._body, "aclose", None)
-        if aclose is not None:
-            await aclose()
