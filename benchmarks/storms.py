@@ -13,7 +13,8 @@ Both adapters run in process. Results go to ``benchmarks/results/storms.{md,json
 - a section page, ``/sitemap.xml``, the first index (a new app each time) and a repeated
   index (the same app);
 - a storm: 20 concurrent cold requests for one page (a new app each round): provider
-  passes and total time against one cold request;
+  passes and total time against one cold request; each storm response is counted as it
+  streams (as a server writes it out) and checked whole and alike, on both adapters;
 - the same storm over loopback HTTP (uvicorn, werkzeug): time and server RSS.
 """
 
@@ -74,15 +75,23 @@ def _wsgi(provider: Passes) -> Any:
 
 
 def _asgi_storm(app: Any, path: str, k: int) -> None:
+    sizes: list[int] = []
+
     async def main() -> None:
         async with anyio.create_task_group() as group:
             for _ in range(k):
-                group.start_soon(_one, app, path)
+                group.start_soon(_one, app, path, sizes)
 
     anyio.run(main)
+    _check_sizes(sizes, k)
 
 
-async def _one(app: Any, path: str) -> None:
+def _check_sizes(sizes: list[int], k: int) -> None:
+    """Every response of the storm arrived, whole and alike."""
+    assert len(sizes) == k and len(set(sizes)) == 1 and sizes[0] > 0, sizes
+
+
+async def _one(app: Any, path: str, sizes: list[int]) -> None:
     # asgi_get runs its own loop; here every request shares this one, as under uvicorn.
     scope = {
         "type": "http",
@@ -97,6 +106,7 @@ async def _one(app: Any, path: str) -> None:
         "server": ("example.com", 443),
     }
     sent = False
+    size = 0
 
     async def receive() -> dict[str, Any]:
         nonlocal sent
@@ -107,14 +117,39 @@ async def _one(app: Any, path: str) -> None:
         raise AssertionError
 
     async def send(message: dict[str, Any]) -> None:
-        return None
+        nonlocal size
+        size += len(message.get("body", b""))
 
     await app(scope, receive, send)
+    sizes.append(size)
 
 
 def _wsgi_storm(app: Any, path: str, k: int) -> None:
     with ThreadPoolExecutor(k) as pool:
-        list(pool.map(lambda _: wsgi_call(app, path), range(k)))
+        sizes = list(pool.map(lambda _: _wsgi_count(app, path), range(k)))
+    _check_sizes(sizes, k)
+
+
+def _wsgi_count(app: Any, path: str) -> int:
+    """One storm request, its body counted chunk by chunk as the ASGI storm's ``send``
+    counts it (a server writes each chunk out): twenty joined copies of the page kept
+    at once would time the client's memory, not the middleware."""
+    environ = {
+        "REQUEST_METHOD": "GET",
+        "PATH_INFO": path,
+        "SCRIPT_NAME": "",
+        "QUERY_STRING": "",
+        "SERVER_NAME": "example.com",
+        "SERVER_PORT": "80",
+        "HTTP_HOST": "example.com",
+        "wsgi.url_scheme": "http",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+    }
+    body = app(environ, lambda status, headers, exc_info=None: None)
+    try:
+        return sum(len(chunk) for chunk in body)
+    finally:
+        body.close()
 
 
 def in_process(n: int, repeats: int, storm: int) -> list[dict[str, Any]]:
