@@ -19,7 +19,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from sitemap_middleware import SitemapConfig, WSGISitemapMiddleware
 from sitemap_middleware._adapters.portal import BATCH_BYTES, PortalBody
-from tests.helpers import check_document, page_urls
+from tests.helpers import CountingProvider, check_document, page_urls
 
 CHUNK = 16 * 1024
 
@@ -218,3 +218,31 @@ def test_concurrent_wsgi_requests_cross_the_portal_twice_each(
     assert sorted(set(crossings)) == ["PortalBody._pump", "SitemapCore.respond"]
     assert len(crossings) == 2 * 8, crossings
     assert all(body.wakeups <= 2 + len(documents[0]) // BATCH_BYTES for body in bodies)
+
+
+def test_the_first_reader_hanging_up_does_not_fail_those_that_joined(
+    portal: BlockingPortal,
+) -> None:
+    """The request that started a render hangs up; two that joined it read it whole."""
+    provider = CountingProvider(20_000)
+    config = SitemapConfig(base_url="https://example.com", sections={"p": provider})
+    middleware = WSGISitemapMiddleware(lambda e, s: [], config=config, portal=portal)
+    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/sitemap-p-1.xml", "SCRIPT_NAME": ""}
+
+    def get() -> PortalBody:
+        body = middleware(dict(environ), lambda status, headers, exc_info=None: lambda d: None)
+        assert isinstance(body, PortalBody)
+        return body
+
+    first = get()
+    next(iter(first))  # the render is under way
+    passes = provider.iterations
+    joined = [get(), get()]
+    first.close()  # ... and its client hangs up
+    documents = []
+    for body in joined:
+        documents.append(b"".join(body))
+        body.close()
+    assert provider.iterations == passes  # the two joined the first one's render
+    assert documents[0] == documents[1] and len(documents[0]) > 4 * BATCH_BYTES
+    assert len(page_urls(check_document(documents[0]))) == 20_000
