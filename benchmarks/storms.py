@@ -304,6 +304,7 @@ def sql_page(rows: int, repeats: int) -> list[dict[str, Any]]:
 
     from benchmarks.scale import build_table
     from sitemap_middleware import ASGISitemapMiddleware, WSGISitemapMiddleware
+    from sitemap_middleware._adapters.portal import get_portal
 
     page_size = min(50_000, rows // 2)
     directory = Path(tempfile.gettempdir()) / "sitemap_middleware_bench"
@@ -340,12 +341,14 @@ def sql_page(rows: int, repeats: int) -> list[dict[str, Any]]:
             }
         )
         cases: list[tuple[str, Callable[[], bytes]]] = []
+        wsgi_engines = []  # pooled on the WSGI middleware's loop, disposed there
         for columns, label in ((True, "location= columns"), (False, "to_entry a mapping")):
             asgi = ASGISitemapMiddleware(
                 common._home_asgi, config=_sql_config(engine, columns, page_size)
             )
+            wsgi_engines.append(create_async_engine(url))
             wsgi = WSGISitemapMiddleware(
-                common._home_wsgi, config=_sql_config(create_async_engine(url), columns, page_size)
+                common._home_wsgi, config=_sql_config(wsgi_engines[-1], columns, page_size)
             )
             cases.append(
                 (f"ASGI: SQL page {page} of {rows:,} rows ({label})", _on(loop, asgi, target))
@@ -359,6 +362,8 @@ def sql_page(rows: int, repeats: int) -> list[dict[str, Any]]:
             seconds = median_seconds(get, repeats)
             out.append({"case": name, "seconds": seconds, "x_floor": seconds / reference})
         loop.call(engine.dispose)
+        for wsgi_engine in wsgi_engines:
+            get_portal().call(wsgi_engine.dispose)
     return out
 
 
