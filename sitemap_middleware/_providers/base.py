@@ -241,10 +241,15 @@ class CallableProvider:
         self._identity = _identity or "callable:" + _qualified_name(factory)
         self._map = map
         self._is_async = inspect.iscoroutinefunction(factory) or inspect.isasyncgenfunction(factory)
+        # Calling a generator function runs none of its code (that waits for the first
+        # next(), in a worker thread): no hop is needed to make the generator.
+        self._makes_generator = inspect.isgeneratorfunction(factory) or (
+            not inspect.isroutine(factory) and inspect.isgeneratorfunction(type(factory).__call__)
+        )
         self._threads = WorkerThreads(max_threads)
 
     async def _call(self) -> Any:
-        if self._is_async:
+        if self._is_async or self._makes_generator:
             result = self._factory()
         else:
             result = await self._threads.run(self._factory)

@@ -372,3 +372,45 @@ async def test_quick_sync_iterables_are_read_in_few_hops(monkeypatch: pytest.Mon
     sizes = [len(batch) for batch in batches]
     assert sizes == [base.MAX_SYNC_BATCH] * 2 + [1000 + base.SYNC_STEP, 40_500 - 33_250]
     assert [row for batch in batches for row in batch] == [f"/p/{i}" for i in range(40_500)]
+
+
+async def test_generator_functions_are_called_without_a_hop_and_run_in_threads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Making a generator runs none of its code: no worker-thread hop for the call. Its
+    body (a blocking query, say) still runs in worker threads, never on the event loop."""
+    import threading
+
+    from sitemap_middleware._providers import base
+    from sitemap_middleware._providers.threads import WorkerThreads
+
+    loop_thread = threading.get_ident()
+    ran_in: list[int] = []
+    hops: list[str] = []
+    real_run = WorkerThreads.run
+
+    async def counted(self: WorkerThreads, func: Any, *args: Any, **kwargs: Any) -> Any:
+        hops.append(func.__name__)
+        return await real_run(self, func, *args, **kwargs)
+
+    monkeypatch.setattr(WorkerThreads, "run", counted)
+
+    def rows() -> Iterator[str]:
+        ran_in.append(threading.get_ident())
+        yield from ("/a", "/b")
+
+    class Rows:
+        def __call__(self) -> Iterator[str]:
+            ran_in.append(threading.get_ident())
+            yield "/c"
+
+    def listed() -> list[str]:  # a plain function may block: called in a worker thread
+        ran_in.append(threading.get_ident())
+        return ["/d"]
+
+    assert [b async for b in base.CallableProvider(rows).batches()] == [["/a", "/b"]]
+    assert [b async for b in base.CallableProvider(Rows()).batches()] == [["/c"]]
+    assert hops == ["_take"] * 4  # two hops each: the rows, then the end
+    assert [b async for b in base.CallableProvider(listed).batches()] == [["/d"]]
+    assert hops[4:] == ["listed"]
+    assert loop_thread not in ran_in and len(ran_in) == 3
