@@ -2,8 +2,9 @@
 
 Provider = a plain generator function of dicts (no count, no version: the case where
 the engine must do all the work), workload as the floor's (50,000 URLs with ``&`` to
-escape, lastmod, changefreq, priority). Every figure is a median in this one run and a
-ratio to the floor measured in the same round (medians of 9: the machine is shared).
+escape, lastmod, changefreq, priority). Every figure is a median of 9 in this one run,
+and each ratio is to the floor (or one request) timed in alternation with that very case,
+round by round: the machine is shared, and drift then slows both sides alike.
 Both adapters run in process. Results go to ``benchmarks/results/storms.{md,json}``
 (``--smoke``: tiny sizes, one repeat, ``storms-smoke.*``; ``--out`` another directory).
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -152,10 +154,33 @@ def _wsgi_count(app: Any, path: str) -> int:
         body.close()
 
 
+def paired(
+    call: Callable[[], object], reference: Callable[[], object], repeats: int
+) -> tuple[float, float]:
+    """Medians of ``call`` and ``reference`` timed in alternation, round by round: a busy
+    moment on the shared machine slows both, so their ratio holds."""
+    call()
+    reference()  # warm-up
+    ours: list[float] = []
+    theirs: list[float] = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        reference()
+        theirs.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        call()
+        ours.append(time.perf_counter() - started)
+    return statistics.median(ours), statistics.median(theirs)
+
+
 def in_process(n: int, repeats: int, storm: int) -> list[dict[str, Any]]:
     raw = common.raw_items(n)
     rows: list[dict[str, Any]] = []
-    floor_s = median_seconds(lambda: floor.render(raw).encode(), repeats)
+
+    def render_floor() -> bytes:
+        return floor.render(raw).encode()
+
+    floor_s = median_seconds(render_floor, repeats)
     rows.append({"case": "floor (plain Python join)", "seconds": floor_s, "x_floor": 1.0})
     for flavour, make, get, storm_call in (
         ("ASGI", _asgi, asgi_get, _asgi_storm),
@@ -165,8 +190,13 @@ def in_process(n: int, repeats: int, storm: int) -> list[dict[str, Any]]:
         def case(
             name: str, call: Callable[[], object], flavour: str = flavour, **extra: Any
         ) -> None:
-            seconds = median_seconds(call, repeats)
-            row = {"case": f"{flavour}: {name}", "seconds": seconds, "x_floor": seconds / floor_s}
+            seconds, floor_round = paired(call, render_floor, repeats)
+            row = {
+                "case": f"{flavour}: {name}",
+                "seconds": seconds,
+                "x_floor": seconds / floor_round,
+                "floor_seconds": floor_round,
+            }
             rows.append({**row, **extra})
 
         shared = make(Passes(raw))
@@ -178,7 +208,6 @@ def in_process(n: int, repeats: int, storm: int) -> list[dict[str, Any]]:
         )
         get(shared, "/sitemap_index.xml")
         case("repeated /sitemap_index.xml", lambda: get(shared, "/sitemap_index.xml"))  # noqa: B023
-        one = median_seconds(lambda: get(make(Passes(raw)), PAGE), repeats)  # noqa: B023
         passes: list[int] = []
 
         def burst(passes: list[int] = passes) -> None:
@@ -186,10 +215,15 @@ def in_process(n: int, repeats: int, storm: int) -> list[dict[str, Any]]:
             storm_call(make(provider), PAGE, storm)  # noqa: B023
             passes.append(provider.count)
 
+        def one_request() -> None:
+            get(make(Passes(raw)), PAGE)  # noqa: B023
+
+        many, one = paired(burst, one_request, repeats)
         case(
             f"{storm} concurrent cold requests for one page",
             burst,
-            x_one_request=median_seconds(burst, repeats) / one,
+            x_one_request=many / one,
+            one_request_seconds=one,
             provider_passes=max(passes),
         )
     return rows
