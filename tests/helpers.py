@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timezone
 from functools import cache
@@ -245,3 +246,23 @@ def in_forked_child(check: Callable[[], bool], timeout: float = 20) -> str:
             os.waitpid(pid, 0)
             return "hung"
         time.sleep(0.05)
+
+
+#: An absolute http(s) URL as RFC 3986 writes it: only the characters a URI holds,
+#: well-formed escapes, and at most one "#" (the fragment's delimiter).
+_URI_PART = r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*"
+RFC3986_URL = re.compile(rf"https?://[^/?#\s]+/{_URI_PART}(?:#{_URI_PART})?")
+
+
+def check_locs(urls: list[str]) -> None:
+    """Each URL is a valid ``<loc>``: RFC 3986 (always) and the sitemap XSD's ``tLoc``
+    (``xs:anyURI``, whenever SITEMAP_SCHEMAS_DIR is set)."""
+    from sitemap_middleware._sansio.xml import escape_loc
+
+    for url in urls:
+        assert RFC3986_URL.fullmatch(url), url
+    schemas = _schemas()
+    if schemas is not None and urls:
+        lines = "".join(f"<url><loc>{escape_loc(url)}</loc></url>" for url in urls)
+        document = f'<urlset xmlns="{SITEMAP_NS[1:-1]}">{lines}</urlset>'
+        schemas[0].assertValid(etree.fromstring(document.encode()))

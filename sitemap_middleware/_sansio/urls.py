@@ -34,15 +34,22 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 # A URL already in canonical form: lower-case http(s) origin without a port, a path,
 # then only characters RFC 3986 allows unescaped and well-formed %-escapes. Most
 # provider URLs take this path, which skips urlsplit/quote entirely.
+# At most one "#": it starts the fragment (a second one is no URI's; normalize_loc writes
+# it %23).
 _CANONICAL = re.compile(
-    r"https?://[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?/[A-Za-z0-9\-._~!$&'()*+,;=:@/?#%]*"
+    r"https?://[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?/"
+    r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]*(?:#[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]*)?"
 )
 #: Matches an absolute URL that normalize_loc keeps as is, if it has no "%" (escapes need
 #: the _BARE_PERCENT check too). A bound method, so the hot path calls C directly.
 canonical_url_match = _CANONICAL.fullmatch
-_CANONICAL_PATH = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#]|%[0-9A-Fa-f]{2})*")
+_CANONICAL_PATH = re.compile(
+    r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*"
+    r"(?:#(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*)?"
+)
 _BARE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
-# Characters RFC 3986 allows as-is in a path / a query or fragment.
+# Characters RFC 3986 allows as-is in a path / a query or fragment ("#" in neither: the
+# first one ends the path or query, and a later one is the character, %23).
 _PATH_SAFE = "/%!$&'()*+,;=:@-._~"
 _QUERY_SAFE = _PATH_SAFE + "?"
 _AUTHORITY = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/?#]*)")
@@ -60,6 +67,24 @@ def _quote(part: str, safe: str, field: str, value: str) -> str:
         # Other lone surrogates stand for no byte at all: nothing to percent-encode.
         reason = "contains characters that are not valid Unicode"
         raise InvalidEntryError(field, value, reason) from None
+
+
+def _quote_rest(rest: str, field: str, value: str) -> str:
+    """A path with its query and fragment (``/p?q#f``), each percent-encoded as it must be.
+
+    The first ``#`` starts the fragment, wherever it stands (after the query, or before
+    any ``?``), as in every URL; it is kept, since two entries may differ by their
+    fragment alone. No URI holds a second one: every later ``#`` is the character
+    itself, written ``%23`` (the sitemap XSD's ``xs:anyURI`` refuses the URL otherwise).
+    """
+    rest, hashed, fragment = rest.partition("#")
+    path, asked, query = rest.partition("?")
+    out = _quote(path, _PATH_SAFE, field, value)
+    if asked:
+        out += "?" + _quote(query, _QUERY_SAFE, field, value)
+    if hashed:
+        out += "#" + _quote(fragment, _QUERY_SAFE, field, value)
+    return out
 
 
 def _idna_host(host: str, field: str, value: str) -> str:
@@ -105,11 +130,10 @@ def _split_absolute(value: str, field: str) -> tuple[str, str, int | None, str]:
     host = _idna_host(parts.hostname or "", field, value)
     if port == _DEFAULT_PORTS[scheme]:
         port = None
-    rest = _quote(parts.path or "/", _PATH_SAFE, field, value)
-    if parts.query:
-        rest += "?" + _quote(parts.query, _QUERY_SAFE, field, value)
-    if parts.fragment:
-        rest += "#" + _quote(parts.fragment, _QUERY_SAFE, field, value)
+    # What follows the authority, split here rather than by urlsplit, which drops an
+    # empty query or fragment ("/p?", "/p#") that a canonical URL keeps.
+    rest = value[found.end(1) :] if found else parts.path
+    rest = _quote_rest(rest if rest[:1] == "/" else "/" + rest, field, value)
     return scheme, host, port, rest
 
 
@@ -180,10 +204,7 @@ def normalize_loc(value: object, field: str = "loc") -> str:
         raise InvalidEntryError(field, value, "must be a string")
     if value[:1] == "/" and value[1:2] != "/":  # base-relative path (not //host)
         if not _CANONICAL_PATH.fullmatch(value):
-            path, sep, query = value.partition("?")
-            value = _quote(path, _PATH_SAFE, field, value) + (
-                sep + _quote(query, _QUERY_SAFE, field, value) if sep else ""
-            )
+            value = _quote_rest(value, field, value)
     elif not _CANONICAL.fullmatch(value) or ("%" in value and _BARE_PERCENT.search(value)):
         scheme, host, port, rest = _split_absolute(value, field)
         value = _origin(scheme, host, port) + rest
@@ -198,10 +219,13 @@ def normalize_loc(value: object, field: str = "loc") -> str:
 _CANONICAL_REST = r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?#]*"
 
 
-#: The characters of ``_CANONICAL_REST`` but ".", "&" and "'", as bytes (bytes.translate).
+#: The characters of ``_CANONICAL_REST`` but ".", "&", "'" and "#", as bytes
+#: (bytes.translate).
 _PLAIN_BYTES = bytes(
-    c for c in range(128) if re.fullmatch(_CANONICAL_REST, chr(c)) and c not in b".&'"
+    c for c in range(128) if re.fullmatch(_CANONICAL_REST, chr(c)) and c not in b".&'#"
 )
+#: A line of a batch with two "#" (the second must be written %23: normalize_loc's to do).
+_TWO_HASHES = re.compile("#[^\n#]*#")
 
 
 @lru_cache(maxsize=64)
@@ -314,13 +338,16 @@ class BaseURL:
             return None
         # What is left once the characters of a canonical URL ("%" aside: escapes need
         # checks) are dropped: the line breaks between the URLs, their dots (for the
-        # dot segment check) and the "&" and "'" they hold (counted for sizes: XML
-        # escapes them). bytes.translate does it at C speed, where a regex of the lines
-        # costs several times as much.
+        # dot segment check), their "#" (one a URL at most) and the "&" and "'" they
+        # hold (counted for sizes: XML escapes them). bytes.translate does it at C
+        # speed, where a regex of the lines costs several times as much.
         others = text.encode("ascii").translate(None, _PLAIN_BYTES)
         breaks, dots, ampersands = others.count(b"\n"), others.count(b"."), others.count(b"&")
-        apostrophes = len(others) - breaks - dots - ampersands
+        hashes = others.count(b"#")
+        apostrophes = len(others) - breaks - dots - ampersands - hashes
         if breaks != count - 1 or others.count(b"'") != apostrophes:
+            return None
+        if hashes and _TWO_HASHES.search(text):
             return None
         length = len(text) - breaks
         if text[:1] == "/":  # paths: under the base once joined, unless they climb out

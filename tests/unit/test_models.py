@@ -324,6 +324,7 @@ from sitemap_middleware._sansio.models import (  # noqa: E402
 from sitemap_middleware._sansio.urls import BaseURL  # noqa: E402
 from sitemap_middleware._sansio.values import date_value_and_text, to_datetime  # noqa: E402
 from sitemap_middleware._sansio.xml import escape_loc  # noqa: E402
+from tests.helpers import check_locs  # noqa: E402
 
 _BASE = BaseURL.parse("https://example.com/shop")
 _LOC_VALUES = [
@@ -345,6 +346,14 @@ _LOC_VALUES = [
     "/relative",
     "",
     "ftp://example.com/shop/f",
+    "https://example.com/shop/p#a",
+    "https://example.com/shop/tags/f#/c#",
+    "https://example.com/shop/p?q=1#a#b",
+    "https://example.com/shop/p#a%",
+    "https://example.com/shop/p#a b",
+    "/tags/f#/c#",
+    "/p/#a%",
+    "/p/#a b",
 ]
 _LOCS = st.sampled_from(_LOC_VALUES) | st.integers() | st.none()
 _LASTMOD_VALUES = [
@@ -379,6 +388,7 @@ _GOOD: dict[str, st.SearchStrategy[Any]] = {
             "https://example.com/shop/a",
             "https://example.com/shop/p?x=1&y='2'",
             "https://example.com/shop/" + "x" * 2010,
+            "https://example.com/shop/p?x=1#frag",
         ]
     ),
     "lastmod": st.sampled_from(["2024-05-01T10:20:30+02:00", "2024-05-01T10:20:30-14:00"])
@@ -503,10 +513,13 @@ def test_plain_batch_gives_what_each_item_gives(raw: list[Any]) -> None:
 
 
 def _check_plain(raw: list[Any]) -> None:
+    expected = [_each(item) for item in raw]
+    # Whatever the per-item path admits is a valid <loc> (one "#" at most, the XSD's tLoc).
+    check_locs([each[0] for each in expected if each != "invalid"])
     plain = plain_batch(raw, _BASE)
     if plain is None:
         return  # the per-item path decides (tested on its own)
-    expected = [_each(item) for item in raw]
+    check_locs(plain.locs)
     assert [
         (loc, tail, None) for loc, tail in zip(plain.locs, plain.tails, strict=True)
     ] == expected

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 from sitemap_middleware import InvalidEntryError, SitemapConfig
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._sansio.urls import BaseURL, normalize_loc, remove_dot_segments
-from tests.helpers import check_document, fetch, page_urls
+from tests.helpers import check_document, check_locs, fetch, page_urls
 
 SHOP = BaseURL.parse("https://example.com/shop")
 
@@ -161,8 +162,10 @@ _HEADS = st.sampled_from(
         "",
     ]
 )
-_CLEAN_PIECES = ["a", "b", "/", ".", "&", "'", "?", "#", "=", "..", "/./", "/../", "x" * 1010]
-_DIRTY_PIECES = ["%", "%2e", "%2E", "%C3%A9", "\n", " ", "é", "<"]
+_CLEAN_PIECES = [
+    "a", "b", "/", ".", "&", "'", "?", "#", "#", "=", "..", "/./", "/../", "x" * 1010
+]  # fmt: skip
+_DIRTY_PIECES = ["%", "%2e", "%2E", "%23", "%C3%A9", "\n", " ", "é", "<"]
 
 
 @st.composite
@@ -197,13 +200,20 @@ def _located_each(base: BaseURL, loc: object) -> str | None:
 @example(SHOP, ["https://example.com/shop/a.html", "https://example.com/shop/.."])
 @example(SHOP, ["/a.b", "/../a"])
 @example(BaseURL.parse("https://example.com/a&b'c"), ["/x&y", "/z"])
+@example(SHOP, ["/tags/f#/c#", "/p/#a#b"])
+@example(SHOP, ["/p/#a", "/p/#a%", "/p/#a b", "/p?q#f#g"])
+@example(SHOP, ["https://example.com/shop/f#/c#", "https://example.com/shop/#a#b"])
 def test_all_located_gives_what_each_url_gives(base: BaseURL, locs: list[object]) -> None:
     """Whenever the batch check takes a batch, each URL is what the per-URL path makes of
-    it (none is left out), and the counts its sizes come from are exact."""
+    it (none is left out), and the counts its sizes come from are exact. Whatever either
+    path admits is a valid ``<loc>`` (RFC 3986, the XSD's ``tLoc``: at most one "#")."""
+    each = [_located_each(base, loc) for loc in locs]
+    check_locs([url for url in each if url is not None])
     located = base.all_located(locs)
     if located is None:
         return  # each URL takes the per-URL path
-    assert located.urls == [_located_each(base, loc) for loc in locs]
+    assert located.urls == each
+    check_locs(located.urls)
     assert located.length == sum(map(len, located.urls))
     assert located.ampersands == sum(url.count("&") for url in located.urls)
     assert located.apostrophes == sum(url.count("'") for url in located.urls)
@@ -221,3 +231,66 @@ def test_all_located_gives_what_each_url_gives(base: BaseURL, locs: list[object]
 )
 def test_all_located_takes_the_usual_batches(locs: list[str]) -> None:
     assert SHOP.all_located(locs) is not None
+
+
+# -- fixurl: "#" in a location --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("loc", "expected"),
+    [
+        ("/p/#a", "/p/#a"),
+        ("/p/#a%", "/p/#a%25"),  # a bare "%" is encoded where it stands: in the fragment
+        ("/p/#a b", "/p/#a%20b"),
+        ("/p/#a#b", "/p/#a%23b"),  # no URI holds a second "#": it is the character
+        ("/tags/f#/c#", "/tags/f#/c%23"),
+        ("/p#", "/p#"),
+        ("/p#a?b c", "/p#a?b%20c"),  # a "?" after the "#" is the fragment's
+        ("/p?q=1#f#g", "/p?q=1#f%23g"),
+        ("/p?q= 1#f", "/p?q=%201#f"),  # the "#" ends the query, whatever the query holds
+        ("/p?q=1#", "/p?q=1#"),
+        ("/a%23b", "/a%23b"),  # an escaped "#" stays one
+    ],
+)
+def test_only_the_first_hash_delimits_a_fragment(loc: str, expected: str) -> None:
+    """The first "#" starts the fragment; every later "#" is written %23; the rest of
+    the fragment is encoded as a query is. The same whether the loc is a path or an
+    absolute URL, canonical or not, and whether it is located alone or in a batch."""
+    url = "https://example.com/shop" + expected
+    absolute = "https://example.com/shop" + loc
+    for given_loc in (loc, absolute, absolute.replace("example.com", "EXAMPLE.com")):
+        assert SHOP.locate(normalize_loc(given_loc)) == url, given_loc
+    check_locs([url])
+    for batch in ([loc, "/x"], [absolute, "https://example.com/shop/x"]):
+        located = SHOP.all_located(batch)
+        assert located is None or located.urls[0] == url
+
+
+@pytest.mark.anyio
+async def test_hash_locations_are_served_xsd_valid() -> None:
+    """Through the core, from entries, dicts and URL strings (each kind alone, so the batch
+    path is tried too, and mixed): every "#" after the first is %23, nothing is lost."""
+    from sitemap_middleware import SitemapEntry
+
+    locs = ["/tags/f#/c#", "/p/#a#b", "/p/#a", "/p/#a%", "/p/#a b", "/q?x=1#f#g"]
+    expected = [
+        "https://example.com/shop/tags/f#/c%23",
+        "https://example.com/shop/p/#a%23b",
+        "https://example.com/shop/p/#a",
+        "https://example.com/shop/p/#a%25",
+        "https://example.com/shop/p/#a%20b",
+        "https://example.com/shop/q?x=1#f%23g",
+    ]
+    absolute = ["https://example.com/shop" + loc for loc in locs]
+    sections: dict[str, Any] = {
+        "strings": locs,
+        "absolute": absolute,
+        "dicts": [{"loc": loc, "priority": 0.5} for loc in locs],
+        "entries": [SitemapEntry(loc) for loc in absolute],
+        "mixed": [locs[0], {"loc": locs[1]}, SitemapEntry(locs[2]), *locs[3:]],
+    }
+    core = SitemapCore(SitemapConfig(base_url="https://example.com/shop", sections=sections))
+    for name in sections:
+        reply, body = await fetch(core, f"/shop/sitemap-{name}-1.xml")
+        assert reply.status == 200, (name, body)
+        assert page_urls(check_document(body)) == expected, name
