@@ -7,7 +7,7 @@ sizes are measured, not estimated). When a plan is reused is decided in ``plans.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
 from itertools import repeat
 
@@ -27,6 +27,12 @@ from .._sansio.routing import STYLESHEET_NAME
 from .._sansio.urls import BaseURL
 from .._sansio.values import to_datetime
 from .stream import EntryStream, call_provider
+
+#: Why the planning pass left out an entry larger than a page (as the render logs it).
+LOG_OVERSIZE = (
+    "invalid loc %r: its <url> element (%d bytes) is larger than a whole page "
+    "(max_bytes_per_page %d)"
+)
 
 #: Items a planning batch may take of what the provider already handed over: per-batch
 #: costs (a checkpoint, a timeout scope, a batch check) are paid half as often, while a
@@ -54,6 +60,10 @@ class SectionPlan:
     total: int
     version: ProviderVersion | None
     keyed: bool = False
+    #: Items the pass left out (invalid, or larger than a page), and why the first was:
+    #: what it reports (see ``PlanMemo``), not part of the plan (equal plans list alike).
+    left_out: int = field(default=0, compare=False)
+    first_left_out: str = field(default="", compare=False)
 
     @property
     def count(self) -> int:
@@ -187,6 +197,8 @@ async def plan_section(
         # its page. Beyond that the page is cut at the budget (logged).
         max_urls, room = max_urls - max_urls // 100, room - room // 100
     cutter = PageCutter(max_urls=max_urls, room=room)
+    oversize = 0
+    first_oversize = ""
     last_tail = ""
     last_lastmod: datetime | None = None
     try:
@@ -218,9 +230,13 @@ async def plan_section(
                 if item is None:
                     continue
                 size = next(sizes)
-                if not cutter.fits_alone(size):
-                    continue  # logged when its page is served (the writer leaves it out)
                 loc, tail, extended = item
+                if not cutter.fits_alone(size):
+                    # Logged when its page is served (the writer leaves it out).
+                    oversize += 1
+                    if not first_oversize:
+                        first_oversize = LOG_OVERSIZE % (loc, size, config.max_bytes_per_page)
+                    continue
                 if tail != last_tail:  # consecutive entries often share a lastmod
                     last_tail, last_lastmod = tail, _lastmod(tail)
                 page = cutter.add(
@@ -241,7 +257,16 @@ async def plan_section(
     pages = await _provider_lastmods(config, section, cutter.finish(stream.pulled))
     if keep is not None and len(pages) > 1:
         keep.clear()
-    return SectionPlan(section.name, pages, stream.pulled, version, keyed)
+    first = stream.first_left_out
+    return SectionPlan(
+        section.name,
+        pages,
+        stream.pulled,
+        version,
+        keyed,
+        left_out=stream.left_out + oversize,
+        first_left_out=str(first) if first is not None else first_oversize,
+    )
 
 
 async def _provider_lastmods(

@@ -30,9 +30,13 @@ from .._sansio.urls import BaseURL
 from .plan import SectionPlan, plan_section, section_version
 from .stream import logger
 
-__all__ = ["LOG_SECTION_FAILED", "PlanMemo"]
+__all__ = ["LOG_SECTION_FAILED", "LOG_UNLISTED", "PlanMemo"]
 
 LOG_SECTION_FAILED = "sitemap section %r left out of the index: %s"
+LOG_UNLISTED = (
+    "sitemap section %r lists no URL: %d of its %d items were left out as invalid, so "
+    "the index leaves it out (the first: %s)"
+)
 #: Plans kept: a few sections times a few base URLs (trusted hosts).
 MAX_PLANS = 256
 
@@ -50,6 +54,8 @@ class PlanMemo:
         self._planning: dict[_Key, _Planning] = {}
         #: Planning passes made (for tests and benchmarks).
         self.passes = 0
+        #: Section -> what was last reported of it listing nothing (see _report).
+        self._unlisted: OrderedDict[str, str] = OrderedDict()
 
     async def plan_all(
         self, base: BaseURL, keep: dict[str, list[PlainBatch]] | None = None
@@ -93,9 +99,11 @@ class PlanMemo:
         if not _trusted(version) and not self._ttl:
             # Not kept anyway: measure only up to the page asked for.
             self.passes += 1
-            return await plan_section(
+            plan = await plan_section(
                 self.config, section, base, version, until_page=page, keep=keep
             )
+            self._report(_identity(version), plan)
+            return plan
         return await self._plan(section, base, version, keep)
 
     async def _plan(
@@ -124,6 +132,7 @@ class PlanMemo:
         try:
             self.passes += 1
             planning.plan = await plan_section(self.config, section, base, version, keep=keep)
+            self._report(token, planning.plan)
             self._keep(key, token, planning.plan)
             return planning.plan
         except Exception as exc:
@@ -133,6 +142,30 @@ class PlanMemo:
             if self._planning.get(key) is planning:
                 del self._planning[key]
             planning.done.set()
+
+    def _report(self, token: str, plan: SectionPlan) -> None:
+        """Warn when a pass left every item of a section out: nothing else would.
+
+        The pass is quiet (its entries are logged when their page is served), and such
+        a section has no page: the index leaves it out, and ``/sitemap.xml`` may answer
+        404. Reported once per content: again when the version or what was left out
+        changes (a provider without a token is measured anew on each request), or when
+        the section relapses after listing URLs; not once per base URL (trusted hosts
+        see the same content). Left out beside valid entries, entries are logged with
+        their page, as ever.
+        """
+        name = plan.name
+        if plan.count or not plan.left_out:
+            self._unlisted.pop(name, None)
+            return
+        seen = f"{token}|{plan.total}|{plan.left_out}|{plan.first_left_out}"
+        if self._unlisted.get(name) == seen:
+            return
+        self._unlisted[name] = seen
+        self._unlisted.move_to_end(name)
+        while len(self._unlisted) > MAX_PLANS:
+            self._unlisted.popitem(last=False)
+        logger.warning(LOG_UNLISTED, name, plan.left_out, plan.total, plan.first_left_out)
 
     def _reusable(self, key: _Key, token: str) -> SectionPlan | None:
         kept = self._kept.get(key)

@@ -123,6 +123,10 @@ class EntryStream:
         self._source_done = False
         self._provider = provider
         self._invalid = 0
+        #: Items left out as invalid in a quiet stream (the planning pass), and the first
+        #: one's error: what the pass reports when the section lists nothing at all.
+        self.left_out = 0
+        self.first_left_out: InvalidEntryError | None = None
         self._keyed = keyed
         self._key_range = key_range
         self._keys: list[Any] = []
@@ -343,6 +347,9 @@ class EntryStream:
                     raise
                 admitted.append(None)
                 if self._quiet:
+                    self.left_out += 1
+                    if self.first_left_out is None:
+                        self.first_left_out = exc
                     continue
                 self._invalid += 1
                 if self._invalid <= MAX_LOGGED_INVALID:

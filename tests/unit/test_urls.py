@@ -249,6 +249,7 @@ def test_all_located_takes_the_usual_batches(locs: list[str]) -> None:
         ("/p?q=1#f#g", "/p?q=1#f%23g"),
         ("/p?q= 1#f", "/p?q=%201#f"),  # the "#" ends the query, whatever the query holds
         ("/p?q=1#", "/p?q=1#"),
+        ("/p?", "/p?"),
         ("/a%23b", "/a%23b"),  # an escaped "#" stays one
     ],
 )
