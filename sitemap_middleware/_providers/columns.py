@@ -14,9 +14,11 @@ leaves that row out and logs it with the row, as it does for any invalid entry.
 from __future__ import annotations
 
 import inspect
+import re
 import string
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+from urllib.parse import quote
 
 from .._exceptions import ConfigurationError, InvalidEntryError
 from .._sansio.models import simple_fields
@@ -25,6 +27,13 @@ __all__ = ["Location", "RowEntries", "column_hint"]
 
 #: A column name, a ``str.format`` template of column names, or a function of the row.
 Location = str | Callable[[Any], str]
+
+
+#: What a value filled into a template keeps as it is: RFC 3986 unreserved characters,
+#: sub-delims, ':', '@' and '/' (as Django's reverse() quotes its arguments). Anything
+#: else in the data ('#', '?', '%', spaces, non-ASCII) is percent-encoded as UTF-8.
+_SAFE = "/:@!$&'()*+,;=~"
+_UNSAFE = re.compile(r"[^A-Za-z0-9\-._~/:@!$&'()*+,;=]")
 
 
 def column_hint(name: str, names: Sequence[str]) -> str:
@@ -62,6 +71,8 @@ class RowEntries:
         self._function: Callable[[Any], str] | None = None
         #: The columns the location reads, in template order: a NULL there costs the row.
         self.reads: list[str] = []
+        #: Per template field: the place of its column in reads, and its own format.
+        self._fields: list[tuple[int, str]] = []
         if inspect.iscoroutinefunction(location):
             raise ConfigurationError(
                 "location function must be a plain function of the row, not a coroutine "
@@ -103,7 +114,12 @@ class RowEntries:
         return self._function is not None
 
     def _positional(self, template: str, names: list[str]) -> str:
-        """``template`` with each ``{column}`` replaced by its place in :attr:`reads`."""
+        """``template`` as a joiner of its literal text and one ``{n}`` per field.
+
+        Each field's own format (spec, conversion) goes to :attr:`_fields`, with the place
+        of its column in :attr:`reads`: values are formatted, then percent-encoded, then
+        joined.
+        """
         out: list[str] = []
         try:
             parsed = list(string.Formatter().parse(template))
@@ -129,14 +145,20 @@ class RowEntries:
                 )
             if field not in self.reads:
                 self.reads.append(field)
-            out.append(
-                "{"
-                + str(self.reads.index(field))
-                + (f"!{conversion}" if conversion else "")
-                + (f":{spec}" if spec else "")
-                + "}"
-            )
+            form = "{0" + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
+            out.append("{" + str(len(self._fields)) + "}")
+            self._fields.append((self.reads.index(field), form + "}"))
         return "".join(out)
+
+    def _filled(self, reads: list[list[Any]]) -> list[str]:
+        """Each row's location from a batch's read columns: formatted, encoded, joined."""
+        texts: list[list[str]] = []
+        for place, form in self._fields:
+            column = list(map(form.format, reads[place]))
+            if _UNSAFE.search("".join(column)):  # one scan of the batch at C speed
+                column = [quote(text, safe=_SAFE) for text in column]
+            texts.append(column)
+        return list(map(self._template.format, *texts))  # type: ignore[union-attr]
 
     def entries(self, columns: Mapping[str, list[Any]], rows: Sequence[Any] = ()) -> list[Any]:
         """One plain dict per row, or the :class:`InvalidEntryError` in its place.
@@ -153,7 +175,7 @@ class RowEntries:
             locs = list(map(self._read, columns[self._key], *reads))
         elif self._template is not None:
             try:
-                locs = list(map(self._template.format, *reads))
+                locs = self._filled(reads)
             except Exception:  # a value its format spec refuses: found row by row
                 per_row = True
                 locs = list(map(self._read, columns[self._key], *reads))
@@ -183,7 +205,7 @@ class RowEntries:
         if self._template is None:
             return values[0]
         try:
-            return self._template.format(*values)
+            return self._filled([[value] for value in values])[0]
         except Exception as exc:
             row = {self._key: key, **dict(zip(self.reads, values, strict=True))}
             return InvalidEntryError("location", row, f"{type(exc).__name__}: {exc}")

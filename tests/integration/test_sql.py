@@ -635,3 +635,36 @@ def test_column_mode_refuses_names_given_as_column_objects_and_async_functions()
     with pytest.raises(ConfigurationError, match="the same for every URL; per-row values"):
         SQLAlchemyProvider(sync, products, key="id", **wrong)
     sync.dispose()
+
+
+async def test_template_values_are_percent_encoded_as_path_text(tmp_path: Path) -> None:
+    """A value filled into a template is data, not URL syntax: ``#``, ``?``, ``%`` and
+    spaces in it are percent-encoded (``/`` is kept, as Django's reverse() keeps it), so
+    the URL is the one meant and XSD-valid; format specs still apply to the value."""
+    from sqlalchemy import text
+
+    engine = create_async_engine(f"sqlite+aiosqlite:///{tmp_path / 'enc.sqlite3'}")
+    slugs = {1: "c#", 2: "a b", 3: "50%", 4: "x/y", 5: "what?", 6: "caf\u00e9", 7: "r&d"}
+    async with engine.begin() as conn:
+        await conn.execute(text("CREATE TABLE items (id INTEGER PRIMARY KEY, slug TEXT)"))
+        for key, slug in slugs.items():
+            await conn.execute(text("INSERT INTO items VALUES (:k, :s)"), {"k": key, "s": slug})
+    items = Table(
+        "items", MetaData(), Column("id", Integer, primary_key=True), Column("slug", String)
+    )
+    try:
+        provider = SQLAlchemyProvider(engine, items, key="id", location="/t/{slug}?n={id:03d}")
+        core = SitemapCore(SitemapConfig(base_url="https://example.com", sections={"i": provider}))
+        reply, body = await fetch(core, "/sitemap.xml")
+        assert reply.status == 200, body
+        assert page_urls(check_document(body)) == [
+            "https://example.com/t/c%23?n=001",
+            "https://example.com/t/a%20b?n=002",
+            "https://example.com/t/50%25?n=003",
+            "https://example.com/t/x/y?n=004",
+            "https://example.com/t/what%3F?n=005",
+            "https://example.com/t/caf%C3%A9?n=006",
+            "https://example.com/t/r&d?n=007",
+        ]
+    finally:
+        await engine.dispose()
