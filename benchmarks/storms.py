@@ -390,11 +390,23 @@ def sql_page(rows: int, repeats: int) -> list[dict[str, Any]]:
             cases.append(
                 (f"WSGI: SQL page {page} of {rows:,} rows ({label})", _wsgi_get(wsgi, target))
             )
+
+        def fetch_and_floor() -> None:
+            loop.call(fetch)
+            floor.render(raw).encode()
+
         for name, get in cases:
             body = get()
             assert body.count(b"<url>") == per_page, body[-300:]
-            seconds = median_seconds(get, repeats)
-            out.append({"case": name, "seconds": seconds, "x_floor": seconds / reference})
+            seconds, reference_round = paired(get, fetch_and_floor, repeats)
+            out.append(
+                {
+                    "case": name,
+                    "seconds": seconds,
+                    "x_floor": seconds / reference_round,
+                    "reference_seconds": reference_round,
+                }
+            )
         loop.call(engine.dispose)
         for wsgi_engine in wsgi_engines:
             get_portal().call(wsgi_engine.dispose)

@@ -164,7 +164,7 @@ class SQLAlchemyProvider:
         lastmod: str | None = None,
         checksum_columns: Sequence[str] | None = None,
         version_column: str | None = None,
-        batch_size: int = 5000,
+        batch_size: int = 10_000,
         metadata_ttl: float = 1.0,
     ) -> None:
         self._engine = engine
