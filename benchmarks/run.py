@@ -51,10 +51,13 @@ def traced_peak_kib(call: Callable[[], object]) -> int:
         tracemalloc.stop()
 
 
-def asgi_get(
-    app: Any, path: str, headers: dict[str, str] | None = None, keep: bool = True
-) -> bytes:
-    """Call an ASGI app in process; ``keep=False`` counts the body instead of keeping it."""
+async def asgi_request(
+    app: Any,
+    path: str,
+    headers: dict[str, str] | None = None,
+    on_chunk: Callable[[bytes], object] | None = None,
+) -> None:
+    """One GET through an ASGI app on the running loop; each body chunk to ``on_chunk``."""
     scope = {
         "type": "http",
         "method": "GET",
@@ -67,7 +70,6 @@ def asgi_get(
         "scheme": "https",
         "server": ("example.com", 443),
     }
-    chunks: list[bytes] = []
     requested = False
 
     async def receive() -> dict[str, Any]:
@@ -78,20 +80,20 @@ def asgi_get(
         await anyio.sleep_forever()
         raise AssertionError
 
-    size = 0
-
     async def send(message: dict[str, Any]) -> None:
-        nonlocal size
-        if message["type"] == "http.response.body":
-            size += len(message.get("body", b""))
-            if keep:
-                chunks.append(message.get("body", b""))
+        if message["type"] == "http.response.body" and on_chunk is not None:
+            on_chunk(message.get("body", b""))
 
-    async def call() -> None:
-        await app(scope, receive, send)
+    await app(scope, receive, send)
 
-    anyio.run(call)
-    return b"".join(chunks) if keep else b""
+
+def asgi_get(
+    app: Any, path: str, headers: dict[str, str] | None = None, keep: bool = True
+) -> bytes:
+    """Call an ASGI app in process (its own event loop); ``keep=False`` drops the body."""
+    chunks: list[bytes] = []
+    anyio.run(asgi_request, app, path, headers, chunks.append if keep else None)
+    return b"".join(chunks)
 
 
 def asgi_drain(app: Any, path: str, headers: dict[str, str] | None = None) -> None:

@@ -36,7 +36,7 @@ import anyio
 import httpx
 
 from benchmarks import common, floor
-from benchmarks.run import RESULTS, asgi_get, median_seconds, wsgi_call
+from benchmarks.run import RESULTS, asgi_get, asgi_request, median_seconds, wsgi_call
 from benchmarks.server import running
 
 PAGE = "/sitemap-products-1.xml"
@@ -95,34 +95,13 @@ def _check_sizes(sizes: list[int], k: int) -> None:
 
 async def _one(app: Any, path: str, sizes: list[int]) -> None:
     # asgi_get runs its own loop; here every request shares this one, as under uvicorn.
-    scope = {
-        "type": "http",
-        "method": "GET",
-        "path": path,
-        "raw_path": path.encode(),
-        "root_path": "",
-        "query_string": b"",
-        "headers": [],
-        "http_version": "1.1",
-        "scheme": "https",
-        "server": ("example.com", 443),
-    }
-    sent = False
     size = 0
 
-    async def receive() -> dict[str, Any]:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": b"", "more_body": False}
-        await anyio.sleep_forever()
-        raise AssertionError
-
-    async def send(message: dict[str, Any]) -> None:
+    def count(chunk: bytes) -> None:
         nonlocal size
-        size += len(message.get("body", b""))
+        size += len(chunk)
 
-    await app(scope, receive, send)
+    await asgi_request(app, path, on_chunk=count)
     sizes.append(size)
 
 
@@ -283,33 +262,7 @@ def _sql_config(engine: Any, columns: bool, page_size: int) -> Any:
 
 async def _asgi_body(app: Any, path: str) -> bytes:
     chunks: list[bytes] = []
-    scope = {
-        "type": "http",
-        "method": "GET",
-        "path": path,
-        "raw_path": path.encode(),
-        "root_path": "",
-        "query_string": b"",
-        "headers": [],
-        "http_version": "1.1",
-        "scheme": "https",
-        "server": ("example.com", 443),
-    }
-    sent = False
-
-    async def receive() -> dict[str, Any]:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": b"", "more_body": False}
-        await anyio.sleep_forever()
-        raise AssertionError
-
-    async def send(message: dict[str, Any]) -> None:
-        if message["type"] == "http.response.body":
-            chunks.append(message.get("body", b""))
-
-    await app(scope, receive, send)
+    await asgi_request(app, path, on_chunk=chunks.append)
     return b"".join(chunks)
 
 
