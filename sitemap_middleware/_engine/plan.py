@@ -7,9 +7,9 @@ sizes are measured, not estimated). When a plan is reused is decided in ``plans.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
-from itertools import repeat
 
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import ProviderError
@@ -220,10 +220,10 @@ async def plan_section(
                     last_key=stream.key_at(stream.pulled - 1) if keyed else None,
                 ):
                     continue
-                admitted: list[Admitted | None] = list(zip(plain.locs, plain.tails, repeat(None)))
+                admitted: Sequence[Admitted | None] = plain.admitted()
                 sizes = iter(measurer.plain_sizes(plain.locs, plain.tail_sizes()))
             else:
-                admitted = stream.admit_each(raw)
+                admitted = stream.admit_one_by_one(raw)  # plain_batch said no already
                 valid = [item for item in admitted if item is not None]
                 sizes = iter(measurer.sizes(valid))
             for offset, item in enumerate(admitted):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Sequence
 from datetime import datetime
-from itertools import islice, repeat
+from itertools import islice
 from operator import lt
 from typing import Any
 
@@ -313,8 +313,7 @@ class EntryStream:
             if not self._replay:
                 return []
             await anyio.lowlevel.checkpoint()  # a client's disconnect still stops us
-            plain = self._replay.pop()
-            return list(zip(plain.locs, plain.tails, repeat(None)))
+            return self._replay.pop().admitted()
         while True:
             raw = await self.next_raw()
             if not raw:
@@ -331,11 +330,15 @@ class EntryStream:
         """The whole batch admitted at once when it is plain (see :func:`plain_batch`)."""
         return plain_batch(raw, self._base)
 
-    def admit_each(self, raw: list[Any]) -> list[Admitted | None]:
+    def admit_each(self, raw: list[Any]) -> Sequence[Admitted | None]:
         """Each raw item admitted, or ``None`` where it is left out (position kept)."""
         plain = plain_batch(raw, self._base)
         if plain is not None:  # every item valid, none extended: nothing to log or leave out
-            return list(zip(plain.locs, plain.tails, repeat(None)))
+            return plain.admitted()
+        return self.admit_one_by_one(raw)
+
+    def admit_one_by_one(self, raw: list[Any]) -> list[Admitted | None]:
+        """:meth:`admit_each` by the per-entry rules (a batch known not to be plain)."""
         admitted: list[Admitted | None] = []
         locate = self._base.locate
         for item in raw:

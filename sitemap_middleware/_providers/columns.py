@@ -197,18 +197,19 @@ class RowEntries:
         return entries
 
     def _read(self, key: Any, *values: Any) -> Any:
-        """One row's location from its read columns, when one of the batch's is NULL."""
-        for name, value in zip(self.reads, values, strict=True):
-            if value is None:
-                row = {self._key: key, **dict(zip(self.reads, values, strict=True))}
-                return InvalidEntryError("location", row, f"column {name!r} is NULL")
-        if self._template is None:
+        """One row's location from its read columns, when the batch's could not all be."""
+        read = dict(zip(self.reads, values, strict=True))
+        nulls = [name for name, value in read.items() if value is None]
+        if nulls:
+            problem = f"column {nulls[0]!r} is NULL"
+        elif self._template is None:
             return values[0]
-        try:
-            return self._filled([[value] for value in values])[0]
-        except Exception as exc:
-            row = {self._key: key, **dict(zip(self.reads, values, strict=True))}
-            return InvalidEntryError("location", row, f"{type(exc).__name__}: {exc}")
+        else:
+            try:
+                return self._filled([[value] for value in values])[0]
+            except Exception as exc:
+                problem = f"{type(exc).__name__}: {exc}"
+        return InvalidEntryError("location", {self._key: key, **read}, problem)
 
     def _call(self, row: Any) -> Any:
         """One row's location from the location function; what it raises costs the row."""

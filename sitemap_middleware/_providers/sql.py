@@ -395,10 +395,7 @@ class SQLAlchemyProvider:
         """A batch's items from its rows: for ``to_entry``, or a location function."""
         if self._columns is not None:
             place = self._sub.c.keys().index
-            needed = [self._key_name, *self._columns.reads]
-            if self._lastmod_key is not None:
-                needed.append(self._lastmod_key)
-            values = {name: list(map(itemgetter(place(name)), rows)) for name in needed}
+            values = {name: list(map(itemgetter(place(name)), rows)) for name in self._read_columns}
             return self._columns.entries(values, rows)
         to_entry = self._to_entry
         return [Mapped(to_entry, row, "to_entry") for row in rows]  # type: ignore[arg-type]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import date, datetime
+from itertools import repeat
 from operator import add, itemgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -309,6 +310,10 @@ class PlainBatch:
         if len(parts) == 1:
             return parts[0]
         return list(map("".join, zip(*parts, strict=False)))
+
+    def admitted(self) -> list[Admitted]:
+        """The batch as rendering takes it: ``(loc, tail, None)`` per entry."""
+        return list(zip(self.locs, self.tails, repeat(None)))
 
     def tail_sizes(self) -> list[int]:
         """``len()`` of each of :attr:`tails`, without building them."""

@@ -266,22 +266,28 @@ def test_key_range_tokens_decode_what_the_index_writes_and_refuse_the_rest() -> 
     assert decode_key_range(encode_key_range(-(10**30), 5)) is None
 
 
+class KeyedRows:
+    """A keyset provider of ``size`` rows keyed 1..size, ``/k/<key>`` each."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    async def keyed(self, after: Any, upto: Any) -> Any:
+        for key in range(1, self.size + 1):
+            if (after is None or key > after) and (upto is None or key <= upto):
+                yield key, f"/k/{key}"
+
+    async def entries(self) -> Any:
+        async for _, item in self.keyed(None, None):
+            yield item
+
+
 @pytest.mark.anyio
 async def test_a_huge_int_in_a_page_name_is_404_not_503() -> None:
     """A made-up range with an int no key can hold: 404, not a data-source failure."""
     from sitemap_middleware._sansio.paging import encode_key_range
 
-    class Keyed:
-        async def keyed(self, after: Any, upto: Any) -> Any:
-            for key in range(1, 4):
-                if (after is None or key > after) and key <= upto:
-                    yield key, f"/k/{key}"
-
-        async def entries(self) -> Any:
-            async for _, item in self.keyed(None, 3):
-                yield item
-
-    core = _core({"k": Keyed()})
+    core = _core({"k": KeyedRows(3)})
     token = encode_key_range(None, 10**30)
     reply, _ = await fetch(core, f"/sitemap-k-1~{token}.xml")
     assert reply.status == 404
@@ -294,20 +300,11 @@ async def test_made_up_key_ranges_are_served_but_never_stored() -> None:
     from sitemap_middleware import ProviderVersion
     from sitemap_middleware._sansio.paging import encode_key_range
 
-    class Keyed:
-        async def keyed(self, after: Any, upto: Any) -> Any:
-            for key in range(1, 50):
-                if (after is None or key > after) and key <= upto:
-                    yield key, f"/k/{key}"
-
-        async def entries(self) -> Any:
-            async for _, item in self.keyed(None, 49):
-                yield item
-
+    class Versioned(KeyedRows):
         async def version(self) -> ProviderVersion:
             return ProviderVersion(token="v1")
 
-    core = _core({"k": Keyed()})
+    core = _core({"k": Versioned(49)})
     for upto in range(2, 12):
         token = encode_key_range(1, upto)
         reply, body = await fetch(core, f"/sitemap-k-1~{token}.xml")
