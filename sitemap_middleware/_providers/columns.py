@@ -95,6 +95,7 @@ class RowEntries:
                 f"({', '.join(names)}) nor a template with {{column}} fields"
                 f"{column_hint(location, names)}"
             )
+        self._location = location
         self._key = key
         self._lastmod = lastmod
         fields = {"changefreq": changefreq, "priority": priority}
@@ -103,9 +104,9 @@ class RowEntries:
     @property
     def settings(self) -> str:
         """What the entries are made with, for the version: other settings, other bytes."""
-        made = self._template or (self.reads[0] if self.reads else None)
-        if self._function is not None:
-            made = getattr(self._function, "__qualname__", repr(self._function))
+        made = self._location  # as written: a joiner alone would lose the format specs
+        if callable(made):
+            made = getattr(made, "__qualname__", repr(made))
         return repr((made, sorted(self._constants.items()), self._lastmod))
 
     @property

@@ -668,3 +668,24 @@ async def test_template_values_are_percent_encoded_as_path_text(tmp_path: Path) 
         ]
     finally:
         await engine.dispose()
+
+
+async def test_templates_that_differ_only_in_a_format_spec_have_their_own_etags(
+    engine: AsyncEngine,
+) -> None:
+    """``{id:05d}`` and ``{id:03d}`` write other URLs, so other ETags."""
+    etags = set()
+    for location in ("/p/{id:05d}", "/p/{id:03d}"):
+        provider = SQLAlchemyProvider(engine, products, key="id", location=location)
+        core = SitemapCore(
+            SitemapConfig(
+                base_url="https://example.com",
+                sections={"products": provider},
+                max_urls_per_page=1000,
+            )
+        )
+        _, index = await fetch(core, "/sitemap_index.xml")
+        first = child_urls(check_document(index))[0].removeprefix("https://example.com")
+        reply, _ = await fetch(core, first)  # a key-range page
+        etags.add(dict(reply.headers)["ETag"])
+    assert len(etags) == 2
