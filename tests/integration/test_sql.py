@@ -546,19 +546,24 @@ async def test_column_mode_settings_are_part_of_the_version(engine: AsyncEngine)
         {"location": "/products/{slug}", "priority": 0.1, "changefreq": "never"},
     ):
         provider = SQLAlchemyProvider(engine, products, key="id", lastmod="updated_at", **kwargs)
-        core = SitemapCore(
-            SitemapConfig(
-                base_url="https://example.com",
-                sections={"products": provider},
-                max_urls_per_page=1000,
-            )
-        )
-        _, index = await fetch(core, "/sitemap_index.xml")
-        first = child_urls(check_document(index))[0].removeprefix("https://example.com")
-        assert "~" in first  # a key-range page
-        reply, _ = await fetch(core, first)
-        etags.add(dict(reply.headers)["ETag"])
+        etags.add(await _first_key_range_page_etag(provider))
     assert len(etags) == 4
+
+
+async def _first_key_range_page_etag(provider: SQLAlchemyProvider) -> str:
+    """The ETag of the index's first page, a key-range page (pages of 1,000 URLs)."""
+    core = SitemapCore(
+        SitemapConfig(
+            base_url="https://example.com",
+            sections={"products": provider},
+            max_urls_per_page=1000,
+        )
+    )
+    _, index = await fetch(core, "/sitemap_index.xml")
+    first = child_urls(check_document(index))[0].removeprefix("https://example.com")
+    assert "~" in first  # a key-range page
+    reply, _ = await fetch(core, first)
+    return dict(reply.headers)["ETag"]
 
 
 async def test_a_lastmod_the_version_cannot_read_costs_only_last_modified(
@@ -677,15 +682,5 @@ async def test_templates_that_differ_only_in_a_format_spec_have_their_own_etags(
     etags = set()
     for location in ("/p/{id:05d}", "/p/{id:03d}"):
         provider = SQLAlchemyProvider(engine, products, key="id", location=location)
-        core = SitemapCore(
-            SitemapConfig(
-                base_url="https://example.com",
-                sections={"products": provider},
-                max_urls_per_page=1000,
-            )
-        )
-        _, index = await fetch(core, "/sitemap_index.xml")
-        first = child_urls(check_document(index))[0].removeprefix("https://example.com")
-        reply, _ = await fetch(core, first)  # a key-range page
-        etags.add(dict(reply.headers)["ETag"])
+        etags.add(await _first_key_range_page_etag(provider))
     assert len(etags) == 2
