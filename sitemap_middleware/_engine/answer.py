@@ -11,6 +11,8 @@ from .._config import SitemapConfig
 from .observe import CacheStatus
 
 __all__ = [
+    "FAILED_SECTIONS_HEADER",
+    "failed_sections_text",
     "TEXT_TYPE",
     "XML_TYPE",
     "XSL_TYPE",
@@ -49,6 +51,16 @@ def service_unavailable(retry_after: int) -> HTTPError:
     )
 
 
+#: Response header naming the sections a document left out because their provider failed
+#: (comma-separated): what ``check`` and ``export`` read to fail loudly.
+FAILED_SECTIONS_HEADER = "Sitemap-Sections-Failed"
+
+
+def failed_sections_text(value: str) -> str:
+    """A ``Sitemap-Sections-Failed`` value for people: ``'a', 'b'``."""
+    return ", ".join(repr(name.strip()) for name in value.split(",") if name.strip())
+
+
 @dataclass(slots=True)
 class Document:
     """A document ready to answer: validators known, body not yet started."""
@@ -58,6 +70,10 @@ class Document:
     last_modified: datetime | None
     open: Callable[[], Awaitable[AsyncIterator[bytes]]]
     cacheable: bool = True
+    #: Sections left out because their provider failed (an index or a combined
+    #: sitemap): told to clients in ``Sitemap-Sections-Failed`` so tools never call a
+    #: partial site complete.
+    failed_sections: tuple[str, ...] = ()
     #: False when only opening the body tells whether it exists (a page of a section
     #: that cannot count itself): a 304 then needs that check first.
     exists: bool = True

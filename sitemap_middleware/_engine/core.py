@@ -30,7 +30,7 @@ from .._sansio.robots import APP_ROBOTS_MAX_BYTES, AppRobots, AppRobotsRequest, 
 from .._sansio.routing import Kind, Routes, Target, match
 from .._sansio.types import Encoding
 from .._sansio.urls import BaseURL
-from .answer import TEXT_TYPE, Document, HTTPError, unavailable
+from .answer import FAILED_SECTIONS_HEADER, TEXT_TYPE, Document, HTTPError, unavailable
 from .bodies import bytes_body, logging_abort
 from .documents import Documents
 from .observe import CacheStatus, Observers
@@ -235,6 +235,8 @@ class SitemapCore:
             headers.append(("Cache-Control", self._cache_control))
         elif not document.cacheable:
             headers.append(("Cache-Control", "no-store"))
+        if document.failed_sections:
+            headers.append((FAILED_SECTIONS_HEADER, ", ".join(document.failed_sections)))
         if target.html:  # the HTML views' CSP, noindex, ... (however the body is obtained)
             headers += HTML_HEADERS
         elif http.x_robots_tag:

@@ -479,7 +479,14 @@ class Documents:
                     yield out
             yield chunker.finish(writer.close())
 
-        return Document(XML_TYPE, etag, modified, lambda: opened(body()), cacheable=not failed)
+        return Document(
+            XML_TYPE,
+            etag,
+            modified,
+            lambda: opened(body()),
+            cacheable=not failed,
+            failed_sections=tuple(failed),
+        )
 
     def _stylesheet_href(self, base: BaseURL) -> str | None:
         return stylesheet_href(self.config, base)

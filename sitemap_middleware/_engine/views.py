@@ -79,6 +79,7 @@ class HTMLDocuments:
             modified,
             lambda: opened(text_body(pieces())),
             cacheable=not failed,
+            failed_sections=tuple(failed),
         )
 
     async def _page(self, target: Target, base: BaseURL) -> Document:

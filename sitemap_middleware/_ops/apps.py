@@ -1,7 +1,10 @@
 """Loading ``module:app`` and asking it in-process through httpx (no network).
 
-ASGI apps go through ``httpx.ASGITransport``; WSGI apps through ``httpx.WSGITransport``
-run in a worker thread, so a slow view never blocks the checker's loop.
+ASGI apps go through ``httpx.ASGITransport``, started and stopped through their lifespan
+as a server would (``asgi-lifespan``): an app that opens its database or creates its
+tables at startup is asked only once that ran. WSGI apps (which have no lifespan) go
+through ``httpx.WSGITransport`` run in a worker thread, so a slow view never blocks the
+checker's loop.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import importlib
 import inspect
 import sys
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -83,14 +87,64 @@ class _Raw(httpx.AsyncByteStream):
         yield self._data
 
 
-def client_for_app(
-    app: object, interface: Interface | None = None, *, base_url: str = "http://localhost"
-) -> httpx.AsyncClient:
-    """An ``httpx.AsyncClient`` whose requests the app answers in-process (redirects kept)."""
+#: Seconds an app's lifespan startup or shutdown may take (a server's default is similar).
+LIFESPAN_TIMEOUT = 60.0
+
+
+@asynccontextmanager
+async def client_for_app(
+    app: object,
+    interface: Interface | None = None,
+    *,
+    base_url: str = "http://localhost",
+    timeout: float | None = None,
+) -> AsyncIterator[httpx.AsyncClient]:
+    """An ``httpx.AsyncClient`` whose requests the app answers in-process (redirects kept).
+
+    An ASGI app runs its lifespan around the client's use; a startup that fails raises
+    ``ValueError`` naming the error (the CLI's exit status 2). An app without lifespan
+    support is asked as it is.
+    """
     kind = interface or interface_of(app)
-    transport: httpx.AsyncBaseTransport = (
-        httpx.ASGITransport(app=app)  # type: ignore[arg-type]
-        if kind == "asgi"
-        else _ThreadedWSGITransport(app)
+    client_timeout = httpx.Timeout(timeout) if timeout is not None else httpx.Timeout(5.0)
+    if kind == "wsgi":
+        async with httpx.AsyncClient(
+            transport=_ThreadedWSGITransport(app),
+            base_url=base_url,
+            follow_redirects=False,
+            timeout=client_timeout,
+        ) as client:
+            yield client
+        return
+    async with (
+        _lifespan(app) as started,
+        httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=started),
+            base_url=base_url,
+            follow_redirects=False,
+            timeout=client_timeout,
+        ) as client,
+    ):
+        yield client
+
+
+@asynccontextmanager
+async def _lifespan(app: Any) -> AsyncIterator[Any]:
+    from asgi_lifespan import LifespanManager, LifespanNotSupported
+
+    manager = LifespanManager(
+        app, startup_timeout=LIFESPAN_TIMEOUT, shutdown_timeout=LIFESPAN_TIMEOUT
     )
-    return httpx.AsyncClient(transport=transport, base_url=base_url, follow_redirects=False)
+    try:
+        await manager.__aenter__()
+    except LifespanNotSupported:
+        yield app
+        return
+    except Exception as exc:
+        raise ValueError(f"the app's startup failed: {type(exc).__name__}: {exc}") from exc
+    try:
+        yield manager.app
+    except BaseException as exc:
+        await manager.__aexit__(type(exc), exc, exc.__traceback__)
+        raise
+    await manager.__aexit__(None, None, None)

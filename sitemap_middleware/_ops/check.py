@@ -17,6 +17,7 @@ from urllib.robotparser import RobotFileParser
 import anyio
 from werkzeug.http import parse_date
 
+from .._engine.answer import FAILED_SECTIONS_HEADER, failed_sections_text
 from .fetch import REDIRECTS, Fetched, Fetcher
 from .findings import CheckReport, DocumentReport
 from .httpcheck import check_content_type, check_http
@@ -229,6 +230,15 @@ class _Crawl:
         if first.status != 200:
             report.add("error", "http-status", f"answers {first.status}, not 200")
             return
+        failed = first.header(FAILED_SECTIONS_HEADER.lower())
+        if failed:
+            report.add(
+                "error",
+                "section-failed",
+                "sections left out because their data source failed: "
+                f"{failed_sections_text(failed)} (their pages are missing from this "
+                "document; see the server's log)",
+            )
         parsed = parse_sitemap(first.body, report.url, report)
         if parsed is None:
             return

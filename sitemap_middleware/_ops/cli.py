@@ -161,9 +161,7 @@ def _client(args: argparse.Namespace) -> Any:
 
     if args.app:
         interface = None if args.interface == "auto" else args.interface
-        client = client_for_app(load_app(args.app), interface)
-        client.timeout = httpx.Timeout(args.timeout if hasattr(args, "timeout") else 30.0)
-        return client
+        return client_for_app(load_app(args.app), interface, timeout=args.timeout)
     return httpx.AsyncClient(
         timeout=httpx.Timeout(args.timeout),
         headers={"User-Agent": USER_AGENT},
@@ -225,4 +223,4 @@ def _export_command(args: argparse.Namespace) -> int:
         print(json.dumps(result.as_dict(), indent=2))
     else:
         print(result.format_text())
-    return 0
+    return 1 if result.failed else 0

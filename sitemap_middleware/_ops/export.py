@@ -11,6 +11,12 @@ Incremental: a document whose ETag still matches (the app answers 304 to
 fetched and rewritten only if its digest changed. Files of documents that are gone are
 removed. Writes are atomic (temporary file, then rename).
 
+A failure never costs files: when a document answers anything but 200 or 404 (a section
+whose provider failed answers 503), or an index says it left a failing section out
+(``Sitemap-Sections-Failed``), the earlier files of that document stay as they were, no
+file at all is removed, the manifest keeps their entries, and the result lists the
+failure (the CLI then exits 1).
+
 Every path written or deleted passes :func:`export_path` first (a file strictly inside the
 directory): the documents' before anything is written (:class:`ExportPathError`), the
 manifest's when it is read (a manifest that fails is ignored, with a warning, as if absent).
@@ -31,6 +37,7 @@ from urllib.parse import urlsplit
 from .._adapters.asgi import ASGISitemapMiddleware
 from .._adapters.wsgi import WSGISitemapMiddleware
 from .._config import SitemapConfig, Tenants
+from .._engine.answer import FAILED_SECTIONS_HEADER, failed_sections_text
 from .._engine.core import SitemapCore
 from .._engine.tenants import TenantCores
 from .._exceptions import ExportPathError
@@ -56,6 +63,8 @@ class ExportResult:
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: What could not be exported (earlier files kept): non-empty means exit status 1.
+    failed: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -64,16 +73,33 @@ class ExportResult:
             "unchanged": self.unchanged,
             "removed": self.removed,
             "warnings": self.warnings,
+            "failed": self.failed,
         }
 
     def format_text(self) -> str:
         lines = [f"warning: {warning}" for warning in self.warnings]
+        lines += [f"failed: {failure}" for failure in self.failed]
         lines.append(
             f"exported to {self.directory}: {len(self.written)} written, "
             f"{len(self.unchanged)} unchanged, {len(self.removed)} removed "
             f"(manifest: {MANIFEST})"
         )
+        if self.failed:
+            lines.append(
+                f"FAILED: {len(self.failed)} failures; the earlier files of those documents "
+                "were kept and nothing was removed"
+            )
         return "\n".join(lines)
+
+
+class _DocumentFailed(Exception):
+    """A document could not be exported as it should be: its earlier files are kept."""
+
+    def __init__(self, message: str, entry: tuple[dict[str, Any], bytes] | None = None) -> None:
+        super().__init__(message)
+        #: What the app did serve (an index that left a section out), for a directory
+        #: that has no earlier file to keep.
+        self.entry = entry
 
 
 def find_config(app: object) -> SitemapConfig:
@@ -231,8 +257,10 @@ class _Exporter:
             if status == 304:
                 return old, b""
         status, response_headers, raw = await self._get(url, headers)
-        if status != 200:
+        if status in (404, 410):
             return None
+        if status != 200:
+            raise _DocumentFailed(f"{url} answers {status}")
         encoding = response_headers.get("content-encoding", "identity")
         if gzip != (encoding == "gzip" or raw[:2] == b"\x1f\x8b"):
             return None  # this coding is not served for this document
@@ -246,22 +274,52 @@ class _Exporter:
             "bytes": len(raw),
         }
         unchanged = intact and old is not None and old["sha256"] == entry["sha256"]
+        failed = response_headers.get(FAILED_SECTIONS_HEADER)
+        if failed:
+            raise _DocumentFailed(
+                f"{url} left out the sections whose data source failed: "
+                + failed_sections_text(failed),
+                (entry, b"" if unchanged else raw),
+            )
         return entry, b"" if unchanged else raw
 
     async def document(self, url: str, *, gzip_variant: bool = True) -> None:
         """Export one document and its .gz (nothing if the app does not serve it)."""
         url_path = urlsplit(url).path
-        identity = await self.variant(url, url_path, gzip=False)
+        try:
+            identity = await self.variant(url, url_path, gzip=False)
+        except _DocumentFailed as failure:
+            self._fail(failure, url_path, url_path + ".gz")
+            return
         if identity is None:
             return
         self._keep(url_path, *identity)
         if gzip_variant:
             gz_url, gz_key = (url + ".gz", url_path + ".gz")
-            gz = await self.variant(gz_url, gz_key, gzip=True) if self.config.gzip_files else None
-            if gz is None:  # no .gz file served: the gzip content-coding of the document
-                gz = await self.variant(url, gz_key, gzip=True)
+            try:
+                gz = (
+                    await self.variant(gz_url, gz_key, gzip=True)
+                    if self.config.gzip_files
+                    else None
+                )
+                if gz is None:  # no .gz file served: the gzip content-coding of the document
+                    gz = await self.variant(url, gz_key, gzip=True)
+            except _DocumentFailed as failure:
+                self._fail(failure, gz_key)
+                return
             if gz is not None:
                 self._keep(gz_key, *gz)
+
+    def _fail(self, failure: _DocumentFailed, *keys: str) -> None:
+        """Keep the earlier files of ``keys``; with none, write what was served."""
+        if str(failure) not in self.result.failed:
+            self.result.failed.append(str(failure))
+        for key in keys:
+            if key in self.old:
+                self.new[key] = self.old[key]
+                self.result.unchanged.append(key)
+            elif failure.entry is not None and key == keys[0]:
+                self._keep(key, *failure.entry)
 
     def _keep(self, key: str, entry: dict[str, Any], data: bytes) -> None:
         self.new[key] = entry
@@ -306,6 +364,9 @@ class _Exporter:
         for url, gzip_variant in documents:
             await self.document(url, gzip_variant=gzip_variant)
         for key in sorted(set(self.old) - set(self.new)):
+            if self.result.failed:  # what is gone cannot be told from what failed: keep it
+                self.new[key] = self.old[key]
+                continue
             path = self._file(key)
             if path.is_symlink() or path.is_file():  # never a directory someone made there
                 path.unlink()

@@ -1,0 +1,194 @@
+"""`export` and `check` when a section's provider fails, and apps with a lifespan.
+
+A failing section must never cost the files an earlier export wrote, and neither command
+may report success while the site serves less than it should.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from starlette.applications import Starlette
+
+from sitemap_middleware import (
+    ASGISitemapMiddleware,
+    ProviderVersion,
+    Renders,
+    SitemapConfig,
+    SitemapEntry,
+)
+from sitemap_middleware._ops.apps import client_for_app
+from sitemap_middleware._ops.check import CheckOptions, run_check
+from sitemap_middleware._ops.export import MANIFEST, export_app
+from sitemap_middleware._ops.fetch import Fetcher
+from sitemap_middleware._ops.findings import CheckReport
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE = "https://example.com"
+
+
+class Flaky:
+    """A versioned section whose data source a test can break.
+
+    ``broken_planning`` fails every pass (the index leaves the section out);
+    ``broken_pages`` keeps the version answering (so the kept plan lists its pages) but
+    fails the entries, so its pages answer 503.
+    """
+
+    def __init__(self, count: int) -> None:
+        self.size = count
+        self.broken_planning = False
+        self.broken_pages = False
+
+    async def entries(self) -> AsyncIterator[SitemapEntry]:
+        if self.broken_planning or self.broken_pages:
+            raise RuntimeError("the database is down")
+        for i in range(self.size):
+            yield SitemapEntry(f"/item/{i}")
+
+    async def version(self) -> ProviderVersion:
+        if self.broken_planning:
+            raise RuntimeError("the database is down")
+        return ProviderVersion(token="v1")
+
+
+def make_app(flaky: Flaky) -> Starlette:
+    config = SitemapConfig(
+        base_url=BASE,
+        sections={"pages": ["/", "/about"], "items": flaky},
+        max_urls_per_page=10,
+        renders=Renders(memory_bytes=0),  # no stored render to answer for a failing page
+    )
+    app = Starlette()
+    app.add_middleware(ASGISitemapMiddleware, config=config)
+    return app
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    return {
+        str(path.relative_to(directory)): path.read_bytes()
+        for path in sorted(directory.rglob("*"))
+        if path.is_file() and path.name != MANIFEST
+    }
+
+
+@pytest.mark.parametrize("broken", ["broken_planning", "broken_pages"])
+def test_export_keeps_a_failing_sections_files_and_reports_it(broken: str, tmp_path: Path) -> None:
+    """A section that fails keeps every file of the last good export (index included)."""
+    flaky = Flaky(25)
+    app = make_app(flaky)
+    first = anyio.run(export_app, app, tmp_path)
+    assert first.failed == [] and "sitemap-items-3.xml" in "".join(first.written)
+    before = snapshot(tmp_path)
+    manifest_before = json.loads((tmp_path / MANIFEST).read_text())["documents"]
+
+    setattr(flaky, broken, True)
+    if broken == "broken_pages":  # a damaged file must be fetched again: its page answers 503
+        (tmp_path / "sitemap-items-2.xml").write_bytes(b"damaged")
+        before = snapshot(tmp_path)
+    result = anyio.run(export_app, app, tmp_path)
+    assert result.removed == []
+    assert result.failed, result.format_text()
+    assert "items" in " ".join(result.failed)
+    assert snapshot(tmp_path) == before  # nothing lost, nothing half-replaced
+    manifest = json.loads((tmp_path / MANIFEST).read_text())["documents"]
+    assert set(manifest) == set(manifest_before)
+    assert "failed" in result.format_text()
+
+    setattr(flaky, broken, False)
+    healed = anyio.run(export_app, app, tmp_path)
+    assert healed.failed == [] and healed.removed == []
+
+
+def test_export_of_a_failing_section_into_an_empty_directory_still_fails(tmp_path: Path) -> None:
+    """With no earlier files to keep, what is served is written and the failure reported."""
+    flaky = Flaky(5)
+    flaky.broken_planning = True
+    result = anyio.run(export_app, make_app(flaky), tmp_path)
+    assert result.failed and (tmp_path / "sitemap.xml").is_file()
+
+
+def test_export_command_exits_non_zero_when_a_section_fails(tmp_path: Path) -> None:
+    """The CLI prints the failure and exits 1."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "FAILING_SECTION": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "sitemap_middleware", "export"]
+        + ["--app", "tests.ops.lifespan_app:app", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "failed" in done.stdout and "'broken'" in done.stdout
+
+
+async def _check(app: Any) -> CheckReport:
+    async with client_for_app(app) as client:
+        return await run_check(BASE + "/", Fetcher(client, rate=0), CheckOptions())
+
+
+def test_check_reports_a_section_left_out_of_the_index_as_an_error() -> None:
+    """An index that leaves a failing section out is an error, not OK."""
+    flaky = Flaky(5)
+    flaky.broken_planning = True
+    report = anyio.run(_check, make_app(flaky))
+    assert not report.ok
+    assert report.codes()["section-failed"] == 1, report.format_text()
+    assert "'items'" in report.format_text()
+
+
+def test_check_reports_a_page_answering_503_as_an_error() -> None:
+    """A listed page that answers 503 fails the run."""
+    flaky = Flaky(25)
+    app = make_app(flaky)
+    assert anyio.run(_check, app).ok
+    flaky.broken_pages = True
+    report = anyio.run(_check, app)
+    assert not report.ok and report.codes()["http-status"] >= 1, report.format_text()
+
+
+@pytest.mark.parametrize("command", ["check", "export"])
+def test_app_mode_runs_the_apps_lifespan(command: str, tmp_path: Path) -> None:
+    """--app starts the app as a server does: its startup fills the data, shutdown runs."""
+    marker = tmp_path / "shutdown"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SHUTDOWN_MARKER": str(marker)}
+    args = ["--app", "tests.ops.lifespan_app:app"]
+    args += [str(tmp_path / "out")] if command == "export" else ["--no-progress"]
+    done = subprocess.run(
+        [sys.executable, "-m", "sitemap_middleware", command, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert marker.read_text() == "stopped"
+    if command == "export":
+        assert b"/started/2" in (tmp_path / "out/sitemap.xml").read_bytes()
+
+
+def test_app_mode_reports_a_failing_startup(tmp_path: Path) -> None:
+    """A startup that fails is a clear error (exit 2), not a report of empty sections."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "FAILING_STARTUP": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "sitemap_middleware", "check"]
+        + ["--app", "tests.ops.lifespan_app:app", "--no-progress"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "startup failed" in done.stderr and "no database" in done.stderr
