@@ -9,8 +9,11 @@ of one document; every request that asks for it while it runs reads the same chu
   not, only stops reading, and the others drive on;
 - chunks are kept while the body is at most ``max_bytes`` (so latecomers can join from
   the first byte, and the complete body can be stored); past that the flight closes to
-  new readers, drops chunks every reader has passed, and the fastest reader waits for
-  the slowest while ``max_bytes`` are held (memory stays bounded);
+  new readers and drops chunks every reader has passed. A reader that falls more than
+  ``max_bytes`` behind the one producing is cut loose (its body raises
+  :class:`LaggingReaderError`, so its response is aborted and the client may ask again):
+  one client that stops reading (a zero TCP window) must never stall the others, and
+  memory stays bounded;
 - the source is closed when its last reader leaves early; a failure after the first
   byte reaches every reader (each aborts its own response);
 - ``on_complete`` receives the whole body only when the source ended normally and the
@@ -24,12 +27,23 @@ from typing import Any
 
 import anyio
 
+from .._exceptions import SitemapError
 from .documents import HTTPError
 from .stream import logger
 
-__all__ = ["Flight", "Flights"]
+__all__ = ["Flight", "Flights", "LaggingReaderError"]
 
 LOG_STORE_FAILED = "sitemap %s: could not hand the finished render on: %s: %s"
+LOG_CUT_LOOSE = (
+    "sitemap %s: %d reader(s) fell more than %d bytes behind a shared render: "
+    "their responses are aborted so the others go on"
+)
+
+
+class LaggingReaderError(SitemapError):
+    """A reader fell ``max_bytes`` behind the others of a shared render: its response is
+    aborted (the client may ask again) so that it never holds the others up."""
+
 
 Opener = Callable[[], Awaitable[AsyncIterator[bytes]]]
 OnComplete = Callable[[bytes], Awaitable[None]]
@@ -65,7 +79,7 @@ class Flight:
         self._failure: BaseException | None = None
         self._readers: dict[int, int] = {}  # reader id -> next chunk index
         self._next_reader = 0
-        self._moved = anyio.Event()
+        self._cut: set[int] = set()  # readers cut loose for lagging
         self._produced = anyio.Event()  # set (and replaced) whenever a pull ends
         self._ended = False
         #: Provider passes this flight made (0 or 1): for tests and benchmarks.
@@ -117,10 +131,14 @@ class Flight:
         while True:
             index = self._readers.get(reader)
             if index is None:
+                if reader in self._cut:
+                    raise LaggingReaderError(
+                        f"{self.label}: this reader fell more than {self._max_bytes} bytes "
+                        "behind the others of a shared render"
+                    )
                 raise StopAsyncIteration  # closed
             if index < self._first + len(self._chunks):
                 self._readers[reader] = index + 1
-                self._moved.set()
                 return self._chunks[index - self._first]
             if self._failure is not None:
                 raise self._failure
@@ -148,8 +166,7 @@ class Flight:
             self._trim()
             if self._held <= self._max_bytes:
                 break
-            self._moved = anyio.Event()
-            await self._moved.wait()  # the slowest reader holds what we keep
+            self._cut_slowest()  # never wait for a reader that may never read again
         source = self._source
         if source is None:  # ended under a reader: never pass a cut body off as whole
             raise RuntimeError(f"{self.label}: the shared render ended early")
@@ -171,6 +188,14 @@ class Flight:
         if not self._whole:
             self._trim()
 
+    def _cut_slowest(self) -> None:
+        slowest = min(self._readers.values())
+        lagging = [reader for reader, index in self._readers.items() if index == slowest]
+        for reader in lagging:
+            del self._readers[reader]
+            self._cut.add(reader)
+        logger.warning(LOG_CUT_LOOSE, self.label, len(lagging), self._max_bytes)
+
     def _trim(self) -> None:
         slowest = min(self._readers.values(), default=self._first + len(self._chunks))
         while self._chunks and self._first < slowest:
@@ -190,7 +215,7 @@ class Flight:
     async def leave(self, reader: int) -> None:
         """A reader is done (finished, closed or disconnected)."""
         self._readers.pop(reader, None)
-        self._moved.set()
+        self._cut.discard(reader)
         if self._readers or self._done or self._ended:
             return
         # The last reader left early: nobody wants the rest of this render.

@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from sitemap_middleware import SitemapConfig
-from sitemap_middleware._engine.coalesce import Flight, Flights
+from sitemap_middleware._engine.coalesce import Flight, Flights, LaggingReaderError
 from sitemap_middleware._engine.documents import HTTPError
 from tests.helpers import CountingProvider, RequestInfo, SitemapCore, check_document, collect
 
@@ -242,3 +242,33 @@ async def test_readers_wait_for_the_chunk_being_produced_not_in_line_for_the_loc
             tg.start_soon(_read, flight, out)
     assert state["passes"] == 1 and all(out == chunks for out in outs)
     assert pulls <= len(chunks) + 2, pulls  # each reader in line for each chunk: ~300
+
+
+async def test_a_reader_that_stops_reading_is_cut_loose_not_waited_for() -> None:
+    """A reader that stops reading (a zero TCP window) never stalls the others: once it
+    falls ``max_bytes`` behind, its body fails (its response is aborted) and the rest go on."""
+    chunks = [bytes([n % 250]) * 1000 for n in range(200)]
+    opener, state = _source(chunks)
+    flight = Flight("doc", opener, max_bytes=5000)
+    stalled = await flight.open()
+    first = await anext(stalled)  # one chunk read, then nothing: the client stopped reading
+    fast: list[bytes] = []
+    peak = 0
+
+    async def read_fast() -> None:
+        nonlocal peak
+        body = await flight.open()
+        try:
+            async for chunk in body:
+                fast.append(chunk)
+                peak = max(peak, flight._held)
+        finally:
+            await body.aclose()  # type: ignore[attr-defined]
+
+    with anyio.fail_after(30):  # a hang guard, not a timing: today this waits forever
+        await read_fast()
+    assert fast == chunks and first == chunks[0]
+    assert peak <= 5000 + 1000 and state["passes"] == 1
+    with pytest.raises(LaggingReaderError, match="fell more than 5000 bytes behind"):
+        await anext(stalled)
+    await stalled.aclose()  # type: ignore[attr-defined]
