@@ -170,16 +170,23 @@ class Flight:
         source = self._source
         if source is None:  # ended under a reader: never pass a cut body off as whole
             raise RuntimeError(f"{self.label}: the shared render ended early")
-        with anyio.CancelScope(shield=True):
+        # Shielded only while another reader shares the render: a lone reader that hangs
+        # up stops the provider at its next await (one batch), not at the end of the chunk.
+        with anyio.CancelScope(shield=len(self._readers) > 1):
             try:
                 chunk = await anext(source)
             except StopAsyncIteration:
-                self._done = True
-                await self._complete()
+                with anyio.CancelScope(shield=True):
+                    self._done = True
+                    await self._complete()
                 return
+            except anyio.get_cancelled_exc_class():
+                await self._stopped(source)
+                raise
             except BaseException as exc:
-                self._failure = exc
-                await self._end()
+                with anyio.CancelScope(shield=True):
+                    self._failure = exc
+                    await self._end()
                 return
         self._chunks.append(chunk)
         self._held += len(chunk)
@@ -187,6 +194,14 @@ class Flight:
             self._whole = False  # too big to store or to join from the start
         if not self._whole:
             self._trim()
+
+    async def _stopped(self, source: AsyncIterator[bytes]) -> None:
+        """The lone reader was cancelled mid-chunk: the source is unusable from here on."""
+        with anyio.CancelScope(shield=True):
+            self._source = None
+            self._failure = RuntimeError(f"{self.label}: the render stopped with its only reader")
+            await source.aclose()  # type: ignore[attr-defined]
+            await self._end()
 
     def _cut_slowest(self) -> None:
         slowest = min(self._readers.values())

@@ -272,3 +272,50 @@ async def test_a_reader_that_stops_reading_is_cut_loose_not_waited_for() -> None
     with pytest.raises(LaggingReaderError, match="fell more than 5000 bytes behind"):
         await anext(stalled)
     await stalled.aclose()  # type: ignore[attr-defined]
+
+
+async def test_a_lone_reader_that_hangs_up_stops_the_source_within_one_batch() -> None:
+    """With no other reader, a cancelled request does not finish the chunk under way:
+    the provider stops at its next await (one batch), not at the end of the chunk."""
+    pulled = 0
+    reached = anyio.Event()
+
+    async def body() -> AsyncIterator[bytes]:
+        nonlocal pulled
+        for _ in range(100):
+            for _batch in range(50):  # a chunk is many batches of entries
+                pulled += 1
+                if pulled == 53:
+                    reached.set()
+                await anyio.sleep(0)
+            yield b"x" * 1000
+
+    async def opener() -> AsyncIterator[bytes]:
+        return body()
+
+    flight = Flight("doc", opener, max_bytes=1 << 20)
+    reader = await flight.open()
+    assert await anext(reader) == b"x" * 1000  # 50 batches
+    async with anyio.create_task_group() as tg:
+
+        async def read_next() -> None:
+            await anext(reader)
+
+        tg.start_soon(read_next)
+        await reached.wait()  # three batches into the second chunk: the client hangs up
+        tg.cancel_scope.cancel()
+    await reader.aclose()  # type: ignore[attr-defined]
+    assert pulled <= 53 + 1, pulled  # today: 100, the whole second chunk
+
+
+async def test_a_shared_reader_that_hangs_up_leaves_the_chunk_to_the_others() -> None:
+    """With another reader waiting, the chunk under way is finished for it."""
+    chunks = [bytes([n]) * 100 for n in range(20)]
+    opener, state = _source(chunks)
+    flight = Flight("doc", opener, max_bytes=1 << 20)
+    first, second = await flight.open(), await flight.open()
+    with anyio.move_on_after(0):  # cancelled at its first checkpoint
+        await anext(first)
+    await first.aclose()  # type: ignore[attr-defined]
+    rest = [chunk async for chunk in second]
+    assert rest == chunks and state["passes"] == 1
