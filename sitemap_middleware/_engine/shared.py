@@ -54,6 +54,7 @@ LOCK_POLL = 0.02
 
 LOG_STALE = "sitemap %s: serving the stored render (%s; %.1f s old)"
 LOG_STORE_FAILED = "sitemap render store failed %s: %s: %s"
+LOG_BODY_MISSING = "sitemap render store: stored body missing or damaged, rendering again: %s"
 LOG_REFRESH_FAILED = "sitemap %s: background refresh failed: %s: %s"
 
 _T = TypeVar("_T")
@@ -114,12 +115,12 @@ class SharedRenders:
         if meta is not None:
             age = wall_clock() - meta.rendered_at
             if age < renders.ttl:
-                return self._stored(key, meta)
+                return self._stored(key, meta, fresh=fresh)
             if age < renders.ttl + renders.stale_while_revalidate and self._revalidate_later(
                 key, name, meta, fresh
             ):
                 logger.info(LOG_STALE, name, "stale-while-revalidate", age)
-                return replace(self._stored(key, meta), cache="stale")
+                return replace(self._stored(key, meta, fresh=fresh), cache="stale")
         try:
             document = await fresh()
         except HTTPError as exc:
@@ -188,16 +189,31 @@ class SharedRenders:
         """ "coalesced" when a render of this document is running (this reply joins it)."""
         return "coalesced" if self.flights.get(flight_key) is not None else document.cache
 
-    def _stored(self, key: str, meta: RenderMeta, fallback: Document | None = None) -> Document:
+    def _stored(
+        self,
+        key: str,
+        meta: RenderMeta,
+        fallback: Document | None = None,
+        fresh: Fresh | None = None,
+    ) -> Document:
+        """The stored render of ``meta``. A body missing or damaged in the store (evicted,
+        torn) is a miss: the document is rendered again (``fallback``, or ``fresh()``),
+        never a 503. A newer version rendered so is newer than the validators sent,
+        which can only earn a 200 later, never a stale 304."""
+
         async def open_stored() -> AsyncIterator[bytes]:
             body = await self._guard("reading", self.store.body(key, meta))
             if body is not None:
                 return bytes_body(body)
+            logger.warning(LOG_BODY_MISSING, key)
             if fallback is not None and fallback.etag is not None:
                 return await self._join(
                     key + "|" + fallback.etag, key, fallback, fallback.etag, meta.last_modified
                 )
-            logger.error(LOG_STORE_FAILED, "reading", "missing body", key)
+            if fresh is not None:
+                again = await self._share(key, await fresh(), None)
+                if again.cache != "hit":  # never loop on a store that keeps failing
+                    return await again.open()
             raise unavailable(self.config)
 
         sent = _sendable(meta.last_modified)

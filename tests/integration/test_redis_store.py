@@ -103,3 +103,36 @@ def test_bad_arguments_are_refused(kwargs: dict[str, object], message: str) -> N
     """Bad arguments raise ValueError naming the argument and the value."""
     with pytest.raises(ValueError, match=message):
         RedisRenderStore(**kwargs)  # type: ignore[arg-type]
+
+
+@asyncio_only
+@pytest.mark.anyio
+@pytest.mark.parametrize("damage", ["evicted", "damaged"])
+async def test_a_body_lost_from_redis_within_ttl_is_rendered_again(
+    store: RedisRenderStore, damage: str
+) -> None:
+    """A body evicted (maxmemory LRU) or damaged while its meta stays is a miss: 200, not 503."""
+    from sitemap_middleware import Renders, SitemapConfig
+    from tests.helpers import SitemapCore, fetch, header
+
+    config = SitemapConfig(
+        base_url="https://example.com",
+        sections={"p": ["/a", "/b?x=1&y=2"]},
+        renders=Renders(store=store, ttl=60),
+    )
+    core = SitemapCore(config)
+    try:
+        first, body = await fetch(core, "/sitemap.xml")
+        assert first.status == 200
+        client = store._client()
+        keys = [key async for key in client.scan_iter(match=store._prefix + "*:b:*")]
+        assert len(keys) == 1
+        if damage == "evicted":
+            await client.delete(*keys)
+        else:
+            await client.set(keys[0], body[:-3] + b"XYZ")
+        again, same = await fetch(core, "/sitemap.xml")
+        assert again.status == 200 and same == body
+        assert header(again, "etag") == header(first, "etag")
+    finally:
+        await core.aclose()

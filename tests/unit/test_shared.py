@@ -300,3 +300,37 @@ async def test_stale_log_lines_name_the_document_not_the_store_key(
         assert message.startswith("sitemap sitemap-p-1.xml: "), message
         assert "Target(" not in message and core.config.fingerprint not in message, message
     await core.aclose()
+
+
+class Evicting(MemoryRenderStore):
+    """An in-process store whose bodies can be lost or damaged while their meta stays
+    (what Redis's maxmemory LRU or a bad write does to a shared store)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.damage: str | None = None
+
+    async def body(self, key: str, meta: shared.RenderMeta) -> bytes | None:
+        found = await super().body(key, meta)
+        if found is None or self.damage is None:
+            return found
+        return None  # a lost or damaged body reads as None (the store checks its digest)
+
+
+@pytest.mark.parametrize("damage", ["evicted", "damaged"])
+async def test_a_lost_stored_body_within_ttl_is_a_miss_not_a_503(clock: Clock, damage: str) -> None:
+    """With ttl > 0, a body gone from the store while its meta stays is rendered again."""
+    provider = Flaky()
+    store = Evicting()
+    core = _core(provider, ttl=60, store=store)
+    first, body = await fetch(core, "/sitemap-p-1.xml")
+    assert first.status == 200
+    store.damage = damage
+    clock.now += 10
+    again, same = await fetch(core, "/sitemap-p-1.xml")
+    assert again.status == 200 and same == body
+    assert header(again, "etag") == header(first, "etag")
+    store.damage = None
+    clock.now += 10
+    third, stored = await fetch(core, "/sitemap-p-1.xml")  # stored again, as before
+    assert third.status == 200 and stored == body
