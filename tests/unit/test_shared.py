@@ -17,6 +17,7 @@ from sitemap_middleware import (
     Renders,
     SitemapConfig,
 )
+from sitemap_middleware._caches.store import RenderMeta
 from sitemap_middleware._engine import shared
 from tests.helpers import SitemapCore, fetch, header
 
@@ -310,7 +311,7 @@ class Evicting(MemoryRenderStore):
         super().__init__()
         self.damage: str | None = None
 
-    async def body(self, key: str, meta: shared.RenderMeta) -> bytes | None:
+    async def body(self, key: str, meta: RenderMeta) -> bytes | None:
         found = await super().body(key, meta)
         if found is None or self.damage is None:
             return found
