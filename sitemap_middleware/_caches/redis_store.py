@@ -43,7 +43,9 @@ class RedisRenderStore:
 
     One client is kept per event loop (redis-py's asyncio connections belong to the loop
     that opened them). Needs asyncio. A failing Redis never fails a request: the engine
-    logs a warning and renders as if the store were empty.
+    logs a warning, renders as if the store were empty, and leaves the store alone for a
+    back-off (5 s, doubling to 60 s while it keeps failing), so a Redis that accepts
+    connections but never answers costs one timeout, not one per call and request.
     """
 
     shared = True

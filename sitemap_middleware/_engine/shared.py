@@ -51,9 +51,13 @@ __all__ = ["LOG_STALE", "SharedRenders", "cache_control", "wall_clock"]
 MIN_KEEP = 3600.0
 #: Seconds between looks at the store while another instance holds the render lock.
 LOCK_POLL = 0.02
+#: Seconds a failing store is left alone, doubled while it keeps failing, up to the most.
+BACKOFF_FIRST = 5.0
+BACKOFF_MAX = 60.0
 
 LOG_STALE = "sitemap %s: serving the stored render (%s; %.1f s old)"
 LOG_STORE_FAILED = "sitemap render store failed %s: %s: %s"
+LOG_BACKING_OFF = "sitemap render store: not asked for %.0f s (rendering without it)"
 LOG_BODY_MISSING = "sitemap render store: stored body missing or damaged, rendering again: %s"
 LOG_REFRESH_FAILED = "sitemap %s: background refresh failed: %s: %s"
 
@@ -98,6 +102,8 @@ class SharedRenders:
         self.flights = Flights()
         self._refreshing: set[str] = set()
         self._tasks: set[Any] = set()
+        self._backoff = 0.0  # seconds the store is left alone after its latest failure
+        self._down_until = 0.0  # time.monotonic() until which the store is not asked
 
     def key(self, target: Target, base: BaseURL) -> str:
         """The store key of ``target`` under the base URL ``base``."""
@@ -290,12 +296,12 @@ class SharedRenders:
                 return bytes_body(body)
             if not self.store.shared:
                 return await open_body()
-            if lock.token is not None:
-                return await open_body()  # locked, and checked the store after locking
+            if lock.token is not None or self._backing_off():
+                return await open_body()  # locked (and checked the store), or store down
             try:
                 lock.token = await self.store.lock(key, self.renders.lock_ttl)
             except Exception as exc:
-                logger.warning(LOG_STORE_FAILED, "locking", type(exc).__name__, exc)
+                self._failed("locking", exc)
                 return await open_body()  # a failing store never fails a request
             if lock.token is None:
                 if time.monotonic() > deadline:
@@ -378,12 +384,31 @@ class SharedRenders:
         return max(provided, seen)
 
     async def _guard(self, doing: str, call: Awaitable[_T]) -> _T | None:
-        """Await a store call; a failing store is logged and counts as empty."""
-        try:
-            return await call
-        except Exception as exc:
-            logger.warning(LOG_STORE_FAILED, doing, type(exc).__name__, exc)
+        """Await a store call; a failing store is logged and counts as empty.
+
+        After a failure the store is left alone for a back-off (doubling while it keeps
+        failing): a store that accepts connections but never answers would otherwise
+        cost every request a timeout per call.
+        """
+        if self._backing_off():
+            getattr(call, "close", lambda: None)()  # a coroutine never awaited warns
             return None
+        try:
+            result = await call
+        except Exception as exc:
+            self._failed(doing, exc)
+            return None
+        self._backoff = 0.0
+        return result
+
+    def _backing_off(self) -> bool:
+        return time.monotonic() < self._down_until
+
+    def _failed(self, doing: str, exc: Exception) -> None:
+        self._backoff = min(BACKOFF_MAX, max(BACKOFF_FIRST, self._backoff * 2))
+        self._down_until = time.monotonic() + self._backoff
+        logger.warning(LOG_STORE_FAILED, doing, type(exc).__name__, exc)
+        logger.warning(LOG_BACKING_OFF, self._backoff)
 
 
 def _sendable(stamp: datetime | None) -> datetime | None:
