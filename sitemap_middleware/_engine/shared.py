@@ -376,7 +376,13 @@ class SharedRenders:
             return previous
         now = datetime.fromtimestamp(int(wall_clock()), timezone.utc)
         stamp = now if previous is None else max(now, previous + timedelta(seconds=1))
-        seen = await self._guard("reading", self.store.first_seen(key, etag, stamp))
+        # First sight of this content *after* the stored one: content that returns
+        # (A -> B -> A) is new again, later than B, never A's old stamp. The stored
+        # render's stamp makes the transition unique, and a fleet reads the same one.
+        seen_as = etag
+        if meta is not None and previous is not None:
+            seen_as = f"{etag}~{meta.etag}@{int(previous.timestamp())}"
+        seen = await self._guard("reading", self.store.first_seen(key, seen_as, stamp))
         if seen is None or provided is None:
             return seen
         # RFC 9110 §8.8.2.1: a time in the future is replaced by the time of the reply.

@@ -335,3 +335,21 @@ async def test_a_lost_stored_body_within_ttl_is_a_miss_not_a_503(clock: Clock, d
     clock.now += 10
     third, stored = await fetch(core, "/sitemap-p-1.xml")  # stored again, as before
     assert third.status == 200 and stored == body
+
+
+async def test_content_that_returns_to_an_earlier_version_is_stamped_anew(clock: Clock) -> None:
+    """A -> B -> A: the second A is newer than B, so If-Modified-Since with B's date gets
+    A whole (a 200), never a 304 with the old A stamp."""
+    provider = Flaky()
+    core = _core(provider)
+    a, _ = await fetch(core, "/sitemap.xml")
+    clock.now += 100
+    provider.token = "v2"
+    b, b_body = await fetch(core, "/sitemap.xml")
+    b_date = header(b, "Last-Modified")
+    assert b_date is not None and b_date != header(a, "Last-Modified")
+    clock.now += 100
+    provider.token = "v1"
+    again, body = await fetch(core, "/sitemap.xml", if_modified_since=b_date)
+    assert again.status == 200 and body != b_body
+    assert header(again, "Last-Modified") != header(a, "Last-Modified")
