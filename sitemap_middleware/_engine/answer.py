@@ -81,3 +81,7 @@ class Document:
     #: False for documents any client can name in unbounded numbers (key-range pages):
     #: concurrent requests still share a render, but nothing of it is stored.
     storable: bool = True
+    #: For a document that is not stored: (store key, identity) its content is stamped
+    #: first seen as, shared by every document of one section version (key ranges), so
+    #: made-up names add no stamps. None: only the provider's time is sent.
+    first_seen_as: tuple[str, str] | None = None

@@ -335,6 +335,10 @@ class Documents:
             open_page,
             exists=False,  # its rows may all be gone: only opening it tells
             storable=False,  # clients can name any number of ranges
+            first_seen_as=(
+                f"{config.fingerprint}|{base.prefix}|ranges:{section.name}",
+                document_etag(config.fingerprint, base.prefix, section.name, [parts]),
+            ),
         )
 
     def stream(

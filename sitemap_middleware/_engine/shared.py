@@ -164,6 +164,14 @@ class SharedRenders:
             return document  # incomplete (a section failed): never stored, never shared
         if not document.storable:  # shared while it renders, never kept
             flight_key = f"{key}|{document.etag or ''}"
+            if document.etag is not None and document.first_seen_as is not None:
+                # Its ETag moves with its section's version; the provider's time may not
+                # (a rename, an unpublish, a delete): stamp that version as first seen.
+                stamp_key, seen_as = document.first_seen_as
+                modified = await self._last_modified(
+                    stamp_key, seen_as, document.last_modified, None, unstored=True
+                )
+                document = replace(document, last_modified=_sendable(modified))
             return replace(
                 document,
                 open=lambda: self._join(flight_key, key, document, None, None),
@@ -360,7 +368,13 @@ class SharedRenders:
         return await self._guard("reading", self.store.meta(key))
 
     async def _last_modified(
-        self, key: str, etag: str, provided: datetime | None, meta: RenderMeta | None
+        self,
+        key: str,
+        etag: str,
+        provided: datetime | None,
+        meta: RenderMeta | None,
+        *,
+        unstored: bool = False,
     ) -> datetime | None:
         """The later of the provider's time and the time this content (ETag) was first seen.
 
@@ -370,12 +384,18 @@ class SharedRenders:
         second (HTTP dates' resolution) after the previous render's stamp (sent only once
         it is no longer in the future: :func:`_sendable`). The store keeps the stamps (in
         Redis a fleet agrees); without a stamp (the store failed) none is sent.
+
+        An ``unstored`` document (a key-range page) has no stored render to tell the
+        previous stamp: a new ETag is stamped at the next whole second, later than any
+        date already sent for other content (each was sent only once it had passed).
         """
         previous = meta.last_modified if meta is not None else None
         if meta is not None and meta.etag == etag and previous is not None:
             return previous
         now = datetime.fromtimestamp(int(wall_clock()), timezone.utc)
         stamp = now if previous is None else max(now, previous + timedelta(seconds=1))
+        if unstored:
+            stamp = now + timedelta(seconds=1)
         # First sight of this content *after* the stored one: content that returns
         # (A -> B -> A) is new again, later than B, never A's old stamp. The stored
         # render's stamp makes the transition unique, and a fleet reads the same one.

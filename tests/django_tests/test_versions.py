@@ -168,3 +168,40 @@ def test_a_vendor_without_a_row_checksum_asks_for_version_field(
     with pytest.raises(ConfigurationError, match="'oracle'.*version_field="):
         DjangoQuerySetProvider(Tag.objects.all())
     DjangoQuerySetProvider(Tag.objects.all(), version_field="id")  # no checksum needed
+
+
+@pytest.mark.parametrize("alias", ALIASES, indirect=True)
+@pytest.mark.parametrize("change", ["rename", "unpublish"])
+def test_a_key_range_page_never_answers_304_for_changed_content(
+    alias: str, change: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """If-Modified-Since with the date a key-range page was sent gets a 200 after a
+    rename or an unpublish in its range (the newest `updated` stays put)."""
+    import time
+
+    from sitemap_middleware._engine import shared
+    from tests.django_tests.test_edges import locs_of_index
+    from tests.djangoproject.shop.models import Tag
+
+    _seed(alias)
+    now = [time.time() - 3600]  # a clock of our own, in the past (replies cap the future)
+    monkeypatch.setattr(shared, "wall_clock", lambda: now[0])
+    core = _core(alias)
+    status, _, index = get(core, "/sitemap_index.xml")
+    assert status == 200
+    page = locs_of_index(index)[0].removeprefix("https://example.com")
+    assert "~" in page  # a key-range page
+    get(core, page)  # its content first seen now
+    now[0] += 5
+    status, headers, body = get(core, page)
+    modified = headers["last-modified"]
+    assert get(core, page, if_modified_since=modified)[0] == 304
+    tags = Tag.objects.using(alias)
+    if change == "rename":
+        tags.filter(pk=11).update(code="renamed")
+    else:
+        tags.filter(pk=11).delete()  # what an unpublish does to the queryset
+    for _ in range(2):  # within the second the change was seen, and later
+        status, _, again = get(core, page, if_modified_since=modified)
+        assert status == 200 and again != body
+        now[0] += 5

@@ -313,6 +313,8 @@ async def test_made_up_key_ranges_are_served_but_never_stored() -> None:
     ranged = [k for k in store._items if "key_range='" in k]  # type: ignore[attr-defined]
     seen = [k for k, _ in store._seen if "key_range='" in k]  # type: ignore[attr-defined]
     assert ranged == [] and seen == []
+    # One first-seen stamp for the section's version, whatever ranges were named.
+    assert len([k for k, _ in store._seen if "|ranges:k" in k]) == 1  # type: ignore[attr-defined]
 
 
 @pytest.mark.anyio
