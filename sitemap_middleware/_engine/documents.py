@@ -322,6 +322,10 @@ class Documents:
             raise unavailable(self.config) from None
         parts = version_parts(version)
         etag = document_etag(config.fingerprint, base.prefix, name, [parts])
+        version_tag = document_etag(config.fingerprint, base.prefix, section.name, [parts])
+        seen_as = None
+        if version_tag is not None:
+            seen_as = (f"{config.fingerprint}|{base.prefix}|ranges:{section.name}", version_tag)
 
         async def open_page() -> AsyncIterator[bytes]:
             stream = self._stream(section, base, key_range=keys)
@@ -335,10 +339,7 @@ class Documents:
             open_page,
             exists=False,  # its rows may all be gone: only opening it tells
             storable=False,  # clients can name any number of ranges
-            first_seen_as=(
-                f"{config.fingerprint}|{base.prefix}|ranges:{section.name}",
-                document_etag(config.fingerprint, base.prefix, section.name, [parts]),
-            ),
+            first_seen_as=seen_as,
         )
 
     def stream(
