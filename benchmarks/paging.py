@@ -99,7 +99,7 @@ def sql(url: str, repeats: int) -> dict[str, Any]:
             )
 
     async def checksum_version() -> None:
-        provider._metadata = None
+        provider._metadata.clear()
         await provider.version()
 
     async def render_all() -> None:  # serving every page once: the floor of any plan

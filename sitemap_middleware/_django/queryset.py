@@ -11,7 +11,6 @@ thread, connections closed afterwards), so the sync ORM serves under WSGI and AS
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .._exceptions import ConfigurationError, InvalidEntryError
 from .._providers.base import EntryLike, ProviderVersion
 from .._providers.keyset import Bound, keyset_batches
+from .._providers.shared_query import SharedQuery
 from .._sansio.models import simple_fields
 from .checksum import CHECKSUM_VENDORS, register_sqlite_checksum, row_checksum
 from .orm import run_orm
@@ -133,7 +133,7 @@ class DjangoQuerySetProvider:
         self._to_entry = to_entry
         self._batch = batch_size
         self._metadata_ttl = metadata_ttl
-        self._metadata: tuple[float, int, ProviderVersion, bool] | None = None
+        self._metadata: SharedQuery[tuple[int, ProviderVersion, bool]] = SharedQuery(metadata_ttl)
         self._plans: dict[int, tuple[str, list[Any], list[datetime | None]]] = {}
 
     @staticmethod
@@ -285,11 +285,10 @@ class DjangoQuerySetProvider:
     async def _summary(self) -> tuple[int, ProviderVersion, bool]:
         """Row count, the version (max key, max lastmod, row checksum or max revision)
         and whether every row has a lastmod, from one aggregate query, reused for
-        metadata_ttl."""
-        now = time.monotonic()
-        if self._metadata is not None and now - self._metadata[0] < self._metadata_ttl:
-            return self._metadata[1:]
+        metadata_ttl and shared by concurrent callers (one query in flight)."""
+        return await self._metadata.get(self._read_summary)
 
+    async def _read_summary(self) -> tuple[int, ProviderVersion, bool]:
         def read() -> dict[str, Any]:
             from django.db import connections
             from django.db.models import Count, Max
@@ -312,7 +311,6 @@ class DjangoQuerySetProvider:
         token = f"{row['n']}:{row['k']}:{stamp}:{row['v']}"
         every_row_dated = self._lastmod is None or row["dated"] == row["n"]
         version = ProviderVersion(token=token, last_modified=modified)
-        self._metadata = (now, int(row["n"]), version, every_row_dated)
         return int(row["n"]), version, every_row_dated
 
     async def page_last_modified(self, page_size: int) -> list[datetime | None]:

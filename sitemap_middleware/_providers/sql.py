@@ -22,7 +22,6 @@ import asyncio
 import hashlib
 import logging
 import os
-import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
@@ -53,6 +52,7 @@ from .._sansio.values import aware, to_datetime
 from .base import EntryLike, ProviderVersion
 from .checksum import MD5_HEX_DIGITS, NULL_TEXT, SEPARATOR, SQLITE_CHECKSUM, sqlite_row_crc32
 from .columns import Location, RowEntries, column_hint
+from .shared_query import SharedQuery
 from .threads import WorkerThreads
 
 __all__ = ["SQLAlchemyProvider"]
@@ -237,7 +237,7 @@ class SQLAlchemyProvider:
         self._key_place = list(self._sub.c.keys()).index(key)  # select(sub) rows: by place
         self._batch = batch_size
         self._metadata_ttl = metadata_ttl
-        self._metadata: tuple[float, int, ProviderVersion] | None = None
+        self._metadata: SharedQuery[tuple[int, ProviderVersion]] = SharedQuery(metadata_ttl)
         self._bad_lastmod: object = None
         self._threads = WorkerThreads()
         #: Queries under way; kept referenced until done (see _all).
@@ -444,10 +444,11 @@ class SQLAlchemyProvider:
             return None
 
     async def _summary(self) -> tuple[int, ProviderVersion]:
-        """Row count, key checks and version from one aggregate query, kept ``metadata_ttl``."""
-        now = time.monotonic()
-        if self._metadata is not None and now - self._metadata[0] < self._metadata_ttl:
-            return self._metadata[1], self._metadata[2]
+        """Row count, key checks and version from one aggregate query, kept ``metadata_ttl``
+        and shared by concurrent callers (one query in flight)."""
+        return await self._metadata.get(self._read_summary)
+
+    async def _read_summary(self) -> tuple[int, ProviderVersion]:
         columns: list[Any] = [
             func.count(),
             func.count(self._key),
@@ -466,6 +467,4 @@ class SQLAlchemyProvider:
         token = f"{rows}:{row[3]}"
         if self._columns is not None:  # other settings over the same rows, other bytes
             token += ":" + hashlib.sha256(self._columns.settings.encode()).hexdigest()[:16]
-        version = ProviderVersion(token=token, last_modified=modified)
-        self._metadata = (now, rows, version)
-        return rows, version
+        return rows, ProviderVersion(token=token, last_modified=modified)

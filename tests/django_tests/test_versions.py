@@ -205,3 +205,41 @@ def test_a_key_range_page_never_answers_304_for_changed_content(
         status, _, again = get(core, page, if_modified_since=modified)
         assert status == 200 and again != body
         now[0] += 5
+
+
+@pytest.mark.parametrize("alias", ALIASES, indirect=True)
+def test_concurrent_revalidations_share_one_version_query(alias: str) -> None:
+    """Thirty concurrent conditional requests run one aggregate query, not thirty."""
+    import anyio
+
+    from tests.helpers import fetch
+
+    _seed(alias)
+    core = _core(alias)
+    status, headers, _ = get(core, PATH)
+    assert status == 200
+    provider = core.config.resolved_sections[0].provider
+    queries = 0
+    read = provider._read_summary
+
+    async def counting() -> Any:
+        nonlocal queries
+        queries += 1
+        return await read()
+
+    provider._read_summary = counting
+    provider._metadata.clear()
+    statuses: list[int] = []
+
+    async def main() -> None:
+        async def revalidate() -> None:
+            reply, _ = await fetch(core, PATH, if_none_match=headers["etag"])
+            statuses.append(reply.status)
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(30):
+                tg.start_soon(revalidate)
+
+    anyio.run(main)
+    assert statuses == [304] * 30
+    assert queries == 1

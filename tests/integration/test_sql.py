@@ -209,7 +209,7 @@ async def test_version_sees_every_change(engine: AsyncEngine, change: str) -> No
             )
     await anyio.sleep(0.05)
     provider = core.config.resolved_sections[0].provider
-    provider._metadata = None  # type: ignore[attr-defined]  # skip the 1 s metadata reuse
+    provider._metadata.clear()  # type: ignore[attr-defined]  # skip the 1 s metadata reuse
     etag2, modified2, body2 = await _validators(core, "/sitemap.xml")
     assert body2 != body and etag2 != etag
     # Forwards, or (changed within the second of the last stamp) not sent until it can be.
@@ -731,9 +731,42 @@ async def test_a_key_range_page_never_answers_304_for_changed_content(
     assert (await fetch(core, first, if_modified_since=modified))[0].status == 304
     async with engine.begin() as conn:
         await conn.execute(text(change))
-    provider._metadata = None  # skip the 1 s metadata reuse
+    provider._metadata.clear()  # skip the 1 s metadata reuse
     for _ in range(2):  # within the second the change was seen, and later
         reply, body2 = await fetch(core, first, if_modified_since=modified)
         assert reply.status == 200 and body2 != body  # never a 304 for changed content
         assert dict(reply.headers)["ETag"] != etag
         now[0] += 5
+
+
+async def test_concurrent_conditional_requests_share_one_version_query(engine: AsyncEngine) -> None:
+    """Thirty concurrent revalidations after metadata_ttl run one aggregate query, not
+    thirty full-table checksums."""
+    from sqlalchemy import event
+
+    core = _core(engine, max_urls_per_page=50_000)
+    etag, _, _ = await _validators(core, "/sitemap.xml")
+    assert etag
+    provider = core.config.resolved_sections[0].provider
+    summaries: list[str] = []
+
+    def count(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if "count(" in statement.lower():
+            summaries.append(statement)
+
+    event.listen(engine.sync_engine, "before_cursor_execute", count)
+    try:
+        provider._metadata.clear()  # type: ignore[attr-defined]  # metadata_ttl has passed
+        statuses: list[int] = []
+
+        async def revalidate() -> None:
+            reply, _ = await fetch(core, "/sitemap.xml", if_none_match=etag)
+            statuses.append(reply.status)
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(30):
+                tg.start_soon(revalidate)
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", count)
+    assert statuses == [304] * 30
+    assert len(summaries) == 1, summaries
