@@ -85,3 +85,6 @@ class Document:
     #: first seen as, shared by every document of one section version (key ranges), so
     #: made-up names add no stamps. None: only the provider's time is sent.
     first_seen_as: tuple[str, str] | None = None
+    #: The gzip body for a compression level, when concurrent requests share one
+    #: compressor (a shared render); None: the identity body is compressed per reply.
+    open_gzip: Callable[[int], Awaitable[AsyncIterator[bytes]]] | None = None

@@ -251,9 +251,12 @@ class SitemapCore:
         if request.method == "HEAD":
             await _confirm(document)  # the status GET would get: 404 and 503 included
             return Reply(200, headers, cache=document.cache)
-        body = await document.open()
-        if encoding == "gzip":
-            body = gzip_chunks(body, http.gzip_level)
+        if encoding == "gzip" and document.open_gzip is not None:
+            body = await document.open_gzip(http.gzip_level)  # one compressor, shared
+        else:
+            body = await document.open()
+            if encoding == "gzip":
+                body = gzip_chunks(body, http.gzip_level)
         return Reply(200, headers, logging_abort(request.path, body), document.cache)
 
     # -- robots.txt ------------------------------------------------------------------------

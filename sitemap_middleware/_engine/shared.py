@@ -36,6 +36,7 @@ import sniffio
 
 from .._caches.store import MemoryRenderStore, RenderMeta, RenderStore
 from .._config import SitemapConfig
+from .._sansio.compress import gzip_chunks
 from .._sansio.routing import Target
 from .._sansio.urls import BaseURL
 from .bodies import bytes_body
@@ -172,20 +173,11 @@ class SharedRenders:
                     stamp_key, seen_as, document.last_modified, None, unstored=True
                 )
                 document = replace(document, last_modified=_sendable(modified))
-            return replace(
-                document,
-                open=lambda: self._join(flight_key, key, document, None, None),
-                cache=self._joining(flight_key, document),
-            )
+            return self._flown(flight_key, key, document, None, None)
         etag = document.etag
         if etag is None:
             # No content identity: concurrent requests still share one pass.
-            flight_key = key + "|"
-            return replace(
-                document,
-                open=lambda: self._join(flight_key, key, document, None, None),
-                cache=self._joining(flight_key, document),
-            )
+            return self._flown(key + "|", key, document, None, None)
         modified = await self._last_modified(key, etag, document.last_modified, meta)
         document = replace(document, last_modified=_sendable(modified))
         if meta is not None and meta.etag == etag:
@@ -193,10 +185,38 @@ class SharedRenders:
             if self.renders.ttl or self.renders.stale_while_revalidate:
                 await self._guard("touching", self.store.touch(key, current, self._keep()))
             return self._stored(key, current, fallback=document)
+        return self._flown(key + "|" + etag, key, document, etag, modified)
+
+    def _flown(
+        self,
+        flight_key: str,
+        key: str,
+        document: Document,
+        etag: str | None,
+        modified: datetime | None,
+    ) -> Document:
+        """``document`` read through the flight ``flight_key`` (one render for every
+        concurrent request), its gzip through one more (one compressor for all)."""
+
+        def open_identity() -> Awaitable[AsyncIterator[bytes]]:
+            return self._join(flight_key, key, document, etag, modified)
+
+        async def open_gzip(level: int) -> AsyncIterator[bytes]:
+            gzip_key = f"{flight_key}|gzip{level}"
+            flight = self.flights.get(gzip_key)
+            if flight is None:
+
+                async def opener() -> AsyncIterator[bytes]:
+                    return gzip_chunks(await open_identity(), level)
+
+                flight = self.flights.start(gzip_key, key, opener, max_bytes=self.renders.max_bytes)
+            return await flight.open()
+
         return replace(
             document,
-            open=lambda: self._join(key + "|" + etag, key, document, etag, modified),
-            cache=self._joining(key + "|" + etag, document),
+            open=open_identity,
+            open_gzip=open_gzip,
+            cache=self._joining(flight_key, document),
         )
 
     def _joining(self, flight_key: str, document: Document) -> CacheStatus | None:

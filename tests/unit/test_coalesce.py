@@ -319,3 +319,46 @@ async def test_a_shared_reader_that_hangs_up_leaves_the_chunk_to_the_others() ->
     await first.aclose()  # type: ignore[attr-defined]
     rest = [chunk async for chunk in second]
     assert rest == chunks and state["passes"] == 1
+
+
+async def test_concurrent_gzip_readers_of_a_cold_document_share_one_compressor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cold storm of gzip requests compresses the shared render once, not once per
+    request (each zlib compressor holds ~256 KiB: a storm of them costs hundreds of MiB)."""
+    import gzip
+
+    from sitemap_middleware._sansio import compress
+
+    streams = 0
+    real = compress.GzipStream
+
+    class Counting(real):  # type: ignore[misc,valid-type]
+        def __init__(self, level: int) -> None:
+            nonlocal streams
+            streams += 1
+            super().__init__(level)
+
+    monkeypatch.setattr(compress, "GzipStream", Counting)
+    core = SitemapCore(
+        SitemapConfig(base_url="https://example.com", sections={"p": CountingProvider(3000)})
+    )
+    gate = anyio.Event()
+    bodies: list[bytes] = []
+
+    async def get() -> None:
+        request = RequestInfo("GET", "/sitemap.xml", {"accept-encoding": "gzip"})
+        target = core.route(request)
+        assert target is not None
+        reply = await core.respond(target, request)
+        await gate.wait()  # every reply is open before any reads
+        bodies.append(await collect(reply))
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(20):
+            tg.start_soon(get)
+        await anyio.sleep(0.05)
+        gate.set()
+    assert len(bodies) == 20 and len(set(bodies)) == 1
+    check_document(gzip.decompress(bodies[0]))
+    assert streams == 1, streams
