@@ -66,11 +66,26 @@ _OPTIONAL = {
 }
 
 
+_EXTRAS = {
+    "SQLAlchemyProvider": "sql",
+    "DjangoQuerySetProvider": "django",
+    "DjangoSitemapProvider": "django",
+}
+
+
 def __getattr__(name: str) -> object:
     if name in _OPTIONAL:
         from importlib import import_module
 
-        value = getattr(import_module(_OPTIONAL[name], __name__), name)
+        try:
+            module = import_module(_OPTIONAL[name], __name__)
+        except ImportError as exc:
+            extra = _EXTRAS[name]
+            raise ImportError(
+                f"{name} needs the {extra} extra: pip install "
+                f'"sitemap-middleware[{extra}]" (from a clone: pip install ".[{extra}]"); {exc}'
+            ) from exc
+        value = getattr(module, name)
         value.__module__ = __name__
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,6 +10,7 @@ players) is served by the demo itself, and no URL is listed in two sections.
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
 import logging
 import os
@@ -284,7 +285,27 @@ def page_size(text: str) -> int:
     return value
 
 
+#: What the demo imports from the ``demo`` extra (checked first, so a missing one is named).
+DEMO_NEEDS = ("uvicorn", "flask", "sqlalchemy", "aiosqlite", "prometheus_client", "httpx")
+
+
+def require_demo_extra() -> None:
+    """Exit with the install command when a package of the ``demo`` extra is missing."""
+    missing = []
+    for name in DEMO_NEEDS:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    if missing:
+        raise SystemExit(
+            f"the demo needs the demo extra (missing: {', '.join(missing)}): "
+            'pip install "sitemap-middleware[demo]" (from a clone: bash scripts/demo)'
+        )
+
+
 def run(argv: list[str] | None = None) -> None:
+    require_demo_extra()
     parser = argparse.ArgumentParser(
         prog="python -m sitemap_middleware demo",
         description="The demo shop: every feature of sitemap_middleware on one site, whose"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterable, AsyncIterator, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Mapping, Sequence
 from datetime import datetime
 from itertools import islice
 from operator import lt
@@ -41,7 +41,7 @@ BATCH_SIZE = 500
 #: Invalid entries logged one by one per response; the rest are counted in a summary.
 MAX_LOGGED_INVALID = 20
 
-LOG_INVALID_ENTRY = "sitemap section %r: skipping invalid entry: %s"
+LOG_INVALID_ENTRY = "sitemap section %r: skipping invalid entry %s: %s"
 LOG_INVALID_SUMMARY = "sitemap section %r: skipped %d more invalid entries"
 LOG_OLD_NEWS = "sitemap section %r: left out %d news articles older than the news window"
 LOG_ONCE = "sitemap section %r: %s (reported once per section)"
@@ -356,7 +356,7 @@ class EntryStream:
                     continue
                 self._invalid += 1
                 if self._invalid <= MAX_LOGGED_INVALID:
-                    logger.warning(LOG_INVALID_ENTRY, self.name, exc)
+                    logger.warning(LOG_INVALID_ENTRY, self.name, describe_item(item), exc)
                 continue
             if extended is not None and not self._keep_extended(loc, extended):
                 admitted.append(None)
@@ -393,3 +393,14 @@ class EntryStream:
                     await aclose()
                 except Exception:  # a provider failing in its cleanup must not mask ours
                     logger.exception("sitemap section %r: provider failed while closing", self.name)
+
+
+def describe_item(item: object) -> str:
+    """What a log line calls a provider item: its loc when it has one, else the item."""
+    loc = getattr(item, "loc", None)
+    if loc is None and isinstance(item, Mapping):
+        loc = item.get("loc")
+    if loc is None and isinstance(item, str):
+        loc = item
+    shown = repr(loc if loc is not None else item)
+    return shown if len(shown) <= 120 else shown[:117] + "..."

@@ -24,6 +24,7 @@ from itertools import islice
 from time import perf_counter
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
+from .._exceptions import InvalidEntryError
 from .._sansio.models import Mapped, SitemapEntry, coerce_entry
 from .._sansio.values import to_datetime
 from .threads import MAX_SECTION_THREADS, WorkerThreads
@@ -174,7 +175,7 @@ class StaticProvider:
     """
 
     def __init__(self, items: Iterable[EntryLike]) -> None:
-        self._entries: tuple[SitemapEntry, ...] = tuple(coerce_entry(i) for i in items)
+        self._entries: tuple[SitemapEntry, ...] = tuple(_numbered(items))
         digest = hashlib.sha256()
         for entry in self._entries:
             digest.update(repr(entry).encode("utf-8", "surrogatepass"))
@@ -409,3 +410,14 @@ def as_provider(value: ProviderLike) -> UrlProvider:
             )
         return CallableProvider(lambda: value, _identity="iterable:" + _qualified_name(type(value)))
     raise TypeError(f"cannot use {type(value).__name__} as a URL provider")
+
+
+def _numbered(items: Iterable[EntryLike]) -> Iterator[SitemapEntry]:
+    """Each item as an entry; a bad one is named by its position (what a user edits)."""
+    for number, item in enumerate(items):
+        try:
+            yield coerce_entry(item)
+        except InvalidEntryError as exc:
+            raise InvalidEntryError(
+                exc.field, exc.value, f"{exc.reason} (StaticProvider item {number} ({item!r:.80}))"
+            ) from None

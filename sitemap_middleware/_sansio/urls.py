@@ -123,6 +123,13 @@ def _split_absolute(value: str, field: str) -> tuple[str, str, int | None, str]:
     except ValueError as exc:
         raise InvalidEntryError(field, value, f"is not a valid URL ({exc})") from None
     scheme = parts.scheme.lower()
+    if not scheme and not value.startswith("/") and field != "base_url":
+        raise InvalidEntryError(
+            field,
+            value,
+            "must be an absolute http or https URL, or a path that starts with '/' "
+            f"(relative to base_url): write {'/' + value!r}",
+        )
     if scheme not in _DEFAULT_PORTS:
         raise InvalidEntryError(field, value, "must be an absolute http or https URL")
     if parts.username is not None or parts.password is not None:
@@ -137,6 +144,8 @@ def _split_absolute(value: str, field: str) -> tuple[str, str, int | None, str]:
     return scheme, host, port, rest
 
 
+#: A last base_url segment that names a document (sitemap.xml, index.html), not a prefix.
+_FILE_NAME = re.compile(r"[^/]+\.(?:xml|xsl|html?|php|aspx?|jsp|txt|gz|json)", re.IGNORECASE)
 _DOT_ESCAPE = re.compile("%2[eE]")
 
 
@@ -267,6 +276,15 @@ class BaseURL:
         scheme, host, port, rest = _split_absolute(value, "base_url")
         # The location rule resolves dot segments in every URL: the base must not hold any.
         rest = remove_dot_segments(_DOT_ESCAPE.sub(".", rest))
+        last = rest.rsplit("/", 1)[-1]
+        if _FILE_NAME.fullmatch(last):
+            raise InvalidEntryError(
+                "base_url",
+                value,
+                f"names a file ({last!r}), not the site: give the site's root URL, or the "
+                "prefix the app is mounted at (base_url="
+                f"{_origin(scheme, host, port) + rest[: -len(last)]!r})",
+            )
         directory = rest if rest.endswith("/") else rest + "/"
         return cls(_origin(scheme, host, port), directory)
 

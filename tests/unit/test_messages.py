@@ -1,0 +1,81 @@
+"""Messages a newcomer can act on: each names what is wrong and what to write instead."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from sitemap_middleware import (
+    ConfigurationError,
+    InvalidEntryError,
+    SitemapConfig,
+    SitemapEntry,
+    StaticProvider,
+)
+from tests.helpers import SitemapCore, fetch
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_relative_path_without_a_slash_says_paths_start_with_a_slash() -> None:
+    """SitemapEntry("about") explains that a path must start with '/'."""
+    with pytest.raises(InvalidEntryError, match=r"starts with '/'.*write '/about'"):
+        SitemapEntry("about")
+
+
+@pytest.mark.parametrize(
+    "base_url", ["https://example.com/sitemap.xml", "https://example.com/shop/index.html"]
+)
+def test_a_base_url_that_names_a_document_is_refused_with_a_hint(base_url: str) -> None:
+    """base_url is the site's root (or the prefix it is mounted at), not a file."""
+    with pytest.raises(ConfigurationError, match=r"names a file.*base_url="):
+        SitemapConfig(base_url=base_url, sections={"pages": ["/"]})
+
+
+def test_a_bad_item_in_a_static_provider_is_named_by_position() -> None:
+    """StaticProvider([...]) says which item is bad (its position and value)."""
+    with pytest.raises(InvalidEntryError, match=r"StaticProvider item 1 \(5\)"):
+        StaticProvider(["/", 5, "/x"])  # type: ignore[list-item]
+
+
+@pytest.mark.anyio
+async def test_invalid_entry_log_lines_name_the_entry(caplog: pytest.LogCaptureFixture) -> None:
+    """A skipped entry's log line names its loc, not only the bad value."""
+
+    async def entries() -> AsyncIterator[object]:
+        yield {"loc": "/ok"}
+        yield {"loc": "/widgets/7", "priority": 7}
+        yield SitemapEntry("/fine")
+
+    core = SitemapCore(SitemapConfig(base_url="https://example.com", sections={"p": entries}))
+    with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
+        reply, body = await fetch(core, "/sitemap.xml")
+    assert reply.status == 200 and b"/fine" in body
+    lines = [r.getMessage() for r in caplog.records if "skipping invalid entry" in r.getMessage()]
+    assert lines and "'/widgets/7'" in lines[0] and "priority 7" in lines[0], lines
+
+
+@pytest.mark.parametrize(
+    ("module", "code", "extra"),
+    [
+        ("sqlalchemy", "from sitemap_middleware import SQLAlchemyProvider", "sql"),
+        ("uvicorn", "from sitemap_middleware._demo import run; run(['--help'])", "demo"),
+    ],
+)
+def test_a_missing_extra_says_which_to_install(module: str, code: str, extra: str) -> None:
+    """Without the package an extra brings, the error names the extra to install."""
+    blocker = f"import sys; sys.modules[{module!r}] = None; "
+    done = subprocess.run(
+        [sys.executable, "-c", blocker + code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert f"sitemap-middleware[{extra}]" in done.stderr, done.stderr[-2000:]
