@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import logging
 import os
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime, timezone
@@ -18,6 +19,10 @@ from .base import ProviderVersion
 from .threads import WorkerThreads
 
 __all__ = ["DirectoryProvider", "TextFileProvider"]
+
+
+logger = logging.getLogger("sitemap_middleware")
+LOG_FILE_SKIPPED = "DirectoryProvider %s: leaving out %s: %s"
 
 
 def _utc_seconds(timestamp: float) -> datetime:
@@ -97,7 +102,10 @@ class DirectoryProvider:
                     continue
                 if any(fnmatch.fnmatch(relative, p) for p in self.exclude):
                     continue
-                found.append((relative, path.stat().st_mtime))
+                try:
+                    found.append((relative, path.stat().st_mtime))
+                except OSError as exc:  # a dangling link, a file deleted meanwhile
+                    logger.warning(LOG_FILE_SKIPPED, self.root, relative, exc.strerror or exc)
         found.sort()
         return found
 
