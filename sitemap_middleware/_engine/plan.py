@@ -285,11 +285,16 @@ async def _provider_lastmods(
         return pages
     if all(page.lastmod is not None for page in pages):
         return pages
-    found = list(
-        await call_provider(
-            section.name, config.provider_timeout, provider.page_last_modified(size)
-        )
+    answer = await call_provider(
+        section.name, config.provider_timeout, provider.page_last_modified(size)
     )
+    if isinstance(answer, str | bytes) or not isinstance(answer, Sequence):
+        raise ProviderError(
+            section.name,
+            f"page_last_modified() gave {answer!r:.100}, not a sequence of datetimes "
+            "(one per page, None where unknown)",
+        )
+    found = list(answer)
     dates = [_page_date(section.name, value) for value in found[: len(pages)]]
     return tuple(
         replace(page, lastmod=dates[number])

@@ -271,6 +271,8 @@ class EntryStream:
         if self._columnar:
             self._keys = self._pulled_keys
         elif self._keyed:
+            if not all(type(pair) is tuple and len(pair) == 2 for pair in raw):
+                _check_pairs(self.name, raw)
             self._keys = [pair[0] for pair in raw]
             raw = [pair[1] for pair in raw]
         if self._keyed:
@@ -404,3 +406,12 @@ def describe_item(item: object) -> str:
         loc = item
     shown = repr(loc if loc is not None else item)
     return shown if len(shown) <= 120 else shown[:117] + "..."
+
+
+def _check_pairs(section: str, raw: list[Any]) -> None:
+    """``keyed()`` yields (key, entry) pairs: a bare entry would be split as one."""
+    for pair in raw:
+        if isinstance(pair, str | bytes) or not isinstance(pair, Sequence) or len(pair) != 2:
+            raise ProviderError(
+                section, f"keyed() must yield (key, entry) pairs, got {pair!r:.100}"
+            )

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -79,3 +80,53 @@ def test_a_missing_extra_says_which_to_install(module: str, code: str, extra: st
     )
     assert done.returncode != 0
     assert f"sitemap-middleware[{extra}]" in done.stderr, done.stderr[-2000:]
+
+
+class BareKeyed:
+    """keyed() yields bare entries instead of (key, entry) pairs."""
+
+    async def count(self) -> int:
+        return 3
+
+    async def entries(self) -> AsyncIterator[str]:
+        for i in range(3):
+            yield f"/{i}"
+
+    async def keyed(self, after: object, upto: object) -> AsyncIterator[str]:
+        for i in range(3):
+            yield f"/{i}"
+
+
+class NoPageDates:
+    """page_last_modified() returns None instead of a list."""
+
+    async def entries(self) -> AsyncIterator[str]:
+        for i in range(3):
+            yield f"/{i}"
+
+    async def page_last_modified(self, page_size: int) -> None:
+        return None
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("provider", "capability"),
+    [(BareKeyed(), "keyed()"), (NoPageDates(), "page_last_modified()")],
+    ids=["keyed-bare-entries", "page_last_modified-none"],
+)
+async def test_a_malformed_capability_answers_503_naming_it(
+    provider: Any, capability: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A capability returning the wrong shape fails its section (503, the index leaves it
+    out) with a message naming the capability and the value; the other sections serve."""
+    core = SitemapCore(
+        SitemapConfig(base_url="https://example.com", sections={"p": provider, "ok": ["/fine"]})
+    )
+    with caplog.at_level(logging.ERROR, logger="sitemap_middleware"):
+        index, body = await fetch(core, "/sitemap_index.xml")
+        page, _ = await fetch(core, "/sitemap-p-1.xml")
+    assert index.status == 200 and b"sitemap-ok-1.xml" in body
+    assert dict(index.headers).get("Sitemap-Sections-Failed") == "p"
+    assert page.status in (404, 503)  # never a 500
+    logged = " ".join(r.getMessage() for r in caplog.records)
+    assert capability in logged, logged
