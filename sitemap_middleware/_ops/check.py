@@ -12,15 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlsplit
-from urllib.robotparser import RobotFileParser
 
 import anyio
 from werkzeug.http import parse_date
 
 from .._engine.answer import FAILED_SECTIONS_HEADER, failed_sections_text
+from .._sansio.limits import ROBOTS_MAX_BYTES
 from .fetch import REDIRECTS, Fetched, Fetcher
 from .findings import CheckReport, DocumentReport
 from .httpcheck import check_content_type, check_http
+from .robots_rules import RobotsRules
 from .rules import (
     Parsed,
     check_document,
@@ -86,22 +87,25 @@ class _Crawl:
         self.seen: set[str] = set()
         self.kinds: dict[str, str] = {}
 
-    async def robots(self, robots_url: str) -> tuple[RobotFileParser, list[str]]:
+    async def robots(self, robots_url: str) -> tuple[RobotsRules, list[str]]:
         report = DocumentReport(robots_url, kind="robots")
         self.report.documents.append(report)
         fetched = await self.fetcher.fetch(
-            robots_url, headers={"Accept-Encoding": "gzip"}, redirects=MAX_REDIRECTS
+            robots_url,
+            headers={"Accept-Encoding": "gzip"},
+            redirects=MAX_REDIRECTS,
+            max_bytes=ROBOTS_MAX_BYTES,  # RFC 9309 2.5: the rest is not read
         )
         report.status, report.bytes, report.wire_bytes = (
             fetched.status,
             len(fetched.body),
             len(fetched.raw),
         )
-        parser = RobotFileParser(robots_url)
+        agent = self.options.user_agent
+        allow_all = RobotsRules("", agent)
         if fetched.error is not None:
             report.add("error", "fetch-failed", fetched.error)
-            parser.parse([])
-            return parser, []
+            return allow_all, []
         if 300 <= fetched.status < 400:
             # RFC 9309 2.3.1.2: past five redirects robots.txt may be taken as unavailable,
             # which 2.3.1.3 makes "allow everything" (as for a 4xx).
@@ -116,16 +120,14 @@ class _Crawl:
                 f"robots.txt: {why}; taken as unavailable (RFC 9309 2.3.1.2), so no rules "
                 "and no Sitemap: lines",
             )
-            parser.parse([])
-            return parser, []
+            return allow_all, []
         if 400 <= fetched.status < 500:
             report.add(
                 "warning",
                 "robots-missing",
                 f"robots.txt answers {fetched.status}: no Sitemap: lines, no rules",
             )
-            parser.parse([])  # RFC 9309 2.3.1.3: an unavailable robots.txt allows everything
-            return parser, []
+            return allow_all, []  # RFC 9309 2.3.1.3: unavailable robots.txt allows everything
         if fetched.status != 200:
             report.add(
                 "error",
@@ -133,10 +135,20 @@ class _Crawl:
                 f"robots.txt answers {fetched.status}: Google stops crawling the site "
                 "while it does",
             )
-            parser.parse(["User-agent: *", "Disallow: /"])  # RFC 9309 2.3.1.4: unreachable
-            return parser, []
-        lines = fetched.body.decode("utf-8", "replace").splitlines()
-        parser.parse(lines)
+            # RFC 9309 2.3.1.4: unreachable, so complete disallow
+            return RobotsRules("User-agent: *\nDisallow: /", agent), []
+        if fetched.truncated:
+            report.add(
+                "warning",
+                "robots-too-large",
+                f"robots.txt is over {ROBOTS_MAX_BYTES:,} bytes: only the first "
+                f"{ROBOTS_MAX_BYTES:,} are read (RFC 9309 2.5, as Google does)",
+            )
+        text = fetched.body.decode("utf-8", "replace")
+        if fetched.truncated:
+            text = text.rsplit("\n", 1)[0]  # a line cut in two is no rule
+        parser = RobotsRules(text, agent)
+        lines = text.splitlines()
         sitemaps = []
         for line in lines:
             field, _, value = line.partition(":")
@@ -282,7 +294,7 @@ class _Crawl:
         else:
             self.parsed.append((report.url, parsed))
 
-    def site_checks(self, robots: RobotFileParser) -> None:
+    def site_checks(self, robots: RobotsRules) -> None:
         # Discovery order, not completion order: "first listed in" must not be a race.
         order = {report.url: n for n, report in enumerate(self.report.documents)}
         self.parsed.sort(key=lambda item: order[item[0]])

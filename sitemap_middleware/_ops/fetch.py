@@ -69,6 +69,8 @@ class Fetched:
     error: str | None = None
     #: (status, URL) of each redirect followed to get here, in order.
     redirected_from: tuple[tuple[int, str], ...] = ()
+    #: The body was cut at the ``max_bytes`` its fetch asked for (the rest not read).
+    truncated: bool = False
 
     def header(self, name: str) -> str | None:
         value: str | None = self.headers.get(name)
@@ -125,6 +127,7 @@ class Fetcher:
         headers: dict[str, str] | None = None,
         *,
         redirects: int = 0,
+        max_bytes: int | None = None,
     ) -> Fetched:
         """One request; never raises for network or body problems (see ``Fetched.error``).
 
@@ -132,18 +135,25 @@ class Fetcher:
         ``Location``); the result is the last answer, its ``url`` where it came from and
         ``redirected_from`` the chain before it. A redirect past the bound is returned as
         it is (a 3xx), so the caller sees it was not followed.
+
+        With ``max_bytes`` the body is read up to that many bytes (decompressed) and the
+        rest is left unread: ``truncated`` says so (robots.txt, RFC 9309 2.5), never an error.
         """
         chain: list[tuple[int, str]] = []
         while True:
-            fetched = await self._fetch_one(url, method, headers)
+            fetched = await self._fetch_one(url, method, headers, max_bytes)
             location = fetched.header("location") if fetched.status in REDIRECTS else None
             if not location or len(chain) >= redirects:
                 return replace(fetched, redirected_from=tuple(chain)) if chain else fetched
             chain.append((fetched.status, url))
             url = urljoin(url, location.strip())
 
-    async def _fetch_one(self, url: str, method: str, headers: dict[str, str] | None) -> Fetched:
+    async def _fetch_one(
+        self, url: str, method: str, headers: dict[str, str] | None, cut: int | None = None
+    ) -> Fetched:
         import httpx
+
+        truncated = False
 
         async with self._slots:
             await self._wait_turn()
@@ -159,6 +169,10 @@ class Fetcher:
                         size = 0
                         async for chunk in response.aiter_raw():
                             size += len(chunk)
+                            if cut is not None and size > cut:
+                                chunks.append(chunk[: len(chunk) - (size - cut)])
+                                truncated = True
+                                break
                             if size > self.max_bytes:
                                 raise TooLarge(f"more than {self.max_bytes - 1:,} bytes")
                             chunks.append(chunk)
@@ -196,9 +210,15 @@ class Fetcher:
                 url, method, response.status_code, response.headers, raw, raw, fetched_at
             )
         try:
-            if response.headers.get("content-encoding", "").strip().lower() in ("gzip", "x-gzip"):
+            if cut is not None:
+                body, cut_short = _unpacked_prefix(body, response.headers, cut)
+                truncated = truncated or cut_short
+            elif response.headers.get("content-encoding", "").strip().lower() in (
+                "gzip",
+                "x-gzip",
+            ):
                 body = gunzip(body, self.max_bytes)
-            if body[:2] == b"\x1f\x8b":  # a gzip file (sitemap.xml.gz), sent as such
+            if cut is None and body[:2] == b"\x1f\x8b":  # a gzip file (.xml.gz), as such
                 body = gunzip(body, self.max_bytes)
         except TooLarge as exc:
             return Fetched(
@@ -215,4 +235,23 @@ class Fetcher:
                 fetched_at,
                 f"broken gzip: {exc}",
             )
-        return Fetched(url, method, response.status_code, response.headers, raw, body, fetched_at)
+        return Fetched(
+            url,
+            method,
+            response.status_code,
+            response.headers,
+            raw,
+            body,
+            fetched_at,
+            truncated=truncated,
+        )
+
+
+def _unpacked_prefix(raw: bytes, headers: httpx.Headers, cut: int) -> tuple[bytes, bool]:
+    """The first ``cut`` bytes of the body (gzip undone, a partial stream is fine) and
+    whether there was more."""
+    if headers.get("content-encoding", "").strip().lower() in ("gzip", "x-gzip"):
+        inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        body = inflate.decompress(raw, cut)
+        return body, bool(inflate.unconsumed_tail) or len(body) >= cut
+    return raw[:cut], len(raw) >= cut

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 from urllib.parse import urlsplit
-from urllib.robotparser import RobotFileParser
 
 from .findings import CheckReport, DocumentReport
+from .robots_rules import RobotsRules
 
 __all__ = [
     "Child",
@@ -337,19 +337,15 @@ def check_duplicates(documents: Iterable[tuple[str, Parsed]], report: CheckRepor
 
 
 def check_robots(
-    robots: RobotFileParser,
+    robots: RobotsRules,
     user_agent: str,
     documents: Iterable[tuple[str, Parsed]],
     report: CheckReport,
 ) -> None:
-    """Listed URLs (and sitemaps) that robots.txt forbids ``user_agent`` to crawl.
-
-    Uses ``urllib.robotparser``: it applies the first matching rule of a group, where
-    RFC 9309 wants the longest; a site mixing Allow and Disallow for one path can be
-    judged differently by Google.
-    """
+    """Listed URLs (and sitemaps) that robots.txt forbids ``user_agent`` to crawl
+    (RFC 9309 matching: :mod:`.robots_rules`)."""
     for url, parsed in documents:
-        if not robots.can_fetch(user_agent, url):
+        if not robots.allowed(url):
             report.add(
                 "error",
                 "robots-disallowed",
@@ -357,7 +353,7 @@ def check_robots(
                 url=url,
             )
         for entry in parsed.entries:
-            if not robots.can_fetch(user_agent, entry.loc):
+            if not robots.allowed(entry.loc):
                 report.add(
                     "error",
                     "robots-disallowed",

@@ -12,6 +12,7 @@ __all__ = [
     "MAX_NEWS_PER_FILE",
     "MAX_URLS",
     "MAX_URL_LENGTH",
+    "ROBOTS_MAX_BYTES",
 ]
 
 #: URLs in one <urlset> (sitemaps.org).
@@ -26,3 +27,5 @@ MAX_NEWS_PER_FILE = 1_000
 MAX_IMAGES_PER_URL = 1_000
 #: sitemaps.org: a <loc> "must be less than 2,048 characters".
 MAX_URL_LENGTH = 2_048
+#: RFC 9309 2.5: crawlers parse at least 500 KiB of robots.txt (Google: exactly that).
+ROBOTS_MAX_BYTES = 500 * 1024

@@ -1,0 +1,102 @@
+"""robots.txt rules as RFC 9309 reads them: this module alone owns matching them.
+
+``check`` asks, for every listed URL, whether robots.txt lets a crawler fetch it.
+RFC 9309 2.2.2: the group of the crawler's product token (case-insensitive; several
+such groups combine; else the ``*`` groups), then the *longest* matching rule wins, and
+``Allow`` wins a tie; ``*`` matches any characters and a final ``$`` ends the path.
+``urllib.robotparser`` takes the first matching rule instead and knows no wildcards.
+
+Matching never scans every rule for every URL (a hostile robots.txt of thousands of
+rules times tens of thousands of URLs): rules without wildcards are looked up by the
+path's prefixes of the lengths rules have, longest first; wildcard rules, longest first,
+are tried only while they can still beat the best literal match.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import unquote, urlsplit
+
+__all__ = ["RobotsRules"]
+
+
+@dataclass(slots=True)
+class _Group:
+    agents: list[str] = field(default_factory=list)
+    rules: list[tuple[bool, str]] = field(default_factory=list)  # (allow, pattern)
+
+
+def _normalise(path: str) -> str:
+    # Rules and paths compare percent-decoded (RFC 9309 2.2.2), except '/' and '%2F'.
+    return unquote(path.replace("%2F", "%252F").replace("%2f", "%252f"))
+
+
+class RobotsRules:
+    """Whether one user agent may fetch a URL, by one robots.txt's rules."""
+
+    def __init__(self, text: str, user_agent: str) -> None:
+        groups = _parse(text)
+        token = user_agent.split("/", 1)[0].strip().lower()
+        chosen = [g for g in groups if token in g.agents] or [g for g in groups if "*" in g.agents]
+        literal: dict[str, bool] = {}
+        wild: list[tuple[int, bool, re.Pattern[str]]] = []
+        for group in chosen:
+            for allow, pattern in group.rules:
+                pattern = _normalise(pattern)
+                if "*" in pattern or pattern.endswith("$"):
+                    wild.append((len(pattern), allow, _compile(pattern)))
+                elif pattern in literal:
+                    literal[pattern] = literal[pattern] or allow  # Allow wins a tie
+                else:
+                    literal[pattern] = allow
+        self._literal = literal
+        self._lengths = sorted({len(p) for p in literal}, reverse=True)
+        self._wild = sorted(wild, key=lambda rule: (-rule[0], not rule[1]))
+
+    def allowed(self, url: str) -> bool:
+        """Whether the crawler may fetch ``url`` (its path and query)."""
+        parts = urlsplit(url)
+        path = _normalise((parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
+        if path == "/robots.txt":
+            return True
+        best, verdict = -1, True
+        for length in self._lengths:
+            if length <= len(path) and (found := self._literal.get(path[:length])) is not None:
+                best, verdict = length, found
+                break
+        for length, allow, compiled in self._wild:
+            if length < best or (length == best and not allow):
+                break  # cannot beat the literal match
+            if compiled.match(path):
+                return allow
+        return verdict
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    anchored = pattern.endswith("$")
+    body = pattern[:-1] if anchored else pattern
+    regex = ".*".join(re.escape(piece) for piece in body.split("*"))
+    return re.compile(regex + ("\\Z" if anchored else ""), re.DOTALL)
+
+
+def _parse(text: str) -> list[_Group]:
+    groups: list[_Group] = []
+    current: _Group | None = None
+    in_rules = False
+    for line in text.splitlines():
+        name, sep, value = line.split("#", 1)[0].partition(":")
+        if not sep:
+            continue
+        name, value = name.strip().lower(), value.strip()
+        if name == "user-agent":
+            if current is None or in_rules:
+                current = _Group()
+                groups.append(current)
+                in_rules = False
+            current.agents.append(value.lower())
+        elif name in ("allow", "disallow") and current is not None:
+            in_rules = True
+            if value:  # an empty rule matches nothing (RFC 9309 2.2.2)
+                current.rules.append((name == "allow", value))
+    return groups
