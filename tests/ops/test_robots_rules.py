@@ -73,3 +73,50 @@ def test_matching_agrees_with_trying_every_rule(rules: list[tuple[bool, str]], p
     if path == "/robots.txt":
         return
     assert RobotsRules(text, "bot").allowed("https://example.com" + path) is _naive(rules, path)
+
+
+def test_check_reads_at_most_500_kib_of_robots_txt() -> None:
+    """A robots.txt past 500 KiB is read up to there (RFC 9309 2.5) with a warning: a
+    Sitemap: line past the cut is not seen, the rules before it apply."""
+    import anyio
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import PlainTextResponse, Response
+    from starlette.routing import Route
+
+    from sitemap_middleware._ops.apps import client_for_app
+    from sitemap_middleware._ops.check import CheckOptions, run_check
+    from sitemap_middleware._ops.fetch import Fetcher
+    from sitemap_middleware._sansio.limits import ROBOTS_MAX_BYTES
+
+    padding = "".join(f"Disallow: /junk/{i:06d}/\n" for i in range(ROBOTS_MAX_BYTES // 20))
+    text = (
+        "Sitemap: https://example.com/first.xml\nUser-agent: *\nDisallow: /secret\n"
+        + padding
+        + "Sitemap: https://example.com/late.xml\n"
+    )
+    assert len(text) > ROBOTS_MAX_BYTES
+    urlset = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        "<url><loc>https://example.com/secret/a</loc></url></urlset>"
+    )
+
+    async def robots(request: Request) -> Response:
+        return PlainTextResponse(text)
+
+    async def sitemap(request: Request) -> Response:
+        return Response(urlset, media_type="application/xml")
+
+    app = Starlette(routes=[Route("/robots.txt", robots), Route("/first.xml", sitemap)])
+
+    async def main() -> object:
+        async with client_for_app(app) as client:
+            options = CheckOptions(http_checks=False)
+            return await run_check("https://example.com/", Fetcher(client, rate=0), options)
+
+    report = anyio.run(main)
+    codes = report.codes()  # type: ignore[attr-defined]
+    assert codes["robots-too-large"] == 1
+    assert codes["robots-disallowed"] == 1  # the rule before the cut applies
+    assert "late.xml" not in report.format_text()  # type: ignore[attr-defined]
