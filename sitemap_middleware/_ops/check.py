@@ -54,6 +54,8 @@ class CheckOptions:
     :param check_urls: also GET every listed URL (status, redirect, noindex, canonical).
     :param max_documents: stop following indexes after this many sitemaps.
     :param max_url_checks: GET at most this many listed URLs (``None``: all).
+    :param max_time: seconds the whole run may take (``None``: unbounded); past it the
+        run stops, reports what it saw and fails (``check-time-limit``).
     """
 
     user_agent: str = "Googlebot"
@@ -62,6 +64,7 @@ class CheckOptions:
     check_urls: bool = False
     max_documents: int = 10_000
     max_url_checks: int | None = None
+    max_time: float | None = None
 
 
 class Progress:
@@ -338,13 +341,34 @@ async def run_check(
     parts = urlsplit(start)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ValueError(f"URL must be an absolute http(s) URL, got {start!r}")
+    with anyio.move_on_after(options.max_time) as scope:
+        await _run(start, parts.path, fetcher, options, progress, report)
+    if scope.cancelled_caught:
+        report.add(
+            "error",
+            "check-time-limit",
+            f"stopped after --max-time {options.max_time:g} s: the documents and URLs "
+            "not reached were not checked",
+        )
+    report.requests = fetcher.requests
+    return report
+
+
+async def _run(
+    start: str,
+    path: str,
+    fetcher: Fetcher,
+    options: CheckOptions,
+    progress: Progress,
+    report: CheckReport,
+) -> None:
     origin = origin_of(start)
     crawl = _Crawl(fetcher, options, report, progress)
     progress.add_total(1)
-    robots_url = start if parts.path.endswith("/robots.txt") else origin + "/robots.txt"
+    robots_url = start if path.endswith("/robots.txt") else origin + "/robots.txt"
     robots, listed = await crawl.robots(robots_url)
     progress.advance()
-    if parts.path in ("", "/") or parts.path.endswith("/robots.txt"):
+    if path in ("", "/") or path.endswith("/robots.txt"):
         await crawl.crawl(listed or [origin + "/sitemap.xml"], origin)
     else:
         await crawl.crawl([start], None)
@@ -374,5 +398,3 @@ async def run_check(
             pairs = pairs[: options.max_url_checks]
         progress.add_total(len(pairs))
         await check_listed_urls(fetcher, pairs, report, progress.advance)
-    report.requests = fetcher.requests
-    return report

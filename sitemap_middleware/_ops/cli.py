@@ -95,6 +95,11 @@ def add_check_parser(commands: Any) -> None:
         help="seconds for each whole request, body included (30)",
     )
     parser.add_argument(
+        "--max-time",
+        type=_seconds,
+        help="seconds the whole run may take; past it the run stops and fails (no bound)",
+    )
+    parser.add_argument(
         "--no-http-checks", action="store_true", help="skip 304/HEAD/gzip/Vary checks"
     )
     parser.add_argument(
@@ -190,6 +195,7 @@ def _check_command(args: argparse.Namespace) -> int:
         check_urls=bool(args.app) if args.check_urls is None else args.check_urls,
         max_documents=args.max_documents,
         max_url_checks=args.max_urls,
+        max_time=args.max_time,
     )
     show_bar = not args.no_progress and not args.json and sys.stderr.isatty()
     progress = _RichProgress(sys.stderr) if show_bar else Progress()

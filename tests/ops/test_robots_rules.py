@@ -120,3 +120,45 @@ def test_check_reads_at_most_500_kib_of_robots_txt() -> None:
     assert codes["robots-too-large"] == 1
     assert codes["robots-disallowed"] == 1  # the rule before the cut applies
     assert "late.xml" not in report.format_text()  # type: ignore[attr-defined]
+
+
+def test_max_time_bounds_the_whole_run() -> None:
+    """A site that answers every request slowly (each within --timeout) cannot hold
+    `check` past --max-time: it stops, reports what it saw, and fails the run."""
+    import anyio
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    from sitemap_middleware._ops.apps import client_for_app
+    from sitemap_middleware._ops.check import CheckOptions, run_check
+    from sitemap_middleware._ops.fetch import Fetcher
+
+    children = "".join(
+        f"<sitemap><loc>https://example.com/s{i}.xml</loc></sitemap>" for i in range(200)
+    )
+    index = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{children}'
+        "</sitemapindex>"
+    )
+
+    async def sitemap(request: Request) -> Response:
+        if request.url.path != "/sitemap.xml":
+            await anyio.sleep(0.2)  # slow, but each request well within its timeout
+        return Response(index if request.url.path == "/sitemap.xml" else "", status_code=200)
+
+    app = Starlette(routes=[Route("/{path:path}", sitemap)])
+
+    async def main() -> object:
+        async with client_for_app(app) as client:
+            options = CheckOptions(http_checks=False, max_time=1.0)
+            fetcher = Fetcher(client, rate=0, concurrency=1, timeout=5)
+            with anyio.fail_after(60):  # a hang guard: 200 x 0.2 s would be 40 s
+                return await run_check("https://example.com/", fetcher, options)
+
+    report = anyio.run(main)
+    assert report.codes()["check-time-limit"] == 1  # type: ignore[attr-defined]
+    assert not report.ok  # type: ignore[attr-defined]
+    assert report.requests < 50  # type: ignore[attr-defined]  # of 200 slow sitemaps
