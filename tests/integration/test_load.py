@@ -23,7 +23,8 @@ def test_ten_thousand_mixed_requests(kind: str) -> None:
     """10,000 concurrent page / 304 / pass-through requests: no errors, right bodies, no leak."""
     result = run_load(kind, requests=REQUESTS, concurrency=200)
     print(result)
-    assert result.errors == 0 and result.wrong_bodies == 0
+    assert result.errors == 0, "\n".join(result.error_kinds)
+    assert result.wrong_bodies == 0
     assert set(result.statuses) == {200, 304}
     assert sum(result.statuses.values()) == REQUESTS
     assert result.rss_growth_kib < MAX_RSS_GROWTH_KIB
