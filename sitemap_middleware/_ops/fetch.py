@@ -204,11 +204,23 @@ class Fetcher:
                 )
         assert response is not None
         raw = b"".join(chunks)
-        body = raw
-        if not raw:  # HEAD, 304, 204: nothing to decode, whatever Content-Encoding says
+
+        def answer(body: bytes, error: str | None = None) -> Fetched:
             return Fetched(
-                url, method, response.status_code, response.headers, raw, raw, fetched_at
+                url,
+                method,
+                response.status_code,
+                response.headers,
+                raw,
+                body,
+                fetched_at,
+                error,
+                truncated=truncated,
             )
+
+        if not raw:  # HEAD, 304, 204: nothing to decode, whatever Content-Encoding says
+            return answer(raw)
+        body = raw
         try:
             if cut is not None:
                 body, cut_short = _unpacked_prefix(body, response.headers, cut)
@@ -221,30 +233,10 @@ class Fetcher:
             if cut is None and body[:2] == b"\x1f\x8b":  # a gzip file (.xml.gz), as such
                 body = gunzip(body, self.max_bytes)
         except TooLarge as exc:
-            return Fetched(
-                url, method, response.status_code, response.headers, raw, b"", fetched_at, str(exc)
-            )
+            return answer(b"", str(exc))
         except zlib.error as exc:
-            return Fetched(
-                url,
-                method,
-                response.status_code,
-                response.headers,
-                raw,
-                b"",
-                fetched_at,
-                f"broken gzip: {exc}",
-            )
-        return Fetched(
-            url,
-            method,
-            response.status_code,
-            response.headers,
-            raw,
-            body,
-            fetched_at,
-            truncated=truncated,
-        )
+            return answer(b"", f"broken gzip: {exc}")
+        return answer(body)
 
 
 def _unpacked_prefix(raw: bytes, headers: httpx.Headers, cut: int) -> tuple[bytes, bool]:

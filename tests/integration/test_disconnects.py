@@ -35,23 +35,25 @@ ACCESS_LOGGERS = {"uvicorn.access", "hypercorn.access"}
 class NeverAwaits:
     """An in-memory provider that never awaits: no checkpoint of its own, ever."""
 
-    def __init__(self) -> None:
+    def __init__(self, total: int = TOTAL, pad: str = PAD) -> None:
+        self.total = total
+        self.prefix = f"/{pad}" if pad else ""
         self.yielded = 0
         self.closed = False
 
     async def count(self) -> int:
-        return TOTAL
+        return self.total
 
     async def page(self, offset: int, limit: int) -> AsyncIterator[str]:
         try:
-            for i in range(offset, min(TOTAL, offset + limit)):
+            for i in range(offset, min(self.total, offset + limit)):
                 self.yielded += 1
-                yield f"/{PAD}/{i}"
+                yield f"{self.prefix}/{i}"
         finally:
             self.closed = True
 
     def entries(self) -> AsyncIterator[str]:
-        return self.page(0, TOTAL)
+        return self.page(0, self.total)
 
 
 def _hang_up_after_first_bytes(url: str, path: str) -> None:

@@ -8,38 +8,16 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 
 from sitemap_middleware import Renders, SitemapConfig
 from tests.integration.servers import serve
+from tests.integration.test_disconnects import NeverAwaits
 
 TOTAL = 200_000
 BATCH = 500  # the engine's batch of entries
-
-
-class Counting:
-    """Short URLs, counted as the provider yields them."""
-
-    def __init__(self) -> None:
-        self.yielded = 0
-        self.closed = False
-
-    async def count(self) -> int:
-        return TOTAL
-
-    async def page(self, offset: int, limit: int) -> AsyncIterator[str]:
-        try:
-            for i in range(offset, min(TOTAL, offset + limit)):
-                self.yielded += 1
-                yield f"/{i}"
-        finally:
-            self.closed = True
-
-    def entries(self) -> AsyncIterator[str]:
-        return self.page(0, TOTAL)
 
 
 #: Entries a WSGI response may have read ahead when its server learns of a hang-up: the
@@ -54,7 +32,7 @@ WSGI_READ_AHEAD = 256 * 1024 // 25
 def test_a_hang_up_stops_the_provider_within_one_batch(server: str) -> None:
     """Entries yielded after the client's reset: at most about one batch (ASGI), at most
     the bounded read-ahead (WSGI)."""
-    provider = Counting()
+    provider = NeverAwaits(TOTAL, pad="")  # short URLs: a 64 KiB chunk holds ~1,500
     config = SitemapConfig(
         base_url="https://example.com",
         sections={"p": provider},

@@ -72,6 +72,18 @@ def make_app(flaky: Flaky) -> Starlette:
     return app
 
 
+def cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -m sitemap_middleware ARGS`` from the repository, with ``env`` added."""
+    return subprocess.run(
+        [sys.executable, "-m", "sitemap_middleware", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+        timeout=120,
+        cwd=ROOT,
+    )
+
+
 def snapshot(directory: Path) -> dict[str, bytes]:
     return {
         str(path.relative_to(directory)): path.read_bytes()
@@ -118,16 +130,7 @@ def test_export_of_a_failing_section_into_an_empty_directory_still_fails(tmp_pat
 
 def test_export_command_exits_non_zero_when_a_section_fails(tmp_path: Path) -> None:
     """The CLI prints the failure and exits 1."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "FAILING_SECTION": "1"}
-    done = subprocess.run(
-        [sys.executable, "-m", "sitemap_middleware", "export"]
-        + ["--app", "tests.ops.lifespan_app:app", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        cwd=ROOT,
-    )
+    done = cli("export", "--app", "tests.ops.lifespan_app:app", str(tmp_path), FAILING_SECTION="1")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "failed" in done.stdout and "'broken'" in done.stdout
 
@@ -161,17 +164,9 @@ def test_check_reports_a_page_answering_503_as_an_error() -> None:
 def test_app_mode_runs_the_apps_lifespan(command: str, tmp_path: Path) -> None:
     """--app starts the app as a server does: its startup fills the data, shutdown runs."""
     marker = tmp_path / "shutdown"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "SHUTDOWN_MARKER": str(marker)}
     args = ["--app", "tests.ops.lifespan_app:app"]
     args += [str(tmp_path / "out")] if command == "export" else ["--no-progress"]
-    done = subprocess.run(
-        [sys.executable, "-m", "sitemap_middleware", command, *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        cwd=ROOT,
-    )
+    done = cli(command, *args, SHUTDOWN_MARKER=str(marker))
     assert done.returncode == 0, done.stdout + done.stderr
     assert marker.read_text() == "stopped"
     if command == "export":
@@ -180,15 +175,6 @@ def test_app_mode_runs_the_apps_lifespan(command: str, tmp_path: Path) -> None:
 
 def test_app_mode_reports_a_failing_startup(tmp_path: Path) -> None:
     """A startup that fails is a clear error (exit 2), not a report of empty sections."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "FAILING_STARTUP": "1"}
-    done = subprocess.run(
-        [sys.executable, "-m", "sitemap_middleware", "check"]
-        + ["--app", "tests.ops.lifespan_app:app", "--no-progress"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        cwd=ROOT,
-    )
+    done = cli("check", "--app", "tests.ops.lifespan_app:app", "--no-progress", FAILING_STARTUP="1")
     assert done.returncode == 2, done.stdout + done.stderr
     assert "startup failed" in done.stderr and "no database" in done.stderr
