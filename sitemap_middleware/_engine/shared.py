@@ -29,7 +29,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 import sniffio
@@ -43,6 +43,7 @@ from .bodies import bytes_body
 from .coalesce import Flights, Opener
 from .documents import Document, HTTPError, unavailable
 from .observe import CacheStatus
+from .store_calls import LOG_STORE_FAILED, StoreCalls
 from .stream import logger
 from .views import view_key
 
@@ -52,17 +53,10 @@ __all__ = ["LOG_STALE", "SharedRenders", "cache_control", "wall_clock"]
 MIN_KEEP = 3600.0
 #: Seconds between looks at the store while another instance holds the render lock.
 LOCK_POLL = 0.02
-#: Seconds a failing store is left alone, doubled while it keeps failing, up to the most.
-BACKOFF_FIRST = 5.0
-BACKOFF_MAX = 60.0
 
 LOG_STALE = "sitemap %s: serving the stored render (%s; %.1f s old)"
-LOG_STORE_FAILED = "sitemap render store failed %s: %s: %s"
-LOG_BACKING_OFF = "sitemap render store: not asked for %.0f s (rendering without it)"
 LOG_BODY_MISSING = "sitemap render store: stored body missing or damaged, rendering again: %s"
 LOG_REFRESH_FAILED = "sitemap %s: background refresh failed: %s: %s"
-
-_T = TypeVar("_T")
 
 
 def wall_clock() -> float:
@@ -103,8 +97,7 @@ class SharedRenders:
         self.flights = Flights()
         self._refreshing: set[str] = set()
         self._tasks: set[Any] = set()
-        self._backoff = 0.0  # seconds the store is left alone after its latest failure
-        self._down_until = 0.0  # time.monotonic() until which the store is not asked
+        self._calls = StoreCalls()  # logging, and the back-off after a failure
 
     def key(self, target: Target, base: BaseURL) -> str:
         """The store key of ``target`` under the base URL ``base``."""
@@ -183,7 +176,7 @@ class SharedRenders:
         if meta is not None and meta.etag == etag:
             current = replace(meta, last_modified=modified, rendered_at=wall_clock())
             if self.renders.ttl or self.renders.stale_while_revalidate:
-                await self._guard("touching", self.store.touch(key, current, self._keep()))
+                await self._calls.guard("touching", self.store.touch(key, current, self._keep()))
             return self._stored(key, current, fallback=document)
         return self._flown(key + "|" + etag, key, document, etag, modified)
 
@@ -236,7 +229,7 @@ class SharedRenders:
         which can only earn a 200 later, never a stale 304."""
 
         async def open_stored() -> AsyncIterator[bytes]:
-            body = await self._guard("reading", self.store.body(key, meta))
+            body = await self._calls.guard("reading", self.store.body(key, meta))
             if body is not None:
                 return bytes_body(body)
             logger.warning(LOG_BODY_MISSING, key)
@@ -292,12 +285,12 @@ class SharedRenders:
                     length=len(body),
                     digest=hashlib.sha256(body).hexdigest(),
                 )
-                await self._guard("writing", self.store.save(key, meta, body, self._keep()))
+                await self._calls.guard("writing", self.store.save(key, meta, body, self._keep()))
 
             async def end() -> None:
                 token, lock.token = lock.token, None
                 if token is not None:
-                    await self._guard("unlocking", self.store.unlock(key, token))
+                    await self._calls.guard("unlocking", self.store.unlock(key, token))
 
             flight = self.flights.start(
                 flight_key,
@@ -324,12 +317,12 @@ class SharedRenders:
                 return bytes_body(body)
             if not self.store.shared:
                 return await open_body()
-            if lock.token is not None or self._backing_off():
+            if lock.token is not None or self._calls.backing_off():
                 return await open_body()  # locked (and checked the store), or store down
             try:
                 lock.token = await self.store.lock(key, self.renders.lock_ttl)
             except Exception as exc:
-                self._failed("locking", exc)
+                self._calls.failed("locking", exc)
                 return await open_body()  # a failing store never fails a request
             if lock.token is None:
                 if time.monotonic() > deadline:
@@ -340,7 +333,7 @@ class SharedRenders:
         meta = await self._meta(key)
         if meta is None or meta.etag != etag:
             return None
-        return await self._guard("reading", self.store.body(key, meta))
+        return await self._calls.guard("reading", self.store.body(key, meta))
 
     # -- stale-while-revalidate --------------------------------------------------------------
 
@@ -385,7 +378,7 @@ class SharedRenders:
         )
 
     async def _meta(self, key: str) -> RenderMeta | None:
-        return await self._guard("reading", self.store.meta(key))
+        return await self._calls.guard("reading", self.store.meta(key))
 
     async def _last_modified(
         self,
@@ -422,39 +415,12 @@ class SharedRenders:
         seen_as = etag
         if meta is not None and previous is not None:
             seen_as = f"{etag}~{meta.etag}@{int(previous.timestamp())}"
-        seen = await self._guard("reading", self.store.first_seen(key, seen_as, stamp))
+        seen = await self._calls.guard("reading", self.store.first_seen(key, seen_as, stamp))
         if seen is None or provided is None:
             return seen
         # RFC 9110 §8.8.2.1: a time in the future is replaced by the time of the reply.
         provided = min(provided.replace(microsecond=0), now)
         return max(provided, seen)
-
-    async def _guard(self, doing: str, call: Awaitable[_T]) -> _T | None:
-        """Await a store call; a failing store is logged and counts as empty.
-
-        After a failure the store is left alone for a back-off (doubling while it keeps
-        failing): a store that accepts connections but never answers would otherwise
-        cost every request a timeout per call.
-        """
-        if self._backing_off():
-            getattr(call, "close", lambda: None)()  # a coroutine never awaited warns
-            return None
-        try:
-            result = await call
-        except Exception as exc:
-            self._failed(doing, exc)
-            return None
-        self._backoff = 0.0
-        return result
-
-    def _backing_off(self) -> bool:
-        return time.monotonic() < self._down_until
-
-    def _failed(self, doing: str, exc: Exception) -> None:
-        self._backoff = min(BACKOFF_MAX, max(BACKOFF_FIRST, self._backoff * 2))
-        self._down_until = time.monotonic() + self._backoff
-        logger.warning(LOG_STORE_FAILED, doing, type(exc).__name__, exc)
-        logger.warning(LOG_BACKING_OFF, self._backoff)
 
 
 def _sendable(stamp: datetime | None) -> datetime | None:
