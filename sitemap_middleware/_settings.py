@@ -176,6 +176,11 @@ class HTTPSettings:
         to omit).
     :param x_robots_tag: ``X-Robots-Tag`` of sitemap documents (``None`` to omit).
     :param retry_after: ``Retry-After`` seconds on a 503 from a failing provider.
+    :param trust_provider_times: answer ``If-Modified-Since`` with a 304 from a provider's
+        time alone (a time-only ``ProviderVersion``, Django's ``GenericSitemap``), as
+        Django's ``ConditionalGetMiddleware`` would. Off by default: a time cannot tell
+        that an older item was deleted, so such a 304 can be stale. The
+        ``Last-Modified`` header is sent either way.
     """
 
     gzip: bool = True
@@ -183,10 +188,14 @@ class HTTPSettings:
     cache_control: str | None = "public, max-age=3600"
     x_robots_tag: str | None = "noindex"
     retry_after: int = 120
+    trust_provider_times: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.gzip, bool):
-            raise ConfigurationError(f"HTTPSettings.gzip must be True or False, got {self.gzip!r}")
+        for name in ("gzip", "trust_provider_times"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                message = f"HTTPSettings.{name} must be True or False, got {value!r}"
+                raise ConfigurationError(message)
         check_int("HTTPSettings", "gzip_level", self.gzip_level, 1, 9)
         check_int("HTTPSettings", "retry_after", self.retry_after, 0, 86_400)
         _check_header("HTTPSettings", "cache_control", self.cache_control)

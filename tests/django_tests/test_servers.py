@@ -74,7 +74,8 @@ def test_sites_framework_hosts_and_http_behaviour(site: Server) -> None:
     www = _get(site, "/sitemap-pages-1.xml", host="www.example.com")
     assert {url[0].split("/")[2] for url in urls(www.content, ours=True)} == {"www.example.com"}
     assert _get(site, "/sitemap-pages-1.xml", host="evil.example").status_code == 400
-    # The QuerySet section has a version token: ETag; GenericSitemap's time: Last-Modified.
+    # The QuerySet section has a version token: ETag and 304s; GenericSitemap's time:
+    # Last-Modified, sent as Django sends it, which alone earns no 304.
     catalog = _get(site, "/sitemap-catalog-1.xml", **{"Accept-Encoding": "gzip"})
     assert catalog.headers["content-encoding"] == "gzip" and catalog.headers["etag"]
     again = _get(
@@ -85,7 +86,7 @@ def test_sites_framework_hosts_and_http_behaviour(site: Server) -> None:
     assert again.status_code == 304 and again.content == b""
     news = _get(site, "/sitemap-news-1.xml", **{"Accept-Encoding": "gzip"})
     since = {"If-Modified-Since": news.headers["last-modified"]}
-    assert _get(site, "/sitemap-news-1.xml", **since).status_code == 304
+    assert _get(site, "/sitemap-news-1.xml", **since).status_code == 200  # a time alone
     assert _get(site, "/products/product-3/").text == "a page"  # Django's own page
 
 
@@ -110,8 +111,9 @@ def test_last_modified_only_when_every_item_has_a_lastmod(site: Server) -> None:
         after = _get(site, "/sitemap-tags-1.xml")
         assert after.status_code == 200 and after.content.count(b"<url>") == 1
         assert after.headers["last-modified"] == since
+        # A time alone earns no 304 (a later delete would leave it put: issue 30).
         again = _get(site, "/sitemap-tags-1.xml", **{"If-Modified-Since": since})
-        assert again.status_code == 304
+        assert again.status_code == 200 and again.content == after.content
     finally:
         for alias in settings.DATABASES:
             write_tags(alias, [])

@@ -51,13 +51,24 @@ class Rows:
         return ProviderVersion(token=hashlib.sha256(content).hexdigest(), last_modified=newest)
 
 
+class TimeOnlyRows(Rows):
+    """A version with a time and no token (``GenericSitemap(date_field=...)``): a delete
+    or a rename leaves the time where it was."""
+
+    async def version(self) -> ProviderVersion:
+        newest = max((lastmod for _, lastmod in self.rows.values()), default=None)
+        return ProviderVersion(last_modified=newest)
+
+
 class Revalidation(RuleBasedStateMachine):
+    rows_type: type[Rows] = Rows
+
     def __init__(self) -> None:
         super().__init__()
         self.now = 1_770_000_000.0  # ours, fixed and in the past (replies cap the future)
         self._real_clock = shared.wall_clock
         shared.wall_clock = lambda: self.now
-        self.rows = Rows()
+        self.rows = self.rows_type()
         self.history: list[dict[int, tuple[str, datetime]]] = []
         self.core = SitemapCore(
             SitemapConfig(
@@ -147,6 +158,18 @@ def test_no_304_for_changed_content() -> None:
     """Under any sequence of writes and revalidations, a 304 only for unchanged content."""
     run_state_machine_as_test(
         Revalidation, settings=settings(max_examples=150, stateful_step_count=20, deadline=None)
+    )
+
+
+class TimeOnlyRevalidation(Revalidation):
+    rows_type = TimeOnlyRows
+
+
+def test_no_304_for_changed_content_of_a_time_only_version() -> None:
+    """The same with a version that is a time alone (issue 30, item 3(b))."""
+    run_state_machine_as_test(
+        TimeOnlyRevalidation,
+        settings=settings(max_examples=100, stateful_step_count=20, deadline=None),
     )
 
 

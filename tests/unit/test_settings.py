@@ -49,6 +49,10 @@ def _config(**kwargs: Any) -> SitemapConfig:
         ),
         (lambda: HTTPSettings(gzip="yes"), "HTTPSettings.gzip must be True or False"),  # type: ignore[arg-type]
         (
+            lambda: HTTPSettings(trust_provider_times=1),  # type: ignore[arg-type]
+            "HTTPSettings.trust_provider_times must be True or False, got 1",
+        ),
+        (
             lambda: RobotsGroup(disallow=["/a\x0b/b"]),
             "RobotsGroup.disallow entries must be one-line",
         ),
