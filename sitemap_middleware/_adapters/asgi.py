@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import anyio
 import anyio.lowlevel
 from anyio.abc import TaskGroup
@@ -9,6 +11,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .._config import SitemapConfig, Tenants
+from .._engine.bodies import StoredBody
 from .._engine.core import READ_HEADERS, Reply, RequestInfo
 from .._engine.stream import logger
 from .._engine.tenants import make_core
@@ -187,6 +190,12 @@ async def send_reply(reply: Reply, receive: Receive, send: Send) -> None:
     body = reply.body
     if body is None:
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return
+    if isinstance(body, StoredBody):  # whole in memory: nothing to cancel if the client goes
+        with contextlib.suppress(OSError):  # ASGI 2.4: the client is gone
+            async for chunk in body:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
         return
     error: BaseException | None = None
     try:

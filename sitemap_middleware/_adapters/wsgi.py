@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from anyio.from_thread import BlockingPortal
 
 from .._config import SitemapConfig, Tenants
+from .._engine.bodies import StoredBody
 from .._engine.core import READ_HEADERS, RequestInfo
 from .._engine.tenants import make_core
 from .._sansio.robots import AppRobots, AppRobotsRequest
@@ -82,6 +83,8 @@ class WSGISitemapMiddleware:
         start_response(_status_line(reply.status), reply.headers)
         if reply.body is None:
             return []
+        if isinstance(reply.body, StoredBody):  # whole in memory: the server sends it as is
+            return [reply.body.data]
         return PortalBody(portal, reply.body)
 
 

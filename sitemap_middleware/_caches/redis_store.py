@@ -5,7 +5,8 @@ fingerprint and the base URL):
 
 - ``…:m`` the meta of the last good render (JSON: ETag, type, Last-Modified, when,
   length, SHA-256), written after its body;
-- ``…:b:<etag>`` the body; read back only if its length and digest match the meta;
+- ``…:b:<etag>`` the body, ``…:g:<etag>`` its gzip body; read back only if length and
+  digest match the meta;
 - ``…:s:<etag>`` when that ETag was first seen (``SET NX``: the first instance wins and
   every instance reads the same time);
 - ``…:l`` the render lock (``SET NX PX``, released by compare-and-delete).
@@ -79,22 +80,27 @@ class RedisRenderStore:
         raw = await self._client().get(self._key(key, "m"))
         return None if raw is None else _meta_from_json(raw)
 
-    async def body(self, key: str, meta: RenderMeta) -> bytes | None:
-        raw = await self._client().get(self._key(key, "b:" + meta.etag))
+    async def body(self, key: str, meta: RenderMeta, *, gzip: bool = False) -> bytes | None:
+        raw = await self._client().get(self._key(key, _body_kind(meta, gzip)))
         body = raw if isinstance(raw, bytes) else None
-        return body if body_matches(meta, body) else None
+        return body if body_matches(meta, body, gzip=gzip) else None
 
-    async def save(self, key: str, meta: RenderMeta, body: bytes, keep: float) -> None:
+    async def save(
+        self, key: str, meta: RenderMeta, body: bytes, keep: float, gzip: bytes | None = None
+    ) -> None:
         ms = max(1, round(keep * 1000))
         client = self._client()
-        # Body first: a reader that finds the meta finds its body (or a mismatch: a miss).
-        await client.set(self._key(key, "b:" + meta.etag), body, px=ms)
+        # Bodies first: a reader that finds the meta finds them (or a mismatch: a miss).
+        await client.set(self._key(key, _body_kind(meta, False)), body, px=ms)
+        if gzip is not None:
+            await client.set(self._key(key, _body_kind(meta, True)), gzip, px=ms)
         await client.set(self._key(key, "m"), _meta_to_json(meta), px=ms)
 
     async def touch(self, key: str, meta: RenderMeta, keep: float) -> None:
         ms = max(1, round(keep * 1000))
         client = self._client()
-        await client.pexpire(self._key(key, "b:" + meta.etag), ms)
+        await client.pexpire(self._key(key, _body_kind(meta, False)), ms)
+        await client.pexpire(self._key(key, _body_kind(meta, True)), ms)
         await client.set(self._key(key, "m"), _meta_to_json(meta), px=ms)
 
     async def first_seen(self, key: str, etag: str, now: datetime) -> datetime:
@@ -124,6 +130,10 @@ class RedisRenderStore:
         await self._clients.aclose()
 
 
+def _body_kind(meta: RenderMeta, gzip: bool) -> str:
+    return ("g:" if gzip else "b:") + meta.etag
+
+
 def _meta_to_json(meta: RenderMeta) -> bytes:
     return json.dumps(
         {
@@ -133,6 +143,7 @@ def _meta_to_json(meta: RenderMeta) -> bytes:
             "at": meta.rendered_at,
             "length": meta.length,
             "digest": meta.digest,
+            "gzip": [meta.gzip_level, meta.gzip_length, meta.gzip_digest],
         }
     ).encode("ascii")
 
@@ -142,6 +153,7 @@ def _meta_from_json(raw: Any) -> RenderMeta | None:
     try:
         data = json.loads(raw)
         modified = data["modified"]
+        gzip_level, gzip_length, gzip_digest = data.get("gzip", (0, 0, ""))
         meta = RenderMeta(
             etag=data["etag"],
             content_type=data["type"],
@@ -149,6 +161,9 @@ def _meta_from_json(raw: Any) -> RenderMeta | None:
             rendered_at=float(data["at"]),
             length=int(data["length"]),
             digest=data["digest"],
+            gzip_level=int(gzip_level),
+            gzip_length=int(gzip_length),
+            gzip_digest=str(gzip_digest),
         )
     except (ValueError, TypeError, KeyError, UnicodeDecodeError):
         return None

@@ -1,7 +1,8 @@
 """Where the last good render of each document lives: the protocol and the in-process store.
 
 This module alone says what a stored render is. A :class:`RenderMeta` (validators, when
-it was rendered, the body's length and SHA-256) is kept per document; the body is kept
+it was rendered, the body's length and SHA-256, and those of its gzip body) is kept per
+document; the body, and its gzip encoding compressed once when it was stored, are kept
 per (document, ETag) and checked against the meta's length and digest when read, so a
 body that does not match (torn, corrupt, foreign) is a miss, never served. Only complete
 renders are saved (the engine's rule: see ``_engine/shared.py``).
@@ -21,10 +22,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
-__all__ = ["MemoryRenderStore", "RenderMeta", "RenderStore", "body_matches"]
+from .._sansio.compress import gzip_bytes
+
+__all__ = [
+    "MemoryRenderStore",
+    "RenderMeta",
+    "RenderStore",
+    "body_matches",
+    "describe_render",
+]
 
 #: First-seen times remembered by the in-process store (a small LRU: a few per document).
 MAX_SEEN = 100_000
+
+#: A stored render in process: (expires at, meta, body, gzip body).
+_Item = tuple[float, "RenderMeta", bytes, bytes | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +45,9 @@ class RenderMeta:
 
     ``rendered_at`` is wall-clock seconds (``time.time()``): instances of a fleet compare
     it, so it cannot be a monotonic clock. ``last_modified`` is what the reply said: the
-    provider's time, or the time this ETag was first seen.
+    provider's time, or the time this ETag was first seen. ``gzip_level`` is the zlib
+    level of the stored gzip body (0: none stored), ``gzip_length`` and ``gzip_digest``
+    describe it.
     """
 
     etag: str
@@ -42,15 +56,50 @@ class RenderMeta:
     rendered_at: float
     length: int
     digest: str
+    gzip_level: int = 0
+    gzip_length: int = 0
+    gzip_digest: str = ""
 
 
-def body_matches(meta: RenderMeta, body: bytes | None) -> bool:
-    """Whether ``body`` is exactly the body ``meta`` describes (length, then SHA-256)."""
+def body_matches(meta: RenderMeta, body: bytes | None, *, gzip: bool = False) -> bool:
+    """Whether ``body`` is exactly the body (or gzip body) ``meta`` describes (length,
+    then SHA-256)."""
+    length, digest = (meta.gzip_length, meta.gzip_digest) if gzip else (meta.length, meta.digest)
     return (
         body is not None
-        and len(body) == meta.length
-        and hashlib.sha256(body).hexdigest() == meta.digest
+        and (meta.gzip_level > 0 or not gzip)
+        and len(body) == length
+        and hashlib.sha256(body).hexdigest() == digest
     )
+
+
+def describe_render(
+    etag: str,
+    content_type: str,
+    last_modified: datetime | None,
+    rendered_at: float,
+    body: bytes,
+    gzip_level: int,
+) -> tuple[RenderMeta, bytes | None]:
+    """What a store keeps of one complete render: its meta, and its gzip body compressed
+    once at ``gzip_level`` (0: none). CPU-bound: callers run it in a worker thread."""
+    digest = hashlib.sha256(body).hexdigest()
+    if not gzip_level:
+        return RenderMeta(etag, content_type, last_modified, rendered_at, len(body), digest), None
+    gzip = gzip_bytes(body, gzip_level)
+    gzip_digest = hashlib.sha256(gzip).hexdigest()
+    meta = RenderMeta(
+        etag,
+        content_type,
+        last_modified,
+        rendered_at,
+        len(body),
+        digest,
+        gzip_level=gzip_level,
+        gzip_length=len(gzip),
+        gzip_digest=gzip_digest,
+    )
+    return meta, gzip
 
 
 @runtime_checkable
@@ -64,12 +113,16 @@ class RenderStore(Protocol):
         """The stored render's meta for document ``key``, or None."""
         ...
 
-    async def body(self, key: str, meta: RenderMeta) -> bytes | None:
-        """The body ``meta`` describes, or None when missing or not matching it."""
+    async def body(self, key: str, meta: RenderMeta, *, gzip: bool = False) -> bytes | None:
+        """The body ``meta`` describes (its gzip body with ``gzip``), or None when missing
+        or not matching it."""
         ...
 
-    async def save(self, key: str, meta: RenderMeta, body: bytes, keep: float) -> None:
-        """Store a complete render for ``keep`` seconds (body first, then its meta)."""
+    async def save(
+        self, key: str, meta: RenderMeta, body: bytes, keep: float, gzip: bytes | None = None
+    ) -> None:
+        """Store a complete render for ``keep`` seconds (bodies first, then the meta);
+        ``gzip`` is its gzip body when ``meta.gzip_level`` is set."""
         ...
 
     async def touch(self, key: str, meta: RenderMeta, keep: float) -> None:
@@ -101,32 +154,35 @@ class MemoryRenderStore:
     def __init__(self, max_bytes: int = 32 * 1024 * 1024) -> None:
         self._max_bytes = max_bytes
         self._size = 0
-        self._items: OrderedDict[str, tuple[float, RenderMeta, bytes]] = OrderedDict()
+        self._items: OrderedDict[str, _Item] = OrderedDict()
         self._seen: OrderedDict[tuple[str, str], datetime] = OrderedDict()
 
     async def meta(self, key: str) -> RenderMeta | None:
         item = self._live(key)
         return None if item is None else item[1]
 
-    async def body(self, key: str, meta: RenderMeta) -> bytes | None:
+    async def body(self, key: str, meta: RenderMeta, *, gzip: bool = False) -> bytes | None:
         item = self._live(key)
         if item is None or item[1].etag != meta.etag:
             return None
-        return item[2]
+        return item[3] if gzip else item[2]
 
-    async def save(self, key: str, meta: RenderMeta, body: bytes, keep: float) -> None:
-        if len(body) > self._max_bytes:
+    async def save(
+        self, key: str, meta: RenderMeta, body: bytes, keep: float, gzip: bytes | None = None
+    ) -> None:
+        size = len(body) + len(gzip or b"")
+        if size > self._max_bytes:
             return
         self._drop(key)
-        self._items[key] = (time.monotonic() + keep, meta, body)
-        self._size += len(body)
+        self._items[key] = (time.monotonic() + keep, meta, body, gzip)
+        self._size += size
         while self._size > self._max_bytes:
             self._drop(next(iter(self._items)))
 
     async def touch(self, key: str, meta: RenderMeta, keep: float) -> None:
         item = self._items.get(key)
         if item is not None and item[1].etag == meta.etag:
-            self._items[key] = (time.monotonic() + keep, meta, item[2])
+            self._items[key] = (time.monotonic() + keep, meta, item[2], item[3])
             self._items.move_to_end(key)
 
     async def first_seen(self, key: str, etag: str, now: datetime) -> datetime:
@@ -142,7 +198,7 @@ class MemoryRenderStore:
     async def unlock(self, key: str, token: str) -> None:
         return None
 
-    def _live(self, key: str) -> tuple[float, RenderMeta, bytes] | None:
+    def _live(self, key: str) -> _Item | None:
         item = self._items.get(key)
         if item is None:
             return None
@@ -155,4 +211,4 @@ class MemoryRenderStore:
     def _drop(self, key: str) -> None:
         item = self._items.pop(key, None)
         if item is not None:
-            self._size -= len(item[2])
+            self._size -= len(item[2]) + len(item[3] or b"")

@@ -31,7 +31,7 @@ from .._sansio.routing import Kind, Routes, Target, match
 from .._sansio.types import Encoding
 from .._sansio.urls import BaseURL
 from .answer import FAILED_SECTIONS_HEADER, TEXT_TYPE, Document, HTTPError, unavailable
-from .bodies import bytes_body, logging_abort
+from .bodies import StoredBody, bytes_body, logging_abort
 from .documents import Documents
 from .observe import CacheStatus, Observers
 from .rendered import RenderLimits, RenderValidation
@@ -255,11 +255,14 @@ class SitemapCore:
             await _confirm(document)  # the status GET would get: 404 and 503 included
             return Reply(200, headers, cache=document.cache)
         if encoding == "gzip" and document.open_gzip is not None:
-            body = await document.open_gzip(http.gzip_level)  # one compressor, shared
+            body = await document.open_gzip(http.gzip_level)  # stored, or one compressor
         else:
             body = await document.open()
             if encoding == "gzip":
                 body = gzip_chunks(body, http.gzip_level)
+        if isinstance(body, StoredBody):  # whole in hand: nothing can fail mid-body
+            headers.append(("Content-Length", str(len(body.data))))
+            return Reply(200, headers, body, document.cache)
         return Reply(200, headers, logging_abort(request.path, body), document.cache)
 
     # -- robots.txt ------------------------------------------------------------------------

@@ -23,7 +23,7 @@ Only complete renders of complete documents (no section left out) are stored.
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import functools
 import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -34,12 +34,12 @@ from typing import Any
 import anyio
 import sniffio
 
-from .._caches.store import MemoryRenderStore, RenderMeta, RenderStore
+from .._caches.store import MemoryRenderStore, RenderMeta, RenderStore, describe_render
 from .._config import SitemapConfig
 from .._sansio.compress import gzip_chunks
 from .._sansio.routing import Target
 from .._sansio.urls import BaseURL
-from .bodies import bytes_body
+from .bodies import StoredBody
 from .coalesce import Flights, Opener
 from .documents import Document, HTTPError, unavailable
 from .observe import CacheStatus
@@ -231,7 +231,7 @@ class SharedRenders:
         async def open_stored() -> AsyncIterator[bytes]:
             body = await self._calls.guard("reading", self.store.body(key, meta))
             if body is not None:
-                return bytes_body(body)
+                return StoredBody(body)
             logger.warning(LOG_BODY_MISSING, key)
             if fallback is not None and fallback.etag is not None:
                 return await self._join(
@@ -243,8 +243,16 @@ class SharedRenders:
                     return await again.open()
             raise unavailable(self.config)
 
+        async def open_stored_gzip(level: int) -> AsyncIterator[bytes]:
+            if meta.gzip_level == level:  # compressed once, when it was stored
+                body = await self._calls.guard("reading", self.store.body(key, meta, gzip=True))
+                if body is not None:
+                    return StoredBody(body)
+            return gzip_chunks(await open_stored(), level)
+
         sent = _sendable(meta.last_modified)
-        return Document(meta.content_type, meta.etag, sent, open_stored, cache="hit")
+        document = Document(meta.content_type, meta.etag, sent, open_stored, cache="hit")
+        return replace(document, open_gzip=open_stored_gzip)
 
     def _if_error(
         self, key: str, name: str, meta: RenderMeta | None, exc: HTTPError
@@ -277,15 +285,15 @@ class SharedRenders:
             async def complete(body: bytes) -> None:
                 if etag is None or lock.from_store:
                     return
-                meta = RenderMeta(
-                    etag=etag,
-                    content_type=document.content_type,
-                    last_modified=modified,
-                    rendered_at=wall_clock(),
-                    length=len(body),
-                    digest=hashlib.sha256(body).hexdigest(),
+                http = self.config.http
+                described = functools.partial(
+                    describe_render, etag, document.content_type, modified, wall_clock(), body
+                )  # hashing and compressing 8 MiB take tens of ms: off the event loop
+                meta, gzip = await anyio.to_thread.run_sync(
+                    described, http.gzip_level if http.gzip else 0
                 )
-                await self._calls.guard("writing", self.store.save(key, meta, body, self._keep()))
+                save = self.store.save(key, meta, body, self._keep(), gzip)
+                await self._calls.guard("writing", save)
 
             async def end() -> None:
                 token, lock.token = lock.token, None
@@ -314,7 +322,7 @@ class SharedRenders:
             # Stored meanwhile (by a flight that just ended, or by the lock holder)?
             if (body := await self._stored_body(key, etag)) is not None:
                 lock.from_store = True
-                return bytes_body(body)
+                return StoredBody(body)
             if not self.store.shared:
                 return await open_body()
             if lock.token is not None or self._calls.backing_off():

@@ -10,7 +10,13 @@ from werkzeug.http import parse_accept_header
 
 from .types import Encoding
 
-__all__ = ["GzipStream", "choose_encoding", "gzip_chunks", "parse_accept_encoding"]
+__all__ = [
+    "GzipStream",
+    "choose_encoding",
+    "gzip_bytes",
+    "gzip_chunks",
+    "parse_accept_encoding",
+]
 
 # wbits 16 + 15: a gzip container (RFC 1952) around a full-window deflate stream.
 _GZIP_WBITS = 31
@@ -90,3 +96,12 @@ async def gzip_chunks(chunks: AsyncIterator[bytes], level: int) -> AsyncIterator
         yield stream.finish()
     finally:
         await chunks.aclose()  # type: ignore[attr-defined]
+
+
+def gzip_bytes(data: bytes, level: int) -> bytes:
+    """``data`` gzipped whole (a stored render's gzip body: compressed once, sent often).
+
+    zlib releases the GIL while it works, so callers run this in a worker thread.
+    """
+    compressor = zlib.compressobj(level, zlib.DEFLATED, _GZIP_WBITS)
+    return compressor.compress(data) + compressor.flush(zlib.Z_FINISH)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 import uuid
@@ -10,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from sitemap_middleware import RedisRenderStore
-from sitemap_middleware._caches.store import RenderMeta
+from sitemap_middleware._caches.store import RenderMeta, describe_render
 
 REDIS_ENV = "SITEMAP_TEST_REDIS_URL"
 asyncio_only = pytest.mark.parametrize("anyio_backend", ["asyncio"])
@@ -55,6 +56,32 @@ async def test_round_trip_and_integrity(store: RedisRenderStore) -> None:
         assert await store.meta("doc") is None  # foreign or hostile: a miss
         await client.set(store._key("doc", "m"), b"not json")
         assert await store.meta("doc") is None
+    finally:
+        await store.aclose()
+
+
+@asyncio_only
+@pytest.mark.anyio
+async def test_the_gzip_body_is_kept_beside_the_body(store: RedisRenderStore) -> None:
+    """A render's gzip body, compressed once, comes back checked like the body; a render
+    stored without one (or with a damaged one) has none to send."""
+    body = b"<urlset>" + b"<url><loc>https://example.com/a?b=1&amp;c=2</loc></url>" * 200
+    meta, gz = describe_render("abc123", "application/xml", None, 1_700_000_000.0, body, 1)
+    assert gz is not None and gzip.decompress(gz) == body
+    try:
+        await store.save("doc", meta, body, 60, gz)
+        stored = await store.meta("doc")
+        assert stored == meta and stored.gzip_level == 1
+        assert await store.body("doc", stored, gzip=True) == gz
+        assert await store.body("doc", stored) == body
+        await store._client().set(store._key("doc", "g:abc123"), gz[:-1] + b"X")
+        assert await store.body("doc", stored, gzip=True) is None  # damaged: a miss
+        assert await store.body("doc", stored) == body
+        plain, _ = describe_render("def456", "application/xml", None, 1.0, body, 0)
+        await store.save("plain", plain, body, 60)
+        stored = await store.meta("plain")
+        assert stored is not None and stored.gzip_level == 0
+        assert await store.body("plain", stored, gzip=True) is None
     finally:
         await store.aclose()
 

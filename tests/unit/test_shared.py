@@ -311,8 +311,8 @@ class Evicting(MemoryRenderStore):
         super().__init__()
         self.damage: str | None = None
 
-    async def body(self, key: str, meta: RenderMeta) -> bytes | None:
-        found = await super().body(key, meta)
+    async def body(self, key: str, meta: RenderMeta, *, gzip: bool = False) -> bytes | None:
+        found = await super().body(key, meta, gzip=gzip)
         if found is None or self.damage is None:
             return found
         return None  # a lost or damaged body reads as None (the store checks its digest)
