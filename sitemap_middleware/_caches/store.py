@@ -18,16 +18,19 @@ import hashlib
 import secrets
 import time
 from collections import OrderedDict
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from .._exceptions import SitemapError
 from .._sansio.compress import gzip_bytes
 
 __all__ = [
     "MemoryRenderStore",
     "RenderMeta",
     "RenderStore",
+    "StoredBodyError",
     "body_matches",
     "describe_render",
 ]
@@ -37,6 +40,11 @@ MAX_SEEN = 100_000
 
 #: A stored render in process: (expires at, meta, body, gzip body).
 _Item = tuple[float, "RenderMeta", bytes, bytes | None]
+
+
+class StoredBodyError(SitemapError):
+    """A stored body streamed from a store did not match its meta (torn, expired or
+    damaged while it was read): the reply is aborted and the render is stored anew."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +68,15 @@ class RenderMeta:
     gzip_length: int = 0
     gzip_digest: str = ""
 
+    def size_and_digest(self, gzip: bool = False) -> tuple[int, str]:
+        """Length and SHA-256 of the body (or gzip body) this meta describes."""
+        return (self.gzip_length, self.gzip_digest) if gzip else (self.length, self.digest)
+
 
 def body_matches(meta: RenderMeta, body: bytes | None, *, gzip: bool = False) -> bool:
     """Whether ``body`` is exactly the body (or gzip body) ``meta`` describes (length,
     then SHA-256)."""
-    length, digest = (meta.gzip_length, meta.gzip_digest) if gzip else (meta.length, meta.digest)
+    length, digest = meta.size_and_digest(gzip)
     return (
         body is not None
         and (meta.gzip_level > 0 or not gzip)
@@ -113,9 +125,13 @@ class RenderStore(Protocol):
         """The stored render's meta for document ``key``, or None."""
         ...
 
-    async def body(self, key: str, meta: RenderMeta, *, gzip: bool = False) -> bytes | None:
+    async def body(
+        self, key: str, meta: RenderMeta, *, gzip: bool = False
+    ) -> bytes | AsyncIterator[bytes] | None:
         """The body ``meta`` describes (its gzip body with ``gzip``), or None when missing
-        or not matching it."""
+        or not matching it. A large body may come as an async iterator of chunks, checked
+        as they stream: one that turns out not to match raises
+        :class:`StoredBodyError` before its last chunk."""
         ...
 
     async def save(

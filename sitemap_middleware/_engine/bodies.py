@@ -12,7 +12,9 @@ from .stream import EntryStream, logger
 
 __all__ = [
     "ClosingBody",
+    "SizedStream",
     "StoredBody",
+    "stored_body",
     "URLWriter",
     "bytes_body",
     "chain",
@@ -77,8 +79,44 @@ class StoredBody:
         self._offset = start + self.SEND_BYTES
         return self.data[start : self._offset]  # the whole body itself when it fits
 
+    @property
+    def length(self) -> int:
+        return len(self.data)
+
     async def aclose(self) -> None:
         self._offset = len(self.data)
+
+
+class SizedStream:
+    """A stored body a store streams (checking it as it goes): its length is known, so
+    replies send ``Content-Length``; a mismatch found mid-way aborts the reply, which a
+    client then sees as short of that length, never as a complete document."""
+
+    __slots__ = ("_chunks", "length")
+
+    def __init__(self, length: int, chunks: AsyncIterator[bytes]) -> None:
+        self.length = length
+        self._chunks = chunks
+
+    def __aiter__(self) -> SizedStream:
+        return self
+
+    async def __anext__(self) -> bytes:
+        return await anext(self._chunks)
+
+    async def aclose(self) -> None:
+        await self._chunks.aclose()  # type: ignore[attr-defined]
+
+
+def stored_body(
+    found: bytes | AsyncIterator[bytes] | None, length: int
+) -> StoredBody | SizedStream | None:
+    """What a store's ``body()`` gave, as a body to send (``None``: a miss)."""
+    if found is None:
+        return None
+    if isinstance(found, bytes):
+        return StoredBody(found)
+    return SizedStream(length, found)
 
 
 async def bytes_body(data: bytes) -> AsyncIterator[bytes]:

@@ -31,7 +31,7 @@ from .._sansio.routing import Kind, Routes, Target, match
 from .._sansio.types import Encoding
 from .._sansio.urls import BaseURL
 from .answer import FAILED_SECTIONS_HEADER, TEXT_TYPE, Document, HTTPError, unavailable
-from .bodies import StoredBody, bytes_body, logging_abort
+from .bodies import SizedStream, StoredBody, bytes_body, logging_abort
 from .documents import Documents
 from .observe import CacheStatus, Observers
 from .rendered import RenderLimits, RenderValidation
@@ -260,8 +260,9 @@ class SitemapCore:
             body = await document.open()
             if encoding == "gzip":
                 body = gzip_chunks(body, http.gzip_level)
+        if isinstance(body, StoredBody | SizedStream):  # a stored body: its length is known
+            headers.append(("Content-Length", str(body.length)))
         if isinstance(body, StoredBody):  # whole in hand: nothing can fail mid-body
-            headers.append(("Content-Length", str(len(body.data))))
             return Reply(200, headers, body, document.cache)
         return Reply(200, headers, logging_abort(request.path, body), document.cache)
 

@@ -39,7 +39,7 @@ from .._config import SitemapConfig
 from .._sansio.compress import gzip_chunks
 from .._sansio.routing import Target
 from .._sansio.urls import BaseURL
-from .bodies import StoredBody
+from .bodies import stored_body
 from .coalesce import Flights, Opener
 from .documents import Document, HTTPError, unavailable
 from .observe import CacheStatus
@@ -229,9 +229,9 @@ class SharedRenders:
         which can only earn a 200 later, never a stale 304."""
 
         async def open_stored() -> AsyncIterator[bytes]:
-            body = await self._calls.guard("reading", self.store.body(key, meta))
-            if body is not None:
-                return StoredBody(body)
+            found = await self._calls.guard("reading", self.store.body(key, meta))
+            if (body := stored_body(found, meta.length)) is not None:
+                return body
             logger.warning(LOG_BODY_MISSING, key)
             if fallback is not None and fallback.etag is not None:
                 return await self._join(
@@ -245,9 +245,9 @@ class SharedRenders:
 
         async def open_stored_gzip(level: int) -> AsyncIterator[bytes]:
             if meta.gzip_level == level:  # compressed once, when it was stored
-                body = await self._calls.guard("reading", self.store.body(key, meta, gzip=True))
-                if body is not None:
-                    return StoredBody(body)
+                found = await self._calls.guard("reading", self.store.body(key, meta, gzip=True))
+                if (body := stored_body(found, meta.gzip_length)) is not None:
+                    return body
             return gzip_chunks(await open_stored(), level)
 
         sent = _sendable(meta.last_modified)
@@ -322,7 +322,7 @@ class SharedRenders:
             # Stored meanwhile (by a flight that just ended, or by the lock holder)?
             if (body := await self._stored_body(key, etag)) is not None:
                 lock.from_store = True
-                return StoredBody(body)
+                return body
             if not self.store.shared:
                 return await open_body()
             if lock.token is not None or self._calls.backing_off():
@@ -337,11 +337,12 @@ class SharedRenders:
                     return await open_body()  # the holder is slow or gone: render here too
                 await anyio.sleep(LOCK_POLL)
 
-    async def _stored_body(self, key: str, etag: str) -> bytes | None:
+    async def _stored_body(self, key: str, etag: str) -> AsyncIterator[bytes] | None:
         meta = await self._meta(key)
         if meta is None or meta.etag != etag:
             return None
-        return await self._calls.guard("reading", self.store.body(key, meta))
+        found = await self._calls.guard("reading", self.store.body(key, meta))
+        return stored_body(found, meta.length)
 
     # -- stale-while-revalidate --------------------------------------------------------------
 

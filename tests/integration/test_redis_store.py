@@ -11,7 +11,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from sitemap_middleware import RedisRenderStore
-from sitemap_middleware._caches.store import RenderMeta, describe_render
+from sitemap_middleware._caches import redis_store
+from sitemap_middleware._caches.store import RenderMeta, StoredBodyError, describe_render
 
 REDIS_ENV = "SITEMAP_TEST_REDIS_URL"
 asyncio_only = pytest.mark.parametrize("anyio_backend", ["asyncio"])
@@ -163,3 +164,40 @@ async def test_a_body_lost_from_redis_within_ttl_is_rendered_again(
         assert header(again, "etag") == header(first, "etag")
     finally:
         await core.aclose()
+
+
+@asyncio_only
+@pytest.mark.anyio
+async def test_a_large_body_streams_in_chunks_checked_as_they_go(
+    store: RedisRenderStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above READ_BYTES a body is read chunk by chunk as it is sent (no whole copy); a torn
+    body is a miss before anything is sent, a damaged one raises StoredBodyError before
+    its last chunk and drops the meta, so the next request renders again."""
+    monkeypatch.setattr(redis_store, "READ_BYTES", 1000)
+    body = b"".join(
+        b"<url><loc>https://example.com/%d?a=1&amp;b=2</loc></url>" % i for i in range(300)
+    )
+    meta, gz = describe_render("abc123", "application/xml", None, 1_700_000_000.0, body, 1)
+    try:
+        await store.save("doc", meta, body, 60, gz)
+        found = await store.body("doc", meta)
+        assert not isinstance(found, bytes | None)
+        chunks = [chunk async for chunk in found]
+        assert b"".join(chunks) == body and max(map(len, chunks)) == 1000
+        client = store._client()
+        damaged = body[:5000] + b"X" + body[5001:]
+        await client.set(store._key("doc", "b:abc123"), damaged)
+        found = await store.body("doc", meta)
+        assert found is not None and not isinstance(found, bytes)
+        sent = []
+        with pytest.raises(StoredBodyError):
+            async for chunk in found:
+                sent.append(chunk)
+        assert len(b"".join(sent)) < len(body)  # never the whole document
+        assert await store.meta("doc") is None  # the next request renders again
+        await store.save("doc", meta, body, 60, gz)
+        await client.set(store._key("doc", "b:abc123"), body[:-1])  # torn
+        assert await store.body("doc", meta) is None
+    finally:
+        await store.aclose()
