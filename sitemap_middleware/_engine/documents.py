@@ -19,7 +19,7 @@ from .._sansio.etag import content_etag, document_etag, version_parts
 from .._sansio.htmlview import HTML_TYPE
 from .._sansio.limits import MAX_BYTES, MAX_INDEX_ENTRIES, MAX_NEWS_PER_FILE
 from .._sansio.models import Admitted, PlainBatch
-from .._sansio.paging import PagePlan, decode_key_range, encode_key_range
+from .._sansio.paging import PagePlan, decode_key_range
 from .._sansio.render import Chunker, IndexWriter, TextWriter, UrlsetWriter
 from .._sansio.routing import TEXT_SITEMAP_NAME, Kind, Target, page_name
 from .._sansio.urls import BaseURL
@@ -332,14 +332,16 @@ class Documents:
             writer = self._writer(name, base, target.text, section.max_urls, capped=True)
             return await self.open_urlset(name, [stream], writer)
 
+        # Clients can name any number of ranges: only those the index lists are stored.
+        listed = self.plans.lists_range(base, section.name, version, token)
         return Document(
             TEXT_TYPE if target.text else XML_TYPE,
             etag,
             version.last_modified if version else None,
             open_page,
             exists=False,  # its rows may all be gone: only opening it tells
-            storable=False,  # clients can name any number of ranges
-            first_seen_as=seen_as,
+            storable=listed,
+            first_seen_as=None if listed else seen_as,
         )
 
     def stream(
@@ -453,10 +455,8 @@ class Documents:
         prefix = self.config.page_prefix
         children: list[IndexChild] = []
         for plan in plans:
-            after = None
-            for number, page in enumerate(plan.pages, 1):
-                token = encode_key_range(after, page.last_key) if plan.keyed else None
-                after = page.last_key
+            named = zip(plan.pages, plan.key_ranges(), strict=True)
+            for number, (page, token) in enumerate(named, 1):
                 name = page_name(prefix, plan.name, number, key_range=token)
                 children.append(IndexChild(plan.name, number, name, page.urls, page.lastmod))
         return children

@@ -21,7 +21,7 @@ from .._providers.base import (
 )
 from .._sansio.etag import version_parts
 from .._sansio.models import Admitted, PlainBatch
-from .._sansio.paging import PageCutter, PagePlan
+from .._sansio.paging import PageCutter, PagePlan, encode_key_range
 from .._sansio.render import UrlsetWriter, urlset_overhead
 from .._sansio.routing import STYLESHEET_NAME
 from .._sansio.urls import BaseURL
@@ -64,6 +64,15 @@ class SectionPlan:
     #: what it reports (see ``PlanMemo``), not part of the plan (equal plans list alike).
     left_out: int = field(default=0, compare=False)
     first_left_out: str = field(default="", compare=False)
+
+    def key_ranges(self) -> list[str | None]:
+        """The key range naming each page of a keyset plan (what the index links)."""
+        ranges: list[str | None] = []
+        after = None
+        for page in self.pages:
+            ranges.append(encode_key_range(after, page.last_key) if self.keyed else None)
+            after = page.last_key
+        return ranges
 
     @property
     def count(self) -> int:

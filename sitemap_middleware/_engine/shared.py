@@ -94,6 +94,8 @@ class SharedRenders:
         self.config = config
         self.renders = config.renders
         self.store: RenderStore = self.renders.store or MemoryRenderStore(self.renders.memory_bytes)
+        #: The largest render stored, and held for readers at different speeds.
+        self.max_bytes = self.renders.max_bytes or config.max_bytes_per_page
         self.flights = Flights()
         self._refreshing: set[str] = set()
         self._tasks: set[Any] = set()
@@ -202,7 +204,7 @@ class SharedRenders:
                 async def opener() -> AsyncIterator[bytes]:
                     return gzip_chunks(await open_identity(), level)
 
-                flight = self.flights.start(gzip_key, key, opener, max_bytes=self.renders.max_bytes)
+                flight = self.flights.start(gzip_key, key, opener, max_bytes=self.max_bytes)
             return await flight.open()
 
         return replace(
@@ -304,7 +306,7 @@ class SharedRenders:
                 flight_key,
                 key,
                 opener,
-                max_bytes=self.renders.max_bytes,
+                max_bytes=self.max_bytes,
                 on_complete=complete if etag is not None else None,
                 on_end=end,
             )

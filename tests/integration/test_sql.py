@@ -28,9 +28,10 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from werkzeug.http import parse_date
 
-from sitemap_middleware import ConfigurationError, SitemapConfig, SQLAlchemyProvider
+from sitemap_middleware import ConfigurationError, Renders, SitemapConfig, SQLAlchemyProvider
 from sitemap_middleware._engine import shared
 from sitemap_middleware._engine.core import SitemapCore
+from sitemap_middleware._sansio.paging import encode_key_range
 from tests.helpers import check_document, child_urls, fetch, page_urls
 
 pytestmark = pytest.mark.anyio
@@ -770,3 +771,53 @@ async def test_concurrent_conditional_requests_share_one_version_query(engine: A
         event.remove(engine.sync_engine, "before_cursor_execute", count)
     assert statuses == [304] * 30
     assert len(summaries) == 1, summaries
+
+
+async def test_key_range_pages_the_index_lists_are_stored_made_up_ones_are_not(
+    engine: AsyncEngine,
+) -> None:
+    """A crawler's second pass over a keyset section is served from the store (issue 24,
+    item 3); a range nobody listed is rendered and never kept (any number can be named)."""
+    from sqlalchemy import event
+
+    provider = SQLAlchemyProvider(
+        engine,
+        products.select().where(products.c.published == 1),
+        key="id",
+        lastmod="updated_at",
+        to_entry=_to_entry,
+        batch_size=400,
+    )
+    core = SitemapCore(
+        SitemapConfig(
+            base_url="https://example.com",
+            sections={"products": provider},
+            max_urls_per_page=1000,
+            renders=Renders(ttl=60),
+        )
+    )
+    _, index = await fetch(core, "/sitemap_index.xml")
+    pages = [url.removeprefix("https://example.com") for url in child_urls(check_document(index))]
+    assert len(pages) > 1 and all("~" in page for page in pages)
+    first_pass = [await fetch(core, page) for page in pages]
+    row_reads: list[str] = []
+
+    def counting(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        row_reads.append(statement)
+
+    event.listen(engine.sync_engine, "before_cursor_execute", counting)
+    try:
+        second_pass = [await fetch(core, page) for page in pages]
+        assert [body for _, body in second_pass] == [body for _, body in first_pass]
+        assert all(reply.cache == "hit" for reply, _ in second_pass)
+        assert row_reads == []  # nothing read: every page from the store
+        name, token = pages[0].rsplit("~", 1)
+        made_up = f"{name}~{encode_key_range(3, 40)}.xml"  # a range of our own making
+        assert made_up not in pages
+        first, body = await fetch(core, made_up)
+        assert first.status == 200 and b"<url>" in body
+        reply2, _ = await fetch(core, made_up)
+        assert reply2.cache != "hit"  # never stored
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", counting)
+    await core.aclose()

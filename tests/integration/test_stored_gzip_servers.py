@@ -99,6 +99,7 @@ def test_a_body_streamed_from_redis_is_checked_and_a_damaged_one_never_passes(
                 keys = [k async for k in redis.scan_iter(store._prefix + "*:b:*")]
                 (key,) = keys
                 data = await redis.get(key)
+                assert isinstance(data, bytes)
                 await redis.set(key, data[:300_000] + b"X" + data[300_001:], keepttl=True)
             finally:
                 await redis.aclose()

@@ -117,3 +117,32 @@ async def test_without_gzip_no_gzip_body_is_stored() -> None:
     (item,) = store._items.values()
     assert item[1].gzip_level == 0 and item[3] is None
     await core.aclose()
+
+
+class Long:
+    """A full page over the old 8 MiB store limit (50,000 URLs, about 9.5 MB)."""
+
+    def __init__(self) -> None:
+        self.passes = 0
+
+    async def entries(self) -> AsyncIterator[str]:
+        self.passes += 1
+        for i in range(50_000):
+            slug = "a-long-product-slug-for-a-full-page-of-urls-kept-whole-by-the-store"
+            yield f"/catalogue/products/{i:08d}/{slug}?a=1&b={i}&c=2&d=3"
+
+    async def version(self) -> ProviderVersion:
+        return ProviderVersion(token="v1")
+
+
+async def test_every_full_page_is_stored_by_default() -> None:
+    """The largest stored document follows the page budget (issue 24, item 3): a full
+    page between 8 MiB and max_bytes_per_page is stored, so a second crawl reads none."""
+    provider = Long()
+    core = SitemapCore(SitemapConfig(base_url="https://example.com", sections={"p": provider}))
+    assert core.config.renders.max_bytes is None
+    first, body = await fetch(core, "/sitemap-p-1.xml")
+    assert 8 * 1024 * 1024 < len(body) <= core.config.max_bytes_per_page
+    again, same = await fetch(core, "/sitemap-p-1.xml", accept_encoding="gzip")
+    assert again.cache == "hit" and gzip.decompress(same) == body and provider.passes == 1
+    await core.aclose()
