@@ -65,3 +65,29 @@ def test_django_version_benchmark_runs_on_a_tiny_table(tmp_path: Path) -> None:
     cases = {row["case"] for row in results if row["database"] == "sqlite"}
     assert cases == {"checksum", "checksum_slug", "count_max"}
     assert all(row["seconds"] > 0 for row in results)
+
+
+@pytest.mark.slow
+def test_shape_matrix_runs_on_a_tiny_workload() -> None:
+    """benchmarks/shapes.py serves every value shape and times it beside its floor."""
+    from benchmarks import shapes
+
+    rows = shapes.measure(200, 1, shapes.all_cases())
+    assert len(rows) == len(shapes.all_cases())
+    assert all(row["page_x_floor"] > 0 and row["index_x_floor"] > 0 for row in rows)
+
+
+@pytest.mark.slow
+def test_warm_serving_benchmark_runs_against_static_files(tmp_path: Path) -> None:
+    """benchmarks/warm.py serves a stored page beside the same bytes as static files on
+    uvicorn and gunicorn (identity, gzip and 304 each answered as expected)."""
+    from benchmarks import warm
+
+    results = warm.main(["--seconds", "0.2", "--rounds", "1", "--json", str(tmp_path / "w.json")])
+    rows = [row for result in results for row in result["rows"]]
+    assert {(row["server"], row["request"]) for row in rows} == {
+        (server, request)
+        for server in ("uvicorn", "gunicorn")
+        for request in ("identity", "gzip", "304")
+    }
+    assert all(row["ours_rps"] > 0 and row["static_rps"] > 0 for row in rows)

@@ -200,13 +200,18 @@ class EntryStream:
         if self._batched:
             return await self._pull_batched(iterator)
         size = BATCH_SIZE if self._remaining is None else min(BATCH_SIZE, self._remaining)
-        items = []
-        for _ in range(size):
-            try:
-                items.append(await anext(iterator))
-            except StopAsyncIteration:
-                self.exhausted = True
+        items: list[Any] = []
+        if size <= 0:
+            return items
+        append = items.append
+        # ``async for`` calls __anext__ directly: no anext() wrapper per item. Leaving the
+        # loop early leaves the iterator open for the next batch.
+        async for item in iterator:
+            append(item)
+            if len(items) == size:
                 break
+        else:
+            self.exhausted = True
         return items
 
     async def _pull_batched(self, batches: AsyncIterator[list[Any]]) -> list[Any]:

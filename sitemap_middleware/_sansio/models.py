@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import date, datetime
+from decimal import Decimal
 from itertools import repeat
 from operator import add, itemgetter
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -412,11 +413,29 @@ def plain_batch(raw: list[Any], base: BaseURL) -> PlainBatch | None:
     ):
         return None  # an unusual word: the per-item path decides
     numbers = columns.get("priority")
-    if numbers is not None and not (
-        set(map(type, numbers)) == {float} and PRIORITY_ELEMENT.keys() >= set(numbers)
-    ):
-        return None  # an unusual number (NaN is none of the keys): the per-item path decides
+    if numbers is not None:
+        numbers = _usual_priorities(numbers)
+        if numbers is None:
+            return None  # an unusual number (NaN is none of the keys): the per-item path decides
     return _plain(located, dated[1], dated[0], words, numbers)
+
+
+#: Priority types read as :func:`check_number` reads them (``float()``); bool is not one.
+_NUMBER_TYPES = frozenset((float, int, str, Decimal))
+
+
+def _usual_priorities(numbers: list[Any]) -> list[float] | None:
+    """The numbers as floats when each is one of the eleven usual priorities, whatever
+    its type (an int, a numeric text, a ``Decimal`` from a NUMERIC column), else None."""
+    kinds = set(map(type, numbers))
+    if kinds != {float}:
+        if not _NUMBER_TYPES.issuperset(kinds):
+            return None
+        try:
+            numbers = list(map(float, numbers))
+        except (ValueError, OverflowError):  # no number (or a huge int): each item decides
+            return None
+    return numbers if PRIORITY_ELEMENT.keys() >= set(numbers) else None
 
 
 def _plain(

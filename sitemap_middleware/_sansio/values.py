@@ -129,10 +129,19 @@ def w3c_values(values: Sequence[object]) -> tuple[datetime, list[str]] | None:
         return None
     kinds = set(map(type, values))
     if kinds == {datetime}:
-        return _utc_values(cast("Sequence[datetime]", values))
+        datetimes = cast("Sequence[datetime]", values)
+        return _utc_values(datetimes) or _zoned_values(datetimes)
+    if kinds == {date}:  # a DateField, a SQL DATE: written as they are
+        dates = cast("Sequence[date]", values)
+        return to_datetime(max(dates)), list(map(date.isoformat, dates))
     if kinds != {str}:
         return None
     strings = cast("list[str]", values)
+    return _verbatim_texts(strings) or _other_texts(strings)
+
+
+def _verbatim_texts(strings: list[str]) -> tuple[datetime, list[str]] | None:
+    """W3C texts of one of the shapes kept verbatim (see :data:`_W3C_SEPARATORS`)."""
     count, length = len(strings), len(strings[0])
     parse = _W3C_PARSERS.get(length)
     if parse is None:
@@ -167,6 +176,36 @@ def w3c_values(values: Sequence[object]) -> tuple[datetime, list[str]] | None:
 
 _SECONDS = methodcaller("isoformat", timespec="seconds")
 _ZONE = attrgetter("tzinfo")
+_OFFSET = methodcaller("utcoffset")
+#: The date-time forms of :data:`_W3C` (a zone is required).
+_W3C_TIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:\d{2})"
+)
+
+
+def _other_texts(strings: list[str]) -> tuple[datetime, list[str]] | None:
+    """W3C date-times of the other allowed forms (minutes only, a fraction: what
+    JavaScript's ``toISOString`` writes), each written as :func:`format_w3c` writes it."""
+    if sys.version_info < (3, 11) or not all(map(_W3C_TIME.fullmatch, strings)):
+        return None  # (before 3.11 fromisoformat reads neither "Z" nor every fraction)
+    if 20 in set(map(len, strings)):
+        return None  # "...:ssZ" among them, kept verbatim by each text's own path
+    try:
+        return _zoned_values(list(map(datetime.fromisoformat, strings)))
+    except ValueError:  # shaped right, but e.g. hour 25: each is reported on its own
+        return None
+
+
+def _zoned_values(values: Sequence[datetime]) -> tuple[datetime, list[str]] | None:
+    """Aware datetimes in zones XML Schema can write (any, a whole minute within
+    ±14:00 of UTC, as :func:`xsd_zone` leaves them): newest and texts."""
+    offsets = set(map(_OFFSET, values))
+    if None in offsets or not all(
+        offset.seconds % 60 == 0 and -_MAX_OFFSET <= offset <= _MAX_OFFSET
+        for offset in cast("set[timedelta]", offsets)
+    ):
+        return None  # naive among aware, or an offset moved to UTC: one by one
+    return max(values).replace(microsecond=0), list(map(_SECONDS, values))
 
 
 def _utc_values(values: Sequence[datetime]) -> tuple[datetime, list[str]] | None:
@@ -249,12 +288,18 @@ def check_number(
     """A finite number (or numeric string) within [low, high]."""
     number: float
     kind = type(value)
-    if kind is float or kind is int:  # the common case, checked without ABCs
-        number = float(value)  # type: ignore[arg-type]
+    if kind is float:  # the common case, checked without ABCs
+        number = value  # type: ignore[assignment]
+    elif kind is int:
+        # An int too large for a float is out of any range asked for here.
+        number = float(value) if -(2**53) <= value <= 2**53 else math.inf  # type: ignore[operator,arg-type]
     elif isinstance(value, bool):
         raise InvalidEntryError(field, value, "must be a number, not a bool")
     elif isinstance(value, int | float | Decimal):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an int subclass too large for a float
+            number = math.inf
     elif isinstance(value, str):
         try:
             number = float(value)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -378,7 +380,7 @@ _LASTMODS = st.sampled_from(_LASTMOD_VALUES) | st.sampled_from(
 _CHANGEFREQS = st.sampled_from(["daily", "weekly", "Daily", "sometimes", "", None, 3, ["daily"]])
 _PRIORITIES = st.sampled_from(
     [0.5, 0.0, 1.0, -0.0, 0.55, 1.5, float("nan"), 1, True, "0.5", None, [0.5]]
-)
+) | st.sampled_from(["x", "nan", "1_0", Decimal("NaN"), Decimal("0.1"), 10**400, 2, "-0"])
 
 
 #: Values the batch path takes (a batch of only these is usually plain).
@@ -394,9 +396,18 @@ _GOOD: dict[str, st.SearchStrategy[Any]] = {
     "lastmod": st.sampled_from(["2024-05-01T10:20:30+02:00", "2024-05-01T10:20:30-14:00"])
     | st.sampled_from(
         [datetime(2024, 5, 1, 10, 20, 30, 123), datetime(2024, 5, 2, tzinfo=timezone.utc)]
+    )
+    | st.sampled_from(
+        [
+            date(2024, 5, 1),
+            datetime(2024, 5, 1, 10, tzinfo=ZoneInfo("Europe/Paris")),
+            "2024-05-01T10:20:30.5Z",
+            "2024-05-01T10:20+02:00",
+        ]
     ),
     "changefreq": st.sampled_from(["daily", "never", "weekly", "always"]),
-    "priority": st.sampled_from([0.5, 1.0, -0.0, 0.0, 0.1]),
+    "priority": st.sampled_from([0.5, 1.0, -0.0, 0.0, 0.1])
+    | st.sampled_from([1, 0, "0.5", " 0.8", "1e0", Decimal("0.3"), Decimal("1.00")]),
 }
 
 
@@ -721,6 +732,76 @@ def _w3c_batches(draw: st.DrawFn) -> list[object]:
     return texts
 
 
+#: Zones of every kind: UTC spelled three ways, usual offsets, a DST zone, and offsets
+#: XML Schema cannot write (seconds, beyond ±14:00).
+_ZONES = [
+    None,
+    timezone.utc,
+    ZoneInfo("UTC"),
+    timezone(timedelta(hours=2)),
+    timezone(timedelta(hours=-9, minutes=-30)),
+    ZoneInfo("Europe/Paris"),
+    ZoneInfo("America/St_Johns"),
+    timezone(timedelta(hours=14)),
+    timezone(timedelta(hours=15)),
+    timezone(timedelta(seconds=30)),
+]
+
+
+@st.composite
+def _value_batches(draw: st.DrawFn) -> list[object]:
+    """Batches of lastmod values as ORMs hand them over: dates, datetimes in any zone
+    (mostly one a batch), with a stray value of another kind now and then."""
+    kind = draw(st.sampled_from(["date", "datetime"]))
+    zone = draw(st.sampled_from(_ZONES))
+    values: list[object] = []
+    for _ in range(draw(st.integers(1, 6))):
+        moment = draw(st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)))
+        if kind == "date":
+            values.append(moment.date())
+        else:
+            other = draw(st.sampled_from(_ZONES)) if draw(st.integers(0, 5)) == 0 else zone
+            values.append(moment.replace(tzinfo=other))
+    if draw(st.integers(0, 9)) == 0:
+        values.insert(0, draw(st.sampled_from(["2024-05-01", datetime(2024, 5, 1)])))
+    return values
+
+
+@settings(max_examples=300, deadline=None)
+@given(_value_batches())
+@example([date(2024, 5, 1), date(1, 1, 1)])
+@example([datetime(2024, 5, 1, tzinfo=ZoneInfo("Europe/Paris")), datetime(2024, 5, 1)])
+def test_w3c_values_of_dates_and_zoned_datetimes_give_what_each_gives(values: list[object]) -> None:
+    """Dates and aware datetimes of any zone are taken a batch at a time (issue 24, item
+    4) with each value's own text and the newest of theirs; a batch the batch path
+    declines is left to each value (which decides)."""
+    try:
+        each = [date_value_and_text("lastmod", value) for value in values]
+    except InvalidEntryError:
+        each = None
+    found = w3c_values(values)
+    if found is None:
+        return
+    assert each is not None  # the batch path never takes what a value's own path refuses
+    newest, texts = found
+    assert texts == [text for _, text in each]
+    assert newest == max(to_datetime(value) for value, _ in each).replace(microsecond=0)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [date(2024, 5, 1), date(2023, 1, 31)],
+        [datetime(2024, 5, 1, 10, tzinfo=timezone(timedelta(hours=2)))] * 2,
+        [datetime(2024, 5, 1, 10, tzinfo=ZoneInfo("Europe/Paris"))] * 2,
+        ["2024-05-01T10:20+02:00", "2024-05-01T10:21+02:00"],
+        ["2024-05-01T10:20:30.123Z", "2024-05-01T10:20:31.5+00:00"],
+    ],
+)
+def test_w3c_values_take_the_shapes_apps_hand_over(values: list[object]) -> None:
+    assert w3c_values(values) is not None
+
+
 @settings(max_examples=400, deadline=None)
 @given(_w3c_batches())
 @example(["2024-05-01T10:20:30+14:00", "2024-05-01T10:20:30+13:59"])
@@ -736,5 +817,15 @@ def test_w3c_values_gives_what_each_text_gives(values: list[object]) -> None:
         return  # each takes date_value_and_text, which decides
     newest, texts = found
     each = [date_value_and_text("lastmod", value) for value in values]  # raises if invalid
-    assert texts == [text for _, text in each] == values
-    assert newest == max(to_datetime(value) for value, _ in each)
+    assert texts == [text for _, text in each]
+    assert len(set(map(len, texts))) == 1  # one length a batch (PlainBatch sizes by it)
+    # As written (whole seconds): what the per-entry planner reads back from the tail.
+    assert newest == max(to_datetime(value) for value, _ in each).replace(microsecond=0)
+
+
+@pytest.mark.parametrize("value", [10**400, -(10**400), Decimal("1e400"), "1e400"])
+def test_a_priority_too_large_for_a_float_is_an_invalid_entry(value: object) -> None:
+    """Found by the batch property: an int past float's range raised OverflowError (a 500
+    for the document) where any other out-of-range priority is an invalid entry."""
+    with pytest.raises(InvalidEntryError, match="priority .* must be between 0 and 1"):
+        SitemapEntry("/a", priority=value)  # type: ignore[arg-type]

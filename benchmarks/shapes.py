@@ -1,0 +1,233 @@
+"""The value-shape matrix: one fast path for every shape real apps hand over.
+
+``python -m benchmarks.shapes [--n N] [--repeats R] [--json PATH]``
+
+For each shape of ``lastmod`` and ``priority`` (``date`` objects, naive and aware
+datetimes in UTC and in other zones, W3C strings of each allowed form, float, int, str
+and ``Decimal`` priorities, ``SitemapEntry`` objects and dicts from ORM-like rows), a
+generator provider of N entries (``&`` in every URL) is served through the core: a
+section page (``/sitemap-p-1.xml``), ``/sitemap.xml`` and the first index (a fresh core:
+one planning pass). Each is timed in alternation with the plain-Python floor for that
+shape: loop, format the value the cheapest correct way, escape, join.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from sitemap_middleware import Renders, SitemapConfig, SitemapEntry
+from tests.helpers import SitemapCore, fetch
+
+START = datetime(2024, 1, 1, 8, 30, tzinfo=timezone.utc)
+PARIS = timezone(timedelta(hours=2))
+HEAD = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n'
+    '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+)
+
+
+def _loc(i: int) -> str:
+    return f"https://example.com/products/{i}?ref=a&b={i}"
+
+
+#: shape -> (the lastmod of entry i, the floor's text of it)
+LASTMODS: dict[str, tuple[Callable[[int], Any], Callable[[Any], str]]] = {
+    "w3c str +00:00": (
+        lambda i: (START + timedelta(minutes=i)).isoformat(),
+        lambda v: v,
+    ),
+    "w3c str Z": (
+        lambda i: (START + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        lambda v: v,
+    ),
+    "w3c str date": (lambda i: (START + timedelta(days=i % 3000)).date().isoformat(), lambda v: v),
+    # XML Schema's dateTime needs seconds: the cheapest correct text is a normalised one.
+    "w3c str minutes": (
+        lambda i: (START + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M+00:00"),
+        lambda v: datetime.fromisoformat(v).isoformat(timespec="seconds"),
+    ),
+    "w3c str fraction (JS)": (
+        lambda i: (START + timedelta(minutes=i, microseconds=5000)).isoformat()[:23] + "Z",
+        lambda v: datetime.fromisoformat(v).isoformat(timespec="seconds"),
+    ),
+    "date": (lambda i: (START + timedelta(days=i % 3000)).date(), date.isoformat),
+    "naive datetime": (
+        lambda i: (START + timedelta(minutes=i)).replace(tzinfo=None),
+        lambda v: v.isoformat(timespec="seconds") + "+00:00",
+    ),
+    "aware UTC": (
+        lambda i: START + timedelta(minutes=i),
+        lambda v: v.isoformat(timespec="seconds"),
+    ),
+    "aware +02:00": (
+        lambda i: (START + timedelta(minutes=i)).astimezone(PARIS),
+        lambda v: v.isoformat(timespec="seconds"),
+    ),
+}
+
+PRIORITIES: dict[str, Any] = {
+    "float": 0.5,
+    "int": 1,
+    "str": "0.5",
+    "Decimal": Decimal("0.5"),
+}
+
+
+def items(n: int, lastmod: str, priority: str, kind: str) -> list[Any]:
+    make = LASTMODS[lastmod][0]
+    value = PRIORITIES[priority]
+    if kind == "SitemapEntry":
+        return [
+            SitemapEntry(_loc(i), lastmod=make(i), changefreq="daily", priority=value)
+            for i in range(n)
+        ]
+    return [
+        {"loc": _loc(i), "lastmod": make(i), "changefreq": "daily", "priority": value}
+        for i in range(n)
+    ]
+
+
+def floor(raw: list[Any], lastmod: str) -> bytes:
+    text = LASTMODS[lastmod][1]
+    parts = [HEAD]
+    append = parts.append
+    for item in raw:
+        if isinstance(item, SitemapEntry):  # validated when built: a datetime or a date
+            loc, priority = item.loc, item.priority
+            lastmod = item.lastmod.isoformat(timespec="seconds")  # type: ignore[union-attr,call-arg]
+        else:
+            loc, lastmod, priority = item["loc"], text(item["lastmod"]), item["priority"]
+        append(
+            "<url><loc>"
+            + loc.replace("&", "&amp;")
+            + "</loc><lastmod>"
+            + lastmod
+            + "</lastmod><changefreq>daily</changefreq><priority>"
+            + str(float(priority))  # type: ignore[arg-type]
+            + "</priority></url>\n"
+        )
+    append("</urlset>\n")
+    return "".join(parts).encode()
+
+
+class Generated:
+    """A generator provider (no version: every request reads it)."""
+
+    def __init__(self, raw: list[Any]) -> None:
+        self.raw = raw
+
+    async def entries(self) -> AsyncIterator[Any]:
+        for item in self.raw:
+            yield item
+
+
+def _core(raw: list[Any]) -> SitemapCore:
+    return SitemapCore(
+        SitemapConfig(
+            base_url="https://example.com",
+            sections={"p": Generated(raw)},
+            renders=Renders(memory_bytes=0, plan_ttl=0),
+        )
+    )
+
+
+def _time(call: Callable[[], Any]) -> float:
+    started = time.perf_counter()
+    call()
+    return time.perf_counter() - started
+
+
+def _case(n: int, repeats: int, lastmod: str, priority: str, kind: str) -> dict[str, Any]:
+    raw = items(n, lastmod, priority, kind)
+    loop = asyncio.new_event_loop()
+    core = _core(raw)
+
+    def page() -> None:
+        reply, body = loop.run_until_complete(fetch(core, "/sitemap-p-1.xml"))
+        assert reply.status == 200 and body.count(b"<url>") == n, reply
+
+    def combined() -> None:
+        reply, _ = loop.run_until_complete(fetch(core, "/sitemap.xml"))
+        assert reply.status == 200
+
+    def first_index() -> None:
+        reply, _ = loop.run_until_complete(fetch(_core(raw), "/sitemap_index.xml"))
+        assert reply.status == 200
+
+    def floor_render() -> None:
+        floor(raw, lastmod)
+
+    times: dict[str, list[float]] = {"floor": [], "page": [], "sitemap.xml": [], "index": []}
+    try:
+        page()  # warm
+        for _ in range(repeats):
+            times["floor"].append(_time(floor_render))
+            times["page"].append(_time(page))
+            times["floor"].append(_time(floor_render))
+            times["sitemap.xml"].append(_time(combined))
+            times["index"].append(_time(first_index))
+    finally:
+        loop.close()
+    best = {key: min(values) for key, values in times.items()}
+    return {
+        "lastmod": lastmod,
+        "priority": priority,
+        "items": kind,
+        "floor_ms": round(best["floor"] * 1000, 1),
+        "page_x_floor": round(best["page"] / best["floor"], 2),
+        "sitemap_xml_x_floor": round(best["sitemap.xml"] / best["floor"], 2),
+        "index_x_floor": round(best["index"] / best["floor"], 2),
+    }
+
+
+def measure(n: int, repeats: int, cases: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    rows = []
+    for lastmod, priority, kind in cases:
+        rows.append(_case(n, repeats, lastmod, priority, kind))
+        print(_row(rows[-1]), flush=True)
+    return rows
+
+
+def _row(r: dict[str, Any]) -> str:
+    return (
+        f"| {r['lastmod']} | {r['priority']} | {r['items']} | {r['floor_ms']} | "
+        f"{r['page_x_floor']}× | {r['sitemap_xml_x_floor']}× | {r['index_x_floor']}× |"
+    )
+
+
+def all_cases() -> list[tuple[str, str, str]]:
+    cases = [(lastmod, "float", "dict") for lastmod in LASTMODS]
+    cases += [
+        ("w3c str +00:00", priority, "dict") for priority in PRIORITIES if priority != "float"
+    ]
+    cases += [("date", "Decimal", "dict")]
+    cases += [("w3c str +00:00", "float", "SitemapEntry"), ("aware UTC", "float", "SitemapEntry")]
+    return cases
+
+
+def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=50_000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    print(f"{args.n:,} entries a page; best of {args.repeats}, in alternation with the floor")
+    print("| lastmod | priority | items | floor ms | page × floor | /sitemap.xml × floor | "
+          "first index × floor |")  # fmt: skip
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    rows = measure(args.n, args.repeats, all_cases())
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+    return rows
+
+
+if __name__ == "__main__":
+    main()
