@@ -7,8 +7,8 @@ fingerprint and the base URL):
   length, SHA-256), written after its body;
 - ``…:b:<etag>`` the body, ``…:g:<etag>`` its gzip body; read back only if length and
   digest match the meta;
-- ``…:s:<etag>`` when that ETag was first seen (``SET NX``: the first instance wins and
-  every instance reads the same time);
+- ``…:s`` the document's stamp: its current content's identity and when it became
+  current (checked and set by one script, so every instance reads the same time);
 - ``…:l`` the render lock (``SET NX PX``, released by compare-and-delete).
 """
 
@@ -18,7 +18,7 @@ import hashlib
 import json
 import secrets
 from collections.abc import AsyncIterator
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from .redis_clients import LoopClients
@@ -32,8 +32,24 @@ __all__ = ["RedisRenderStore"]
 #: Bodies larger than this are read in chunks of it as they are sent (a GET of 8 MiB in
 #: redis-py costs twice as long as eight GETRANGEs of 1 MiB, and holds it all at once).
 READ_BYTES = 1024 * 1024
-#: First-seen times outlive renders by far: they are what Last-Modified says for weeks.
+#: Stamps outlive renders by far: they are what Last-Modified says for weeks.
 SEEN_KEEP_MS = 90 * 86_400 * 1000
+#: The store's stamp (see RenderStore.stamp), checked and set in one step: "<seconds> <id>".
+_STAMP = """
+local last = redis.call('get', KEYS[1])
+local now = tonumber(ARGV[2])
+if last then
+  local seconds, id = string.match(last, '^(%d+) (.*)$')
+  local at = tonumber(seconds)
+  if at and id == ARGV[1] then
+    redis.call('pexpire', KEYS[1], ARGV[3])
+    return at
+  end
+  if at and now < at + 1 then now = at + 1 end
+end
+redis.call('set', KEYS[1], tostring(now) .. ' ' .. ARGV[1], 'PX', ARGV[3])
+return now
+"""
 _UNLOCK = (
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
 )
@@ -145,17 +161,14 @@ class RedisRenderStore:
         await client.pexpire(self._key(key, _body_kind(meta, True)), ms)
         await client.set(self._key(key, "m"), _meta_to_json(meta), px=ms)
 
-    async def first_seen(self, key: str, etag: str, now: datetime) -> datetime:
-        name = self._key(key, "s:" + etag)
-        async with self._client().pipeline(transaction=False) as pipe:
-            pipe.set(name, now.isoformat(), nx=True, px=SEEN_KEEP_MS)
-            pipe.get(name)
-            _, raw = await pipe.execute()
+    async def stamp(self, key: str, identity: str, now: datetime) -> datetime:
+        seconds = await self._client().eval(
+            _STAMP, 1, self._key(key, "s"), identity, int(now.timestamp()), SEEN_KEEP_MS
+        )
         try:
-            seen = datetime.fromisoformat(raw.decode("ascii"))
-        except (AttributeError, UnicodeDecodeError, ValueError):
-            return now  # not ours or gone: this instance's first sight is all we know
-        return seen if seen.tzinfo is not None else now
+            return datetime.fromtimestamp(int(seconds), timezone.utc)
+        except (TypeError, ValueError, OverflowError, OSError):
+            return now  # not ours: this instance's sight is all we know
 
     async def lock(self, key: str, ttl: float) -> str | None:
         token = secrets.token_hex(16)

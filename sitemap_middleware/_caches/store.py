@@ -7,9 +7,9 @@ per (document, ETag) and checked against the meta's length and digest when read,
 body that does not match (torn, corrupt, foreign) is a miss, never served. Only complete
 renders are saved (the engine's rule: see ``_engine/shared.py``).
 
-Three more things a fleet must agree on live here too: the time each ETag of a document
-was first seen (its honest ``Last-Modified`` when the provider gives none), and a short
-render lock per document, so one instance renders while the others wait for its bytes.
+Two more things a fleet must agree on live here too: when each document's current
+content became current (its honest ``Last-Modified``), and a short render lock per
+document, so one instance renders while the others wait for its bytes.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
 
 from .._exceptions import SitemapError
@@ -35,7 +35,7 @@ __all__ = [
     "describe_render",
 ]
 
-#: First-seen times remembered by the in-process store (a small LRU: a few per document).
+#: Documents whose stamp the in-process store remembers (least recent out).
 MAX_SEEN = 100_000
 
 #: A stored render in process: (expires at, meta, body, gzip body).
@@ -145,8 +145,14 @@ class RenderStore(Protocol):
         """Replace the meta only (the same body was found current again)."""
         ...
 
-    async def first_seen(self, key: str, etag: str, now: datetime) -> datetime:
-        """When ``etag`` of ``key`` was first seen: ``now`` unless someone saw it earlier."""
+    async def stamp(self, key: str, identity: str, now: datetime) -> datetime:
+        """When ``identity`` (a content's ETag or version) became what ``key`` is.
+
+        While ``identity`` is the last one stamped for ``key``, the stamp it got then; any
+        other identity (new content, or content that returns: A -> B -> A) is stamped
+        ``now``, and at least a second after the previous stamp, so a date sent for older
+        content never vouches for it. Kept far longer than renders (a crawler's date may
+        be weeks old); one check-and-set, so a fleet agrees."""
         ...
 
     async def lock(self, key: str, ttl: float) -> str | None:
@@ -171,7 +177,7 @@ class MemoryRenderStore:
         self._max_bytes = max_bytes
         self._size = 0
         self._items: OrderedDict[str, _Item] = OrderedDict()
-        self._seen: OrderedDict[tuple[str, str], datetime] = OrderedDict()
+        self._stamps: OrderedDict[str, tuple[str, datetime]] = OrderedDict()
 
     async def meta(self, key: str) -> RenderMeta | None:
         item = self._live(key)
@@ -201,12 +207,17 @@ class MemoryRenderStore:
             self._items[key] = (time.monotonic() + keep, meta, item[2], item[3])
             self._items.move_to_end(key)
 
-    async def first_seen(self, key: str, etag: str, now: datetime) -> datetime:
-        seen = self._seen.setdefault((key, etag), now)
-        self._seen.move_to_end((key, etag))
-        while len(self._seen) > MAX_SEEN:
-            self._seen.popitem(last=False)
-        return seen
+    async def stamp(self, key: str, identity: str, now: datetime) -> datetime:
+        last = self._stamps.get(key)
+        if last is not None and last[0] == identity:
+            self._stamps.move_to_end(key)
+            return last[1]
+        stamped = now if last is None else max(now, last[1] + timedelta(seconds=1))
+        self._stamps[key] = (identity, stamped)
+        self._stamps.move_to_end(key)
+        while len(self._stamps) > MAX_SEEN:
+            self._stamps.popitem(last=False)
+        return stamped
 
     async def lock(self, key: str, ttl: float) -> str | None:
         return secrets.token_hex(8)

@@ -81,9 +81,9 @@ class Document:
     #: False for documents any client can name in unbounded numbers (key-range pages):
     #: concurrent requests still share a render, but nothing of it is stored.
     storable: bool = True
-    #: For a document that is not stored: (store key, identity) its content is stamped
-    #: first seen as, shared by every document of one section version (key ranges), so
-    #: made-up names add no stamps. None: only the provider's time is sent.
+    #: (stamp key, identity) the document's Last-Modified is stamped by, when not its own
+    #: (store key, ETag): every page of a key-range section shares its section version's
+    #: stamp, so made-up range names add no stamps.
     first_seen_as: tuple[str, str] | None = None
     #: The gzip body for a compression level, when concurrent requests share one
     #: compressor (a shared render); None: the identity body is compressed per reply.

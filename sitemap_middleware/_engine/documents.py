@@ -341,7 +341,7 @@ class Documents:
             open_page,
             exists=False,  # its rows may all be gone: only opening it tells
             storable=listed,
-            first_seen_as=None if listed else seen_as,
+            first_seen_as=seen_as,
         )
 
     def stream(

@@ -28,7 +28,7 @@ import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any
 
 import anyio
@@ -158,23 +158,18 @@ class SharedRenders:
     async def _share(self, key: str, document: Document, meta: RenderMeta | None) -> Document:
         if not document.cacheable:
             return document  # incomplete (a section failed): never stored, never shared
-        if not document.storable:  # shared while it renders, never kept
-            flight_key = f"{key}|{document.etag or ''}"
-            if document.etag is not None and document.first_seen_as is not None:
-                # Its ETag moves with its section's version; the provider's time may not
-                # (a rename, an unpublish, a delete): stamp that version as first seen.
-                stamp_key, seen_as = document.first_seen_as
-                modified = await self._last_modified(
-                    stamp_key, seen_as, document.last_modified, None, unstored=True
-                )
-                document = replace(document, last_modified=_sendable(modified))
-            return self._flown(flight_key, key, document, None, None)
         etag = document.etag
+        if etag is not None:
+            # Key-range pages are stamped by their section's version, stored or not, so a
+            # page that changes while unlisted is never answered with its old stamp.
+            stamp_key, identity = document.first_seen_as or (key, etag)
+            modified = await self._last_modified(stamp_key, identity, document.last_modified)
+            document = replace(document, last_modified=_sendable(modified))
+        if not document.storable:  # shared while it renders, never kept
+            return self._flown(f"{key}|{etag or ''}", key, document, None, None)
         if etag is None:
             # No content identity: concurrent requests still share one pass.
             return self._flown(key + "|", key, document, None, None)
-        modified = await self._last_modified(key, etag, document.last_modified, meta)
-        document = replace(document, last_modified=_sendable(modified))
         if meta is not None and meta.etag == etag:
             current = replace(meta, last_modified=modified, rendered_at=wall_clock())
             if self.renders.ttl or self.renders.stale_while_revalidate:
@@ -392,41 +387,20 @@ class SharedRenders:
         return await self._calls.guard("reading", self.store.meta(key))
 
     async def _last_modified(
-        self,
-        key: str,
-        etag: str,
-        provided: datetime | None,
-        meta: RenderMeta | None,
-        *,
-        unstored: bool = False,
+        self, stamp_key: str, identity: str, provided: datetime | None
     ) -> datetime | None:
-        """The later of the provider's time and the time this content (ETag) was first seen.
+        """The later of the provider's time and when this content (``identity``) became
+        current, as the store stamps it (:meth:`RenderStore.stamp`).
 
         A provider's newest lastmod misses deletions and renames (it stays, or moves
-        backwards), so If-Modified-Since would answer 304 for changed content; content
-        first seen now is at least as new as now. A changed ETag is stamped at least a
-        second (HTTP dates' resolution) after the previous render's stamp (sent only once
-        it is no longer in the future: :func:`_sendable`). The store keeps the stamps (in
-        Redis a fleet agrees); without a stamp (the store failed) none is sent.
-
-        An ``unstored`` document (a key-range page) has no stored render to tell the
-        previous stamp: a new ETag is stamped at the next whole second, later than any
-        date already sent for other content (each was sent only once it had passed).
+        backwards), so If-Modified-Since would answer 304 for changed content; the stamp
+        moves whenever the content does, content that returns (A -> B -> A) included,
+        at least a second after the previous stamp (sent only once it is no longer in the
+        future: :func:`_sendable`). In Redis a fleet agrees on stamps; without one (the
+        store failed) no date is sent.
         """
-        previous = meta.last_modified if meta is not None else None
-        if meta is not None and meta.etag == etag and previous is not None:
-            return previous
         now = datetime.fromtimestamp(int(wall_clock()), timezone.utc)
-        stamp = now if previous is None else max(now, previous + timedelta(seconds=1))
-        if unstored:
-            stamp = now + timedelta(seconds=1)
-        # First sight of this content *after* the stored one: content that returns
-        # (A -> B -> A) is new again, later than B, never A's old stamp. The stored
-        # render's stamp makes the transition unique, and a fleet reads the same one.
-        seen_as = etag
-        if meta is not None and previous is not None:
-            seen_as = f"{etag}~{meta.etag}@{int(previous.timestamp())}"
-        seen = await self._calls.guard("reading", self.store.first_seen(key, seen_as, stamp))
+        seen = await self._calls.guard("reading", self.store.stamp(stamp_key, identity, now))
         if seen is None or provided is None:
             return seen
         # RFC 9110 §8.8.2.1: a time in the future is replaced by the time of the reply.

@@ -78,7 +78,7 @@ def simple_fields(
     if priority is not None:
         element = PRIORITY_ELEMENT.get(priority) if type(priority) is float else None
         if element is None:
-            priority = check_number("priority", priority, 0.0, 1.0)
+            priority = check_number("priority", priority, 0.0, 1.0) + 0.0  # -0 is 0
             element = priority_element(priority)
         tail += element
     return loc, lastmod, changefreq, priority, tail  # type: ignore[return-value]

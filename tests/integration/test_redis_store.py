@@ -89,14 +89,22 @@ async def test_the_gzip_body_is_kept_beside_the_body(store: RedisRenderStore) ->
 
 @asyncio_only
 @pytest.mark.anyio
-async def test_first_seen_is_set_once(store: RedisRenderStore) -> None:
-    """The first instance to see an ETag fixes its time; later sightings read it."""
+async def test_a_stamp_holds_while_its_content_does_and_moves_when_it_returns(
+    store: RedisRenderStore,
+) -> None:
+    """The first instance to stamp a content fixes its time; later readers get it while
+    it stays current; new content, or content that returns (A -> B -> A), is stamped
+    anew, at least a second after the previous stamp."""
     now = datetime(2024, 5, 1, 12, tzinfo=timezone.utc)
     try:
-        assert await store.first_seen("doc", "e1", now) == now
-        assert await store.first_seen("doc", "e1", now + timedelta(hours=1)) == now
+        assert await store.stamp("doc", "e1", now) == now
+        assert await store.stamp("doc", "e1", now + timedelta(hours=1)) == now
+        assert await store.stamp("doc", "e2", now) == now + timedelta(seconds=1)
         later = now + timedelta(days=1)
-        assert await store.first_seen("doc", "e2", later) == later
+        assert await store.stamp("doc", "e1", later) == later  # back to e1: anew
+        assert await store.stamp("other", "e1", now) == now  # per document
+        await store._client().set(store._key("doc", "s"), b"not ours")
+        assert await store.stamp("doc", "e1", later) == later
     finally:
         await store.aclose()
 

@@ -740,6 +740,56 @@ async def test_a_key_range_page_never_answers_304_for_changed_content(
         now[0] += 5
 
 
+async def test_a_stored_key_range_page_that_changes_and_changes_back_is_stamped_anew(
+    engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A -> B -> A on a key-range page the index lists (stored), B rendered while the
+    index no longer listed it (unstored): If-Modified-Since with B's date gets A whole,
+    never a 304 with A's old stamp (found by the hostile review of issue 30)."""
+    from sqlalchemy import text
+
+    provider = SQLAlchemyProvider(
+        engine,
+        products.select().where(products.c.published == 1),
+        key="id",
+        lastmod="updated_at",
+        to_entry=_to_entry,
+        batch_size=400,
+    )
+    core = SitemapCore(
+        SitemapConfig(
+            base_url="https://example.com", sections={"products": provider}, max_urls_per_page=1000
+        )
+    )
+    now = [time.time() - 3600]
+    monkeypatch.setattr(shared, "wall_clock", lambda: now[0])
+    _, index = await fetch(core, "/sitemap_index.xml")
+    first = child_urls(check_document(index))[0].removeprefix("https://example.com")
+    _, _, a_body = await _validators(core, first)
+    now[0] += 5
+    async with engine.begin() as conn:
+        slug = (
+            await conn.execute(text("SELECT slug FROM sitemap_products WHERE id = 33"))
+        ).scalar()
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(text("UPDATE sitemap_products SET slug = 'renamed' WHERE id = 33"))
+        provider._metadata.clear()
+        await _validators(core, first)  # B first seen (its date is sent once it has passed)
+        now[0] += 5
+        _, b_modified, b_body = await _validators(core, first)
+        assert b_body != a_body and b_modified is not None
+        now[0] += 5
+    finally:
+        async with engine.begin() as conn:
+            await conn.execute(
+                text("UPDATE sitemap_products SET slug = :slug WHERE id = 33"), {"slug": slug}
+            )
+        provider._metadata.clear()
+    reply, body = await fetch(core, first, if_modified_since=b_modified)
+    assert reply.status == 200 and body == a_body
+
+
 async def test_concurrent_conditional_requests_share_one_version_query(engine: AsyncEngine) -> None:
     """Thirty concurrent revalidations after metadata_ttl run one aggregate query, not
     thirty full-table checksums."""

@@ -24,7 +24,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from sitemap_middleware import ProviderVersion, SitemapConfig, SitemapEntry
+from sitemap_middleware import ProviderVersion, Renders, SitemapConfig, SitemapEntry
+from sitemap_middleware._caches.store import MemoryRenderStore
 from sitemap_middleware._engine import shared
 from tests.helpers import SitemapCore, fetch, header
 
@@ -62,6 +63,7 @@ class TimeOnlyRows(Rows):
 
 class Revalidation(RuleBasedStateMachine):
     rows_type: type[Rows] = Rows
+    renders = Renders()
 
     def __init__(self) -> None:
         super().__init__()
@@ -72,7 +74,10 @@ class Revalidation(RuleBasedStateMachine):
         self.history: list[dict[int, tuple[str, datetime]]] = []
         self.core = SitemapCore(
             SitemapConfig(
-                base_url="https://example.com", sections={"p": self.rows}, max_urls_per_page=3
+                base_url="https://example.com",
+                sections={"p": self.rows},
+                max_urls_per_page=3,
+                renders=self.renders,
             )
         )
         self.held: dict[str, tuple[bytes, str | None, str | None]] = {}
@@ -115,6 +120,14 @@ class Revalidation(RuleBasedStateMachine):
         """Back to the content before the last write (A -> B -> A)."""
         self.rows.rows.clear()
         self.rows.rows.update(self.history.pop())
+
+    @rule()
+    def evict(self) -> None:
+        """The store loses its renders (an idle hour past their keep, an LRU eviction, a
+        restart of Redis): what a client holds must still never earn a stale 304."""
+        store = self.core._shared.store
+        assert isinstance(store, MemoryRenderStore)
+        store._items.clear()
 
     @rule(seconds=st.sampled_from([0.0, 0.3, 0.7, 1.0, 5.0, 3600.0]))
     def tick(self, seconds: float) -> None:
@@ -163,6 +176,18 @@ def test_no_304_for_changed_content() -> None:
 
 class TimeOnlyRevalidation(Revalidation):
     rows_type = TimeOnlyRows
+
+
+class UnstoredRevalidation(Revalidation):
+    renders = Renders(memory_bytes=0)  # nothing is ever stored
+
+
+def test_no_304_for_changed_content_never_stored() -> None:
+    """The same when no render is ever stored (too large for the store, or none)."""
+    run_state_machine_as_test(
+        UnstoredRevalidation,
+        settings=settings(max_examples=100, stateful_step_count=20, deadline=None),
+    )
 
 
 def test_no_304_for_changed_content_of_a_time_only_version() -> None:
