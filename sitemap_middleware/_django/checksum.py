@@ -43,11 +43,16 @@ def row_checksum(names: list[str]) -> Any:
         output_field = BigIntegerField()
 
         def _texts(self, compiler: Any, cast: str) -> list[tuple[str, list[Any]]]:
-            """Each field as text (NULL as ``\\N``) with its parameters."""
+            """Each field as ``<length>:<text>`` (NULL as ``\\N``) with its parameters:
+            moving a separator between two fields changes the row's text."""
             texts: list[tuple[str, list[Any]]] = []
             for expression in self.get_source_expressions():
                 sql, params = compiler.compile(expression)
-                texts.append((f"COALESCE(CAST({sql} AS {cast}), %s)", [*params, NULL_TEXT]))
+                text = f"CAST({sql} AS {cast})"
+                joined = f"CONCAT(CHAR_LENGTH({text}), ':', {text})"
+                if cast == "text":  # PostgreSQL: || (CONCAT would make NULL '')
+                    joined = f"CAST(CHAR_LENGTH({text}) AS text) || ':' || {text}"
+                texts.append((f"COALESCE({joined}, %s)", [*params, *params, NULL_TEXT]))
             return texts
 
         def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:

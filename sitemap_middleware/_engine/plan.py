@@ -121,7 +121,7 @@ async def section_version(
     provider = section.provider
     if not isinstance(provider, SupportsVersion):
         return None
-    version = await call_provider(section.name, config.provider_timeout, provider.version())
+    version = await call_provider(section.name, config.provider_timeout, provider.version)
     if not isinstance(version, ProviderVersion):
         raise ProviderError(section.name, f"version() returned {version!r}, not ProviderVersion")
     cutoff = news_cutoff(config, section)
@@ -295,7 +295,7 @@ async def _provider_lastmods(
     if all(page.lastmod is not None for page in pages):
         return pages
     answer = await call_provider(
-        section.name, config.provider_timeout, provider.page_last_modified(size)
+        section.name, config.provider_timeout, lambda: provider.page_last_modified(size)
     )
     if isinstance(answer, str | bytes) or not isinstance(answer, Sequence):
         raise ProviderError(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import AsyncIterable, AsyncIterator, Mapping, Sequence
 from datetime import datetime
@@ -57,9 +58,15 @@ def report_once(section: str, kind: str, message: str) -> None:
 
 
 async def call_provider(section: str, timeout: float, awaitable: Any) -> Any:
-    """Await a provider call under ``timeout``, wrapping failures in ProviderError."""
+    """Await a provider call under ``timeout``, wrapping failures in ProviderError.
+
+    ``awaitable`` may be a function to call first (a capability), so one that raises as
+    it is called (a plain ``def`` failing) fails its section like one that raises later.
+    """
     try:
         with anyio.fail_after(timeout):
+            if callable(awaitable) and not inspect.isawaitable(awaitable):
+                awaitable = awaitable()
             return await awaitable
     except TimeoutError:
         raise ProviderTimeoutError(section, f"no answer within {timeout:g} s") from None

@@ -42,7 +42,7 @@ from .._config import SitemapConfig, Tenants
 from .._engine.answer import FAILED_SECTIONS_HEADER, failed_sections_text
 from .._engine.core import SitemapCore
 from .._engine.tenants import TenantCores
-from .._exceptions import ExportPathError
+from .._exceptions import ExportPathError, SitemapError
 from .._sansio.routing import STYLESHEET_NAME, TEXT_SITEMAP_NAME
 from .apps import Interface, client_for_app
 
@@ -195,12 +195,21 @@ def _gunzipped(data: bytes) -> bytes | None:
         return None
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "wb") as file:
             file.write(data)
+            # mkstemp makes the file 0600; a file written in place would follow the umask
+            # (a web server running as another user must read it).
+            os.fchmod(file.fileno(), 0o666 & ~_umask())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -251,8 +260,15 @@ class _Exporter:
         return export_path(self.directory, url_path)
 
     async def _get(self, url: str, headers: dict[str, str]) -> tuple[int, httpx.Headers, bytes]:
-        async with self.client.stream("GET", url, headers=headers) as response:
-            raw = b"".join([chunk async for chunk in response.aiter_raw()])
+        import httpx  # the cli extra (the client is httpx's)
+
+        try:
+            async with self.client.stream("GET", url, headers=headers) as response:
+                raw = b"".join([chunk async for chunk in response.aiter_raw()])
+        except (httpx.HTTPError, SitemapError) as exc:
+            # A body cut short (its provider failed after the first byte; in process the
+            # app's error reaches us as such): that document failed, the others go on.
+            raise _DocumentFailed(f"{url} was cut short: {type(exc).__name__}: {exc}") from None
         return response.status_code, response.headers, raw
 
     async def variant(self, url: str, key: str, gzip: bool) -> tuple[dict[str, Any], bytes] | None:

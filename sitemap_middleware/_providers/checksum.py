@@ -6,8 +6,9 @@ per-row hash in the database (order-independent, one aggregate query):
 
 * SQLite has no hash function: :func:`sqlite_row_crc32` is registered on each connection
   as :data:`SQLITE_CHECKSUM`; it hashes the ``repr`` of the row's values.
-* PostgreSQL and MySQL/MariaDB hash the row as text: every column cast to text, NULL
-  written as :data:`NULL_TEXT`, joined by :data:`SEPARATOR`. PostgreSQL takes the first
+* PostgreSQL and MySQL/MariaDB hash the row as text: every column cast to text and
+  written ``<length>:<text>`` (so a separator moved between two columns changes the
+  row's text), NULL as :data:`NULL_TEXT`, joined by :data:`SEPARATOR`. PostgreSQL takes the first
   :data:`MD5_HEX_DIGITS` hex digits of ``md5()`` (60 bits, a bigint; the sum is numeric),
   MySQL ``crc32()``. Both are documented, stable built-ins.
 

@@ -60,6 +60,16 @@ __all__ = ["SQLAlchemyProvider"]
 logger = logging.getLogger("sitemap_middleware")
 
 
+def _length_prefixed(column: Any, dialect: str) -> ColumnElement[Any]:
+    """A column as ``<length>:<text>`` (NULL as :data:`NULL_TEXT`): moving a separator
+    between two columns changes the row's text (see ``checksum.py``)."""
+    text = cast(column, Text)
+    length = cast(func.char_length(text), Text)
+    if dialect == "mysql":
+        return func.coalesce(func.concat(length, ":", text), NULL_TEXT)
+    return func.coalesce(length.op("||")(literal(":")).op("||")(text), NULL_TEXT)
+
+
 def _aware(value: object) -> datetime | None:
     if value is None:
         return None
@@ -414,10 +424,12 @@ class SQLAlchemyProvider:
         if self._dialect == "sqlite":
             return func.sum(getattr(func, SQLITE_CHECKSUM)(*self._checksum_columns))
         separator = literal(SEPARATOR)
-        text: ColumnElement[Any] = func.coalesce(cast(self._checksum_columns[0], Text), NULL_TEXT)
-        for column in self._checksum_columns[1:]:
-            text = text.op("||")(separator).op("||")(func.coalesce(cast(column, Text), NULL_TEXT))
+        parts = [_length_prefixed(column, self._dialect) for column in self._checksum_columns]
+        text: ColumnElement[Any] = parts[0]
+        for part in parts[1:]:
+            text = text.op("||")(separator).op("||")(part)
         if self._dialect == "mysql":
+            text = func.concat_ws(SEPARATOR, *parts)
             return func.sum(func.crc32(text))
         # md5 is documented and stable; its first 60 bits as a bigint, summed as numeric.
         hexed = literal("x").op("||")(func.substr(func.md5(text), 1, MD5_HEX_DIGITS))

@@ -871,3 +871,37 @@ async def test_key_range_pages_the_index_lists_are_stored_made_up_ones_are_not(
     finally:
         event.remove(engine.sync_engine, "before_cursor_execute", counting)
     await core.aclose()
+
+
+async def test_a_separator_moved_between_two_columns_changes_the_version(
+    engine: AsyncEngine,
+) -> None:
+    """('tea|green', 'sencha') -> ('tea', 'green|sencha'): the URL changes, so must the
+    version (PostgreSQL joined the columns' texts with '|' and hashed them alike; hostile
+    review of issue 30, F4)."""
+    from sqlalchemy import text
+
+    pairs = Table(
+        "sitemap_pairs",
+        MetaData(),
+        Column("id", Integer, primary_key=True),
+        Column("category", String, nullable=False),
+        Column("slug", String, nullable=False),
+    )
+    async with engine.begin() as conn:
+        await conn.run_sync(pairs.metadata.create_all)
+        await conn.execute(insert(pairs), [{"id": 1, "category": "tea|green", "slug": "sencha"}])
+    try:
+        provider = SQLAlchemyProvider(
+            engine, pairs, key="id", location="/{category}/{slug}", metadata_ttl=0
+        )
+        before = await provider.version()
+        async with engine.begin() as conn:
+            await conn.execute(
+                text("UPDATE sitemap_pairs SET category = 'tea', slug = 'green|sencha'")
+            )
+        after = await provider.version()
+        assert before.token != after.token
+    finally:
+        async with engine.begin() as conn:
+            await conn.run_sync(pairs.metadata.drop_all)

@@ -178,3 +178,53 @@ def test_app_mode_reports_a_failing_startup(tmp_path: Path) -> None:
     done = cli("check", "--app", "tests.ops.lifespan_app:app", "--no-progress", FAILING_STARTUP="1")
     assert done.returncode == 2, done.stdout + done.stderr
     assert "startup failed" in done.stderr and "no database" in done.stderr
+
+
+class BreaksMidway(Flaky):
+    """Pages that fail after their first bytes (the provider dies mid-stream)."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__(count)
+        self.broken_midway = False
+
+    async def entries(self) -> AsyncIterator[SitemapEntry]:
+        for i in range(self.size):
+            if self.broken_midway and i == 3000:
+                raise RuntimeError("the database went away mid-page")
+            yield SitemapEntry(f"/item/{i}")
+
+
+def test_export_records_a_document_cut_short_and_exports_the_rest(tmp_path: Path) -> None:
+    """A page whose provider fails after its first byte is a failed document (its earlier
+    file kept), not a traceback that leaves the rest unexported (hostile review, F8)."""
+    flaky = BreaksMidway(6000)
+    config = SitemapConfig(
+        base_url=BASE,
+        sections={"pages": ["/", "/about"], "items": flaky},
+        max_urls_per_page=10_000,
+        renders=Renders(memory_bytes=0),
+    )
+    app = Starlette()
+    app.add_middleware(ASGISitemapMiddleware, config=config)
+    first = anyio.run(export_app, app, tmp_path)
+    assert first.failed == []
+    before = snapshot(tmp_path)
+    flaky.broken_midway = True  # the kept plan still lists the page: it fails mid-stream
+    (tmp_path / "sitemap-items-1.xml").write_bytes(b"damaged")  # so it is fetched again
+    (tmp_path / "sitemap-pages-1.xml").unlink()  # and the rest is exported as usual
+    before["sitemap-items-1.xml"] = b"damaged"
+    result = anyio.run(export_app, app, tmp_path)
+    assert result.failed and "cut short" in " ".join(result.failed), result.format_text()
+    assert snapshot(tmp_path) == before  # the page written again, the failed one kept
+
+
+def test_exported_files_follow_the_umask(tmp_path: Path) -> None:
+    """A web server running as another user can read them (0644 under umask 022, not the
+    0600 of a temporary file; hostile review, F7)."""
+    old = os.umask(0o022)
+    try:
+        anyio.run(export_app, make_app(Flaky(5)), tmp_path)
+    finally:
+        os.umask(old)
+    modes = {path.stat().st_mode & 0o777 for path in tmp_path.rglob("*") if path.is_file()}
+    assert modes == {0o644}

@@ -108,11 +108,32 @@ class NoPageDates:
         return None
 
 
+class RaisingSyncVersion:
+    """A plain ``def version()`` that raises as it is called (a failing sync query)."""
+
+    async def entries(self) -> AsyncIterator[str]:
+        for i in range(3):
+            yield f"/{i}"
+
+    def version(self) -> Any:
+        raise RuntimeError("version() database went away")
+
+
+class RaisingSyncPageDates(NoPageDates):
+    def page_last_modified(self, page_size: int) -> Any:
+        raise RuntimeError("page_last_modified() database went away")
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize(
     ("provider", "capability"),
-    [(BareKeyed(), "keyed()"), (NoPageDates(), "page_last_modified()")],
-    ids=["keyed-bare-entries", "page_last_modified-none"],
+    [
+        (BareKeyed(), "keyed()"),
+        (NoPageDates(), "page_last_modified()"),
+        (RaisingSyncVersion(), "version()"),
+        (RaisingSyncPageDates(), "page_last_modified()"),
+    ],
+    ids=["keyed-bare-entries", "page_last_modified-none", "version-raises", "dates-raise"],
 )
 async def test_a_malformed_capability_answers_503_naming_it(
     provider: Any, capability: str, caplog: pytest.LogCaptureFixture
