@@ -128,12 +128,38 @@ async def client_for_app(
         yield client
 
 
+class _NoLifespan(Exception):
+    """The app returned from the lifespan scope without reading it."""
+
+
+def _returning_is_unsupported(app: Any) -> Any:
+    """``app``, where returning from the lifespan scope without calling ``receive()``
+    (``if scope["type"] != "http": return``) means no lifespan support, as uvicorn takes
+    it; asgi-lifespan would wait for a startup that never comes."""
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        received = False
+
+        async def tracking() -> Any:
+            nonlocal received
+            received = True
+            return await receive()
+
+        await app(scope, tracking, send)
+        if scope.get("type") == "lifespan" and not received:
+            raise _NoLifespan
+
+    return wrapped
+
+
 @asynccontextmanager
 async def _lifespan(app: Any) -> AsyncIterator[Any]:
     from asgi_lifespan import LifespanManager, LifespanNotSupported
 
     manager = LifespanManager(
-        app, startup_timeout=LIFESPAN_TIMEOUT, shutdown_timeout=LIFESPAN_TIMEOUT
+        _returning_is_unsupported(app),
+        startup_timeout=LIFESPAN_TIMEOUT,
+        shutdown_timeout=LIFESPAN_TIMEOUT,
     )
     try:
         await manager.__aenter__()

@@ -228,3 +228,23 @@ def test_exported_files_follow_the_umask(tmp_path: Path) -> None:
         os.umask(old)
     modes = {path.stat().st_mode & 0o777 for path in tmp_path.rglob("*") if path.is_file()}
     assert modes == {0o644}
+
+
+def test_app_mode_takes_an_app_that_returns_on_lifespan_as_having_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``if scope["type"] != "http": return`` means no lifespan support (as uvicorn takes
+    it), not a startup to wait for until the timeout (hostile review, F6)."""
+    from sitemap_middleware._ops import apps
+
+    monkeypatch.setattr(apps, "LIFESPAN_TIMEOUT", 2.0)
+    config = SitemapConfig(base_url=BASE, sections={"pages": ["/", "/about"]})
+
+    async def raw(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 404, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    report = anyio.run(_check, ASGISitemapMiddleware(raw, config=config))
+    assert report.ok, report.format_text()
