@@ -92,6 +92,23 @@ def _to_entry(row: Any) -> dict[str, Any]:
     return {"loc": f"/products/{row.slug}", "lastmod": row.updated_at}
 
 
+def _published_keyset(engine: AsyncEngine, **config: Any) -> tuple[SQLAlchemyProvider, SitemapCore]:
+    """The published rows as key-range pages of 1,000 URLs, read 400 rows at a time."""
+    provider = SQLAlchemyProvider(
+        engine,
+        products.select().where(products.c.published == 1),
+        key="id",
+        lastmod="updated_at",
+        to_entry=_to_entry,
+        batch_size=400,
+    )
+    sections = {"products": provider}
+    config = {"max_urls_per_page": 1000, **config}
+    return provider, SitemapCore(
+        SitemapConfig(base_url="https://example.com", sections=sections, **config)
+    )
+
+
 def _core(engine: Any, **kwargs: Any) -> SitemapCore:
     kwargs.setdefault("max_urls_per_page", 1000)
     return SitemapCore(
@@ -705,21 +722,7 @@ async def test_a_key_range_page_never_answers_304_for_changed_content(
     its range is renamed, unpublished or deleted (the table's newest lastmod stays put)."""
     from sqlalchemy import text
 
-    provider = SQLAlchemyProvider(
-        engine,
-        products.select().where(products.c.published == 1),
-        key="id",
-        lastmod="updated_at",
-        to_entry=_to_entry,
-        batch_size=400,
-    )
-    core = SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com",
-            sections={"products": provider},
-            max_urls_per_page=1000,
-        )
-    )
+    provider, core = _published_keyset(engine)
     now = [time.time() - 3600]  # a clock of our own, in the past (replies cap the future)
     monkeypatch.setattr(shared, "wall_clock", lambda: now[0])
     _, index = await fetch(core, "/sitemap_index.xml")
@@ -748,19 +751,7 @@ async def test_a_stored_key_range_page_that_changes_and_changes_back_is_stamped_
     never a 304 with A's old stamp (found by the hostile review of issue 30)."""
     from sqlalchemy import text
 
-    provider = SQLAlchemyProvider(
-        engine,
-        products.select().where(products.c.published == 1),
-        key="id",
-        lastmod="updated_at",
-        to_entry=_to_entry,
-        batch_size=400,
-    )
-    core = SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com", sections={"products": provider}, max_urls_per_page=1000
-        )
-    )
+    provider, core = _published_keyset(engine)
     now = [time.time() - 3600]
     monkeypatch.setattr(shared, "wall_clock", lambda: now[0])
     _, index = await fetch(core, "/sitemap_index.xml")
@@ -830,22 +821,7 @@ async def test_key_range_pages_the_index_lists_are_stored_made_up_ones_are_not(
     item 3); a range nobody listed is rendered and never kept (any number can be named)."""
     from sqlalchemy import event
 
-    provider = SQLAlchemyProvider(
-        engine,
-        products.select().where(products.c.published == 1),
-        key="id",
-        lastmod="updated_at",
-        to_entry=_to_entry,
-        batch_size=400,
-    )
-    core = SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com",
-            sections={"products": provider},
-            max_urls_per_page=1000,
-            renders=Renders(ttl=60),
-        )
-    )
+    provider, core = _published_keyset(engine, renders=Renders(ttl=60))
     _, index = await fetch(core, "/sitemap_index.xml")
     pages = [url.removeprefix("https://example.com") for url in child_urls(check_document(index))]
     assert len(pages) > 1 and all("~" in page for page in pages)
