@@ -67,7 +67,7 @@ def add_check_parser(commands: Any) -> None:
         "url",
         nargs="?",
         help="the site (https://example.com/), its robots.txt, or one sitemap URL; "
-        "with --app, defaults to http://localhost/",
+        "with --app, defaults to the origin of the app's base_url",
     )
     parser.add_argument(
         "--app",

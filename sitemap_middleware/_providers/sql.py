@@ -177,6 +177,11 @@ class SQLAlchemyProvider:
         batch_size: int = 10_000,
         metadata_ttl: float = 1.0,
     ) -> None:
+        if not isinstance(engine, AsyncEngine | Engine):
+            raise ConfigurationError(
+                f"engine must be a SQLAlchemy engine, got {engine!r:.80}: "
+                "create_async_engine('sqlite+aiosqlite:///shop.sqlite3') (or create_engine(url))"
+            )
         self._engine = engine
         if isinstance(source, TextClause):
             raise ConfigurationError(

@@ -151,3 +151,16 @@ async def test_a_malformed_capability_answers_503_naming_it(
     assert page.status in (404, 503)  # never a 500
     logged = " ".join(r.getMessage() for r in caplog.records)
     assert capability in logged, logged
+
+
+def test_an_sql_provider_given_a_url_instead_of_an_engine_says_so() -> None:
+    """A newcomer's mistake: the URL string, not an engine (was AttributeError: 'str'
+    object has no attribute 'dialect')."""
+    pytest.importorskip("sqlalchemy")
+    from sqlalchemy import Column, Integer, MetaData, String, Table
+
+    from sitemap_middleware import ConfigurationError, SQLAlchemyProvider
+
+    table = Table("t", MetaData(), Column("id", Integer, primary_key=True), Column("slug", String))
+    with pytest.raises(ConfigurationError, match="engine must be a SQLAlchemy engine.*create_"):
+        SQLAlchemyProvider("sqlite:///shop.sqlite3", table, key="id", location="/{slug}")  # type: ignore[arg-type]
