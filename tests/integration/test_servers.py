@@ -15,6 +15,7 @@ import httpx
 import pytest
 from usp.tree import sitemap_tree_for_homepage
 
+from sitemap_middleware import Renders
 from tests.helpers import CountingProvider, check_document, child_urls, page_urls
 from tests.integration.servers import bound_socket, make_config, serve, wsgi_app
 
@@ -34,7 +35,15 @@ def site(request: pytest.FixtureRequest) -> Iterator[Site]:
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     big = CountingProvider(50_000, host=base)
     small = CountingProvider(1_200, host=f"{base}/small")
-    config = make_config(base, {"big": big, "small": small}, stylesheet=True, text_sitemaps=True)
+    # Nothing stored: every request here streams a fresh render (chunked, and closed on
+    # a hang-up), as it would the first time; stored replies are tested on their own.
+    config = make_config(
+        base,
+        {"big": big, "small": small},
+        stylesheet=True,
+        text_sitemaps=True,
+        renders=Renders(memory_bytes=0),
+    )
     with serve(request.param, config, sock) as url:
         yield Site(url, big, small)
 
