@@ -33,7 +33,7 @@ __all__ = ["RedisRenderStore"]
 #: redis-py costs twice as long as eight GETRANGEs of 1 MiB, and holds it all at once).
 READ_BYTES = 1024 * 1024
 #: Stamps outlive renders by far: they are what Last-Modified says for weeks.
-SEEN_KEEP_MS = 90 * 86_400 * 1000
+STAMP_KEEP_MS = 90 * 86_400 * 1000
 #: The store's stamp (see RenderStore.stamp), checked and set in one step: "<seconds> <id>".
 _STAMP = """
 local last = redis.call('get', KEYS[1])
@@ -104,9 +104,7 @@ class RedisRenderStore:
         self, key: str, meta: RenderMeta, *, gzip: bool = False
     ) -> bytes | AsyncIterator[bytes] | None:
         name = self._key(key, _body_kind(meta, gzip))
-        length, digest = (
-            (meta.gzip_length, meta.gzip_digest) if gzip else (meta.length, meta.digest)
-        )
+        length, digest = meta.size_and_digest(gzip)
         if gzip and not meta.gzip_level:
             return None
         client = self._client()
@@ -163,7 +161,7 @@ class RedisRenderStore:
 
     async def stamp(self, key: str, identity: str, now: datetime) -> datetime:
         seconds = await self._client().eval(
-            _STAMP, 1, self._key(key, "s"), identity, int(now.timestamp()), SEEN_KEEP_MS
+            _STAMP, 1, self._key(key, "s"), identity, int(now.timestamp()), STAMP_KEEP_MS
         )
         try:
             return datetime.fromtimestamp(int(seconds), timezone.utc)

@@ -18,7 +18,7 @@ import hashlib
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 #: Documents whose stamp the in-process store remembers (least recent out).
-MAX_SEEN = 100_000
+MAX_STAMPS = 100_000
 
 #: A stored render in process: (expires at, meta, body, gzip body).
 _Item = tuple[float, "RenderMeta", bytes, bytes | None]
@@ -53,9 +53,9 @@ class RenderMeta:
 
     ``rendered_at`` is wall-clock seconds (``time.time()``): instances of a fleet compare
     it, so it cannot be a monotonic clock. ``last_modified`` is what the reply said: the
-    provider's time, or the time this ETag was first seen. ``gzip_level`` is the zlib
-    level of the stored gzip body (0: none stored), ``gzip_length`` and ``gzip_digest``
-    describe it.
+    later of the provider's time and the document's stamp (:meth:`RenderStore.stamp`).
+    ``gzip_level`` is the zlib level of the stored gzip body (0: none stored),
+    ``gzip_length`` and ``gzip_digest`` describe it.
     """
 
     etag: str
@@ -90,15 +90,21 @@ def describe_render(
     content_type: str,
     last_modified: datetime | None,
     rendered_at: float,
-    body: bytes,
+    chunks: Sequence[bytes],
     gzip_level: int,
-) -> tuple[RenderMeta, bytes | None]:
-    """What a store keeps of one complete render: its meta, and its gzip body compressed
-    once at ``gzip_level`` (0: none). CPU-bound: callers run it in a worker thread."""
+    gzip: bytes | None = None,
+) -> tuple[RenderMeta, bytes, bytes | None]:
+    """What a store keeps of one complete render (its ``chunks`` as sent): its meta, its
+    body, and its gzip body at ``gzip_level`` (0: none): ``gzip`` when readers already
+    compressed it, else compressed here, the same bytes a reader compressing those chunks
+    got. CPU-bound: callers run it in a worker thread."""
+    body = b"".join(chunks)
     digest = hashlib.sha256(body).hexdigest()
     if not gzip_level:
-        return RenderMeta(etag, content_type, last_modified, rendered_at, len(body), digest), None
-    gzip = gzip_bytes(body, gzip_level)
+        meta = RenderMeta(etag, content_type, last_modified, rendered_at, len(body), digest)
+        return meta, body, None
+    if gzip is None:
+        gzip = gzip_bytes(chunks, gzip_level)
     gzip_digest = hashlib.sha256(gzip).hexdigest()
     meta = RenderMeta(
         etag,
@@ -111,7 +117,7 @@ def describe_render(
         gzip_length=len(gzip),
         gzip_digest=gzip_digest,
     )
-    return meta, gzip
+    return meta, body, gzip
 
 
 @runtime_checkable
@@ -215,7 +221,7 @@ class MemoryRenderStore:
         stamped = now if last is None else max(now, last[1] + timedelta(seconds=1))
         self._stamps[key] = (identity, stamped)
         self._stamps.move_to_end(key)
-        while len(self._stamps) > MAX_SEEN:
+        while len(self._stamps) > MAX_STAMPS:
             self._stamps.popitem(last=False)
         return stamped
 

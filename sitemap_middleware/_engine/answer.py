@@ -78,13 +78,13 @@ class Document:
     #: that cannot count itself): a 304 then needs that check first.
     exists: bool = True
     cache: CacheStatus | None = None
-    #: False for documents any client can name in unbounded numbers (key-range pages):
-    #: concurrent requests still share a render, but nothing of it is stored.
+    #: False for documents any client can name in unbounded numbers (key-range pages the
+    #: index does not list): concurrent requests still share a render, nothing is stored.
     storable: bool = True
     #: (stamp key, identity) the document's Last-Modified is stamped by, when not its own
     #: (store key, ETag): every page of a key-range section shares its section version's
     #: stamp, so made-up range names add no stamps.
-    first_seen_as: tuple[str, str] | None = None
+    stamped_as: tuple[str, str] | None = None
     #: The gzip body for a compression level, when concurrent requests share one
     #: compressor (a shared render); None: the identity body is compressed per reply.
     open_gzip: Callable[[int], Awaitable[AsyncIterator[bytes]]] | None = None

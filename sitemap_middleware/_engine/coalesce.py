@@ -16,8 +16,8 @@ of one document; every request that asks for it while it runs reads the same chu
   memory stays bounded;
 - the source is closed when its last reader leaves early; a failure after the first
   byte reaches every reader (each aborts its own response);
-- ``on_complete`` receives the whole body only when the source ended normally and the
-  body was kept whole: nothing incomplete is ever handed on for storing.
+- ``on_complete`` receives the whole body (its chunks as sent) only when the source ended
+  normally and the body was kept whole: nothing incomplete is ever handed on for storing.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class LaggingReaderError(SitemapError):
 
 
 Opener = Callable[[], Awaitable[AsyncIterator[bytes]]]
-OnComplete = Callable[[bytes], Awaitable[None]]
+OnComplete = Callable[[list[bytes]], Awaitable[None]]
 OnEnd = Callable[[], Awaitable[None]]
 
 
@@ -222,7 +222,7 @@ class Flight:
         # joins this flight (its chunks are all here) rather than rendering again.
         if self._whole and self._on_complete is not None:
             try:
-                await self._on_complete(b"".join(self._chunks))
+                await self._on_complete(list(self._chunks))
             except Exception as exc:  # storing is a bonus; the readers have their bytes
                 logger.warning(LOG_STORE_FAILED, self.label, type(exc).__name__, exc)
         await self._end()

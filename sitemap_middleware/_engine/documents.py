@@ -323,9 +323,9 @@ class Documents:
         parts = version_parts(version)
         etag = document_etag(config.fingerprint, base.prefix, name, [parts])
         version_tag = document_etag(config.fingerprint, base.prefix, section.name, [parts])
-        seen_as = None
+        stamped_as = None
         if version_tag is not None:
-            seen_as = (f"{config.fingerprint}|{base.prefix}|ranges:{section.name}", version_tag)
+            stamped_as = (f"{config.fingerprint}|{base.prefix}|ranges:{section.name}", version_tag)
 
         async def open_page() -> AsyncIterator[bytes]:
             stream = self._stream(section, base, key_range=keys)
@@ -341,7 +341,7 @@ class Documents:
             open_page,
             exists=False,  # its rows may all be gone: only opening it tells
             storable=listed,
-            first_seen_as=seen_as,
+            stamped_as=stamped_as,
         )
 
     def stream(

@@ -100,6 +100,8 @@ class SharedRenders:
         self._refreshing: set[str] = set()
         self._tasks: set[Any] = set()
         self._calls = StoreCalls()  # logging, and the back-off after a failure
+        #: Renders stored with their gzip flight's bytes when it ends: (level, save).
+        self._gzipping: dict[str, tuple[int, Callable[[bytes | None], Awaitable[None]]]] = {}
 
     def key(self, target: Target, base: BaseURL) -> str:
         """The store key of ``target`` under the base URL ``base``."""
@@ -162,14 +164,13 @@ class SharedRenders:
         if etag is not None:
             # Key-range pages are stamped by their section's version, stored or not, so a
             # page that changes while unlisted is never answered with its old stamp.
-            stamp_key, identity = document.first_seen_as or (key, etag)
+            stamp_key, identity = document.stamped_as or (key, etag)
             modified = await self._last_modified(stamp_key, identity, document.last_modified)
             document = replace(document, last_modified=_sendable(modified))
-        if not document.storable:  # shared while it renders, never kept
+        if etag is None or not document.storable:
+            # No content identity, or one any client can make up: concurrent requests
+            # still share one pass, and nothing of it is kept.
             return self._flown(f"{key}|{etag or ''}", key, document, None, None)
-        if etag is None:
-            # No content identity: concurrent requests still share one pass.
-            return self._flown(key + "|", key, document, None, None)
         if meta is not None and meta.etag == etag:
             current = replace(meta, last_modified=modified, rendered_at=wall_clock())
             if self.renders.ttl or self.renders.stale_while_revalidate:
@@ -199,7 +200,20 @@ class SharedRenders:
                 async def opener() -> AsyncIterator[bytes]:
                     return gzip_chunks(await open_identity(), level)
 
-                flight = self.flights.start(gzip_key, key, opener, max_bytes=self.max_bytes)
+                async def compressed(chunks: list[bytes] | None) -> None:
+                    waiting = self._gzipping.get(flight_key)  # None: cut short, compress there
+                    if waiting is not None and (chunks is None or waiting[0] == level):
+                        del self._gzipping[flight_key]
+                        await waiting[1](None if chunks is None else b"".join(chunks))
+
+                flight = self.flights.start(
+                    gzip_key,
+                    key,
+                    opener,
+                    max_bytes=self.max_bytes,
+                    on_complete=compressed,
+                    on_end=lambda: compressed(None),
+                )
             return await flight.open()
 
         return replace(
@@ -279,23 +293,38 @@ class SharedRenders:
             async def opener() -> AsyncIterator[bytes]:
                 return await self._locked_open(key, etag, document.open, lock)
 
-            async def complete(body: bytes) -> None:
+            async def complete(chunks: list[bytes]) -> None:
                 if etag is None or lock.from_store:
                     return
                 http = self.config.http
+                level = http.gzip_level if http.gzip else 0
                 described = functools.partial(
-                    describe_render, etag, document.content_type, modified, wall_clock(), body
-                )  # hashing and compressing 8 MiB take tens of ms: off the event loop
-                meta, gzip = await anyio.to_thread.run_sync(
-                    described, http.gzip_level if http.gzip else 0
+                    describe_render, etag, document.content_type, modified, wall_clock(), chunks
                 )
-                save = self.store.save(key, meta, body, self._keep(), gzip)
-                await self._calls.guard("writing", save)
 
-            async def end() -> None:
+                async def save(gzip: bytes | None, unlocking: bool = False) -> None:
+                    try:  # hashing (and compressing) 8 MiB takes tens of ms: off the loop
+                        meta, body, gzip = await anyio.to_thread.run_sync(described, level, gzip)
+                        write = self.store.save(key, meta, body, self._keep(), gzip)
+                        await self._calls.guard("writing", write)
+                    finally:
+                        if unlocking:
+                            await unlock()
+
+                if level and self.flights.get(f"{flight_key}|gzip{level}") is not None:
+                    # Its gzip readers compress it: stored (and unlocked) when they are done.
+                    self._gzipping[flight_key] = (level, functools.partial(save, unlocking=True))
+                    return
+                await save(None)
+
+            async def unlock() -> None:
                 token, lock.token = lock.token, None
                 if token is not None:
                     await self._calls.guard("unlocking", self.store.unlock(key, token))
+
+            async def end() -> None:
+                if flight_key not in self._gzipping:  # else once its gzip body is stored
+                    await unlock()
 
             flight = self.flights.start(
                 flight_key,

@@ -24,12 +24,10 @@ manifest's when it is read (a manifest that fails is ignored, with a warning, as
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import os
 import tempfile
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,13 +186,6 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _gunzipped(data: bytes) -> bytes | None:
-    try:
-        return gzip.decompress(data)
-    except (OSError, EOFError, zlib.error):
-        return None
-
-
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -299,13 +290,6 @@ class _Exporter:
             "bytes": len(raw),
         }
         unchanged = intact and old is not None and old["sha256"] == entry["sha256"]
-        if gzip and intact and old is not None and not unchanged:
-            # gzip bytes depend on how the body was chunked (a fresh render is flushed as it
-            # streams, a stored one was compressed whole): the same content is unchanged.
-            content = _gunzipped(raw)
-            if content is not None and _gunzipped(path.read_bytes()) == content:
-                entry.update(sha256=old["sha256"], bytes=old["bytes"])
-                unchanged = True
         failed = response_headers.get(FAILED_SECTIONS_HEADER)
         if failed:
             raise _DocumentFailed(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 
 from werkzeug.datastructures import Accept
 from werkzeug.http import parse_accept_header
@@ -98,10 +98,9 @@ async def gzip_chunks(chunks: AsyncIterator[bytes], level: int) -> AsyncIterator
         await chunks.aclose()  # type: ignore[attr-defined]
 
 
-def gzip_bytes(data: bytes, level: int) -> bytes:
-    """``data`` gzipped whole (a stored render's gzip body: compressed once, sent often).
-
-    zlib releases the GIL while it works, so callers run this in a worker thread.
-    """
-    compressor = zlib.compressobj(level, zlib.DEFLATED, _GZIP_WBITS)
-    return compressor.compress(data) + compressor.flush(zlib.Z_FINISH)
+def gzip_bytes(chunks: Iterable[bytes], level: int) -> bytes:
+    """The bytes :func:`gzip_chunks` sends for ``chunks``, at once (a stored render's gzip
+    body: compressed once, sent often, byte for byte what its first gzip reader got, so
+    one strong ETag names one body). zlib releases the GIL: run it in a worker thread."""
+    stream = GzipStream(level)
+    return b"".join([*map(stream.compress, chunks), stream.finish()])

@@ -69,10 +69,15 @@ _W3C_SHAPES = frozenset(
 _MAX_OFFSET = timedelta(hours=14)
 
 
+def _xsd_offset(offset: timedelta) -> bool:
+    """Whether XML Schema can write this zone offset (whole minutes, within ±14:00)."""
+    return offset.seconds % 60 == 0 and -_MAX_OFFSET <= offset <= _MAX_OFFSET
+
+
 def xsd_zone(field: str, value: datetime) -> datetime:
     """``value`` in UTC when its offset is one XML Schema cannot write, else unchanged."""
     offset = value.utcoffset()
-    if offset is None or (offset.seconds % 60 == 0 and -_MAX_OFFSET <= offset <= _MAX_OFFSET):
+    if offset is None or _xsd_offset(offset):
         return value
     try:
         return value.astimezone(timezone.utc)
@@ -200,10 +205,7 @@ def _zoned_values(values: Sequence[datetime]) -> tuple[datetime, list[str]] | No
     """Aware datetimes in zones XML Schema can write (any, a whole minute within
     ±14:00 of UTC, as :func:`xsd_zone` leaves them): newest and texts."""
     offsets = set(map(_OFFSET, values))
-    if None in offsets or not all(
-        offset.seconds % 60 == 0 and -_MAX_OFFSET <= offset <= _MAX_OFFSET
-        for offset in cast("set[timedelta]", offsets)
-    ):
+    if None in offsets or not all(map(_xsd_offset, cast("set[timedelta]", offsets))):
         return None  # naive among aware, or an offset moved to UTC: one by one
     return max(values).replace(microsecond=0), list(map(_SECONDS, values))
 
@@ -290,15 +292,12 @@ def check_number(
     kind = type(value)
     if kind is float:  # the common case, checked without ABCs
         number = value  # type: ignore[assignment]
-    elif kind is int:
-        # An int too large for a float is out of any range asked for here.
-        number = float(value) if -(2**53) <= value <= 2**53 else math.inf  # type: ignore[operator,arg-type]
     elif isinstance(value, bool):
         raise InvalidEntryError(field, value, "must be a number, not a bool")
     elif isinstance(value, int | float | Decimal):
         try:
             number = float(value)
-        except OverflowError:  # an int subclass too large for a float
+        except OverflowError:  # an int too large for a float: out of any range asked here
             number = math.inf
     elif isinstance(value, str):
         try:

@@ -67,7 +67,7 @@ async def test_the_gzip_body_is_kept_beside_the_body(store: RedisRenderStore) ->
     """A render's gzip body, compressed once, comes back checked like the body; a render
     stored without one (or with a damaged one) has none to send."""
     body = b"<urlset>" + b"<url><loc>https://example.com/a?b=1&amp;c=2</loc></url>" * 200
-    meta, gz = describe_render("abc123", "application/xml", None, 1_700_000_000.0, body, 1)
+    meta, _, gz = describe_render("abc123", "application/xml", None, 1_700_000_000.0, [body], 1)
     assert gz is not None and gzip.decompress(gz) == body
     try:
         await store.save("doc", meta, body, 60, gz)
@@ -78,7 +78,7 @@ async def test_the_gzip_body_is_kept_beside_the_body(store: RedisRenderStore) ->
         await store._client().set(store._key("doc", "g:abc123"), gz[:-1] + b"X")
         assert await store.body("doc", stored, gzip=True) is None  # damaged: a miss
         assert await store.body("doc", stored) == body
-        plain, _ = describe_render("def456", "application/xml", None, 1.0, body, 0)
+        plain, _, _ = describe_render("def456", "application/xml", None, 1.0, [body], 0)
         await store.save("plain", plain, body, 60)
         stored = await store.meta("plain")
         assert stored is not None and stored.gzip_level == 0
@@ -186,7 +186,7 @@ async def test_a_large_body_streams_in_chunks_checked_as_they_go(
     body = b"".join(
         b"<url><loc>https://example.com/%d?a=1&amp;b=2</loc></url>" % i for i in range(300)
     )
-    meta, gz = describe_render("abc123", "application/xml", None, 1_700_000_000.0, body, 1)
+    meta, _, gz = describe_render("abc123", "application/xml", None, 1_700_000_000.0, [body], 1)
     try:
         await store.save("doc", meta, body, 60, gz)
         found = await store.body("doc", meta)

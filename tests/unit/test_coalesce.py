@@ -112,8 +112,8 @@ async def test_memory_stays_bounded_and_latecomers_start_their_own() -> None:
     opener, state = _source(chunks)
     stored: list[bytes] = []
 
-    async def store(body: bytes) -> None:
-        stored.append(body)
+    async def store(chunks: list[bytes]) -> None:
+        stored.append(b"".join(chunks))
 
     flights = Flights()
     flight = flights.start("k", "doc", opener, max_bytes=5000, on_complete=store)
@@ -143,8 +143,8 @@ async def test_failure_after_first_byte_reaches_every_reader_and_stores_nothing(
     opener, _ = _source([b"x" * 10] * 10, fail_at=5)
     stored: list[bytes] = []
 
-    async def store(body: bytes) -> None:
-        stored.append(body)
+    async def store(chunks: list[bytes]) -> None:
+        stored.append(b"".join(chunks))
 
     flight = Flight("doc", opener, max_bytes=1 << 20, on_complete=store)
     failures = []

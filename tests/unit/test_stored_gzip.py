@@ -146,3 +146,16 @@ async def test_every_full_page_is_stored_by_default() -> None:
     again, same = await fetch(core, "/sitemap-p-1.xml", accept_encoding="gzip")
     assert again.cache == "hit" and gzip.decompress(same) == body and provider.passes == 1
     await core.aclose()
+
+
+@pytest.mark.parametrize("path", ["/sitemap.xml", "/sitemap-p-1.xml"])
+async def test_one_gzip_etag_names_one_body_cold_or_stored(path: str) -> None:
+    """A strong ETag vouches for the bytes: the stored gzip body is what the first gzip
+    reader was sent (the render's chunks compressed as they streamed), not another
+    compression of the same content."""
+    core, provider = _core()
+    cold, cold_body = await fetch(core, path, accept_encoding="gzip")
+    warm, warm_body = await fetch(core, path, accept_encoding="gzip")
+    assert warm.cache == "hit" and provider.passes == 1
+    assert header(warm, "etag") == header(cold, "etag") and warm_body == cold_body
+    await core.aclose()
