@@ -141,3 +141,15 @@ def rss_kib(pid: int) -> int:
 def peak_rss_kib(pid: int) -> int:
     """Peak resident set size since start (or since clear_refs was written 5)."""
     return _status_kib(pid, "VmHWM")
+
+
+async def core_get(core: Any, path: str, **headers: str) -> tuple[int, bytes, Any]:
+    """One request through a SitemapCore in process: status, body as sent, cache status."""
+    from sitemap_middleware._engine.core import RequestInfo
+
+    request = RequestInfo("GET", path, {k.replace("_", "-"): v for k, v in headers.items()})
+    target = core.route(request)
+    assert target is not None, path
+    reply = await core.respond(target, request)
+    body = b"".join([chunk async for chunk in reply.body]) if reply.body is not None else b""
+    return reply.status, body, reply.cache

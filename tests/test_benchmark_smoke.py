@@ -91,3 +91,15 @@ def test_warm_serving_benchmark_runs_against_static_files(tmp_path: Path) -> Non
         for request in ("identity", "gzip", "304")
     }
     assert all(row["ours_rps"] > 0 and row["static_rps"] > 0 for row in rows)
+
+
+@pytest.mark.slow
+def test_crawl_benchmark_runs_on_a_small_table() -> None:
+    """benchmarks/crawl.py crawls cold, warm and after a write (every page a store hit
+    on the warm crawl, none after the write)."""
+    from benchmarks import crawl
+
+    result = crawl.main(["--rows", "120000"])
+    assert result["pages"] >= 2
+    assert result["second_crawl_store_hits"] == result["pages"]
+    assert result["after_write_store_hits"] < result["pages"]
