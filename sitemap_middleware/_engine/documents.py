@@ -39,7 +39,7 @@ from .plan import (
     allows_empty,
     news_cutoff,
     page_room,
-    section_version,
+    range_version,
     stylesheet_href,
 )
 from .plans import PlanMemo
@@ -316,30 +316,33 @@ class Documents:
         ext = "txt" if target.text else "xml"
         name = page_name(config.page_prefix, section.name, target.page, ext, key_range=token)
         try:
-            version = await section_version(config, section)
+            rows, version = await range_version(config, section, *keys)
         except ProviderError as exc:
             logger.error(LOG_FAILED, name, 503, exc)
             raise unavailable(self.config) from None
         parts = version_parts(version)
         etag = document_etag(config.fingerprint, base.prefix, name, [parts])
-        version_tag = document_etag(config.fingerprint, base.prefix, section.name, [parts])
+        # Clients can name any number of ranges: only those the index lists are stored,
+        # and stamped on their own; the others share one stamp (see Document.stamped_as).
+        listed = self.plans.lists_range(base, section.name, token)
         stamped_as = None
-        if version_tag is not None:
-            stamped_as = (f"{config.fingerprint}|{base.prefix}|ranges:{section.name}", version_tag)
+        if rows is None or not listed:
+            version_tag = document_etag(config.fingerprint, base.prefix, section.name, [parts])
+            if version_tag is not None:
+                slot = f"{config.fingerprint}|{base.prefix}|ranges:{section.name}"
+                stamped_as = (slot, version_tag)
 
         async def open_page() -> AsyncIterator[bytes]:
             stream = self._stream(section, base, key_range=keys)
             writer = self._writer(name, base, target.text, section.max_urls, capped=True)
             return await self.open_urlset(name, [stream], writer)
 
-        # Clients can name any number of ranges: only those the index lists are stored.
-        listed = self.plans.lists_range(base, section.name, version, token)
         return Document(
             TEXT_TYPE if target.text else XML_TYPE,
             etag,
             version.last_modified if version else None,
             open_page,
-            exists=False,  # its rows may all be gone: only opening it tells
+            exists=bool(rows),  # no rows (or not known): only opening it tells
             storable=listed,
             stamped_as=stamped_as,
         )

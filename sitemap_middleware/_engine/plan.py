@@ -10,6 +10,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
+from typing import Any
 
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import ProviderError
@@ -17,6 +18,7 @@ from .._providers.base import (
     ProviderVersion,
     SupportsKeyset,
     SupportsPageLastModified,
+    SupportsRangeVersion,
     SupportsVersion,
 )
 from .._sansio.etag import version_parts
@@ -46,6 +48,7 @@ __all__ = [
     "page_room",
     "plan_section",
     "news_cutoff",
+    "range_version",
     "section_version",
     "stylesheet_href",
 ]
@@ -124,6 +127,31 @@ async def section_version(
     version = await call_provider(section.name, config.provider_timeout, provider.version)
     if not isinstance(version, ProviderVersion):
         raise ProviderError(section.name, f"version() returned {version!r}, not ProviderVersion")
+    return _in_news_window(config, section, version)
+
+
+async def range_version(
+    config: SitemapConfig, section: _ResolvedSection, after: Any, upto: Any
+) -> tuple[int | None, ProviderVersion | None]:
+    """Rows and version of one key range (see :class:`SupportsRangeVersion`), or of the
+    whole section (rows unknown) for a provider that cannot tell a range's apart."""
+    provider = section.provider
+    if not isinstance(provider, SupportsRangeVersion):
+        return None, await section_version(config, section)
+    answer = await call_provider(
+        section.name, config.provider_timeout, lambda: provider.range_version(after, upto)
+    )
+    match answer:
+        case (int(rows), ProviderVersion() as version) if rows >= 0:
+            return rows, _in_news_window(config, section, version)
+    raise ProviderError(
+        section.name, f"range_version() returned {answer!r:.100}, not (rows, ProviderVersion)"
+    )
+
+
+def _in_news_window(
+    config: SitemapConfig, section: _ResolvedSection, version: ProviderVersion
+) -> ProviderVersion:
     cutoff = news_cutoff(config, section)
     if cutoff is not None and (version.token or version.last_modified):
         # The window changes what is served without the data changing: it is part of

@@ -167,14 +167,12 @@ class PlanMemo:
             self._unlisted.popitem(last=False)
         logger.warning(LOG_UNLISTED, name, plan.left_out, plan.total, plan.first_left_out)
 
-    def lists_range(
-        self, base: BaseURL, section: str, version: ProviderVersion | None, key_range: str
-    ) -> bool:
-        """Whether the kept plan of this section version lists the page ``key_range``:
-        such a page is worth storing (the index sends crawlers to it); ranges anyone
-        can make up are not."""
-        plan = self._reusable((base.prefix, section), _identity(version))
-        return plan is not None and plan.keyed and key_range in plan.key_ranges()
+    def lists_range(self, base: BaseURL, section: str, key_range: str) -> bool:
+        """Whether the section's latest plan lists the page ``key_range``: such a page is
+        worth storing (the index sends crawlers to it); ranges anyone can make up are
+        not. Any kept plan will do: a range page is validated by its own rows."""
+        kept = self._kept.get((base.prefix, section))
+        return kept is not None and kept[2].keyed and key_range in kept[2].key_ranges()
 
     def _reusable(self, key: _Key, token: str) -> SectionPlan | None:
         kept = self._kept.get(key)

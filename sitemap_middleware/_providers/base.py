@@ -40,6 +40,7 @@ __all__ = [
     "SupportsKeyset",
     "SupportsPageLastModified",
     "SupportsPages",
+    "SupportsRangeVersion",
     "SupportsVersion",
     "UrlProvider",
     "as_provider",
@@ -159,6 +160,16 @@ class SupportsPageLastModified(Protocol):
     """
 
     async def page_last_modified(self, page_size: int) -> Sequence[datetime | None]: ...
+
+
+@runtime_checkable
+class SupportsRangeVersion(Protocol):
+    """Capability (keyset providers): how many rows ``after < key <= upto`` holds and
+    their version alone, so a key-range page is validated at the cost of its own rows,
+    not its whole section's. The token changes whenever a row of the range does (it is
+    what the section's version is for the whole key space)."""
+
+    async def range_version(self, after: Any, upto: Any) -> tuple[int, ProviderVersion]: ...
 
 
 ProviderLike: TypeAlias = (

@@ -34,14 +34,9 @@ from sqlalchemy import (
     Select,
     SmallInteger,
     Table,
-    Text,
-    cast,
-    event,
     func,
-    literal,
     select,
 )
-from sqlalchemy.dialects.postgresql import BIT
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ColumnElement
 from sqlalchemy.sql.elements import TextClause
@@ -50,24 +45,14 @@ from .._exceptions import ConfigurationError
 from .._sansio.models import Mapped
 from .._sansio.values import aware, to_datetime
 from .base import EntryLike, ProviderVersion
-from .checksum import MD5_HEX_DIGITS, NULL_TEXT, SEPARATOR, SQLITE_CHECKSUM, sqlite_row_crc32
 from .columns import Location, RowEntries, column_hint
 from .shared_query import SharedQuery
+from .sql_aggregates import checksum_sum, register_sqlite_checksum
 from .threads import WorkerThreads
 
 __all__ = ["SQLAlchemyProvider"]
 
 logger = logging.getLogger("sitemap_middleware")
-
-
-def _length_prefixed(column: Any, dialect: str) -> ColumnElement[Any]:
-    """A column as ``<length>:<text>`` (NULL as :data:`NULL_TEXT`): moving a separator
-    between two columns changes the row's text (see ``checksum.py``)."""
-    text = cast(column, Text)
-    length = cast(func.char_length(text), Text)
-    if dialect == "mysql":
-        return func.coalesce(func.concat(length, ":", text), NULL_TEXT)
-    return func.coalesce(length.op("||")(literal(":")).op("||")(text), NULL_TEXT)
 
 
 def _aware(value: object) -> datetime | None:
@@ -76,21 +61,6 @@ def _aware(value: object) -> datetime | None:
     if isinstance(value, datetime):
         return aware(value)
     return to_datetime(value)  # type: ignore[arg-type]
-
-
-def _register_sqlite_checksum(engine: AsyncEngine | Engine) -> None:
-    sync_engine = engine.sync_engine if isinstance(engine, AsyncEngine) else engine
-
-    def on_checkout(dbapi_connection: Any, record: Any, proxy: Any) -> None:
-        # On checkout, once per connection: the pool may hold connections opened before
-        # this provider was created.
-        if not record.info.get(SQLITE_CHECKSUM):
-            dbapi_connection.create_function(
-                SQLITE_CHECKSUM, -1, sqlite_row_crc32, deterministic=True
-            )
-            record.info[SQLITE_CHECKSUM] = True
-
-    event.listen(sync_engine, "checkout", on_checkout)
 
 
 def _fresh_pool_after_fork(engine: AsyncEngine | Engine) -> None:
@@ -125,6 +95,8 @@ def _read(result: Any, by_column: Sequence[str]) -> Sequence[Any]:
     return columns
 
 
+#: Key ranges whose version queries are kept (a crawl's pages, many times over).
+_RANGES_KEPT = 1024
 #: Rows turned into columns at a time: few enough to die young in the collector.
 _PARTITION = 256
 
@@ -239,6 +211,12 @@ class SQLAlchemyProvider:
                 priority=priority,
             )
         )
+        #: Other settings over the same rows write other bytes: part of every version.
+        self._settings_tag = (
+            hashlib.sha256(self._columns.settings.encode()).hexdigest()[:16]
+            if self._columns
+            else ""
+        )
         #: In the column mode (not a function): what is selected, one list per name.
         self._read_columns = list(
             dict.fromkeys(
@@ -253,13 +231,15 @@ class SQLAlchemyProvider:
         self._batch = batch_size
         self._metadata_ttl = metadata_ttl
         self._metadata: SharedQuery[tuple[int, ProviderVersion]] = SharedQuery(metadata_ttl)
+        #: Key range -> its shared version query (see range_version), the newest last.
+        self._ranges: dict[tuple[Any, Any], SharedQuery[tuple[int, ProviderVersion]]] = {}
         self._bad_lastmod: object = None
         self._threads = WorkerThreads()
         #: Queries under way; kept referenced until done (see _all).
         self._queries: set[asyncio.Future[Sequence[Any]]] = set()
         self._dialect = engine.dialect.name
         if self._version_column is None and self._dialect == "sqlite":
-            _register_sqlite_checksum(engine)
+            register_sqlite_checksum(engine)
         elif self._version_column is None and self._dialect not in ("postgresql", "mysql"):
             raise ConfigurationError(
                 f"no row checksum for the {self._dialect!r} dialect: pass version_column="
@@ -425,21 +405,6 @@ class SQLAlchemyProvider:
     async def version(self) -> ProviderVersion:
         return (await self._summary())[1]
 
-    def _checksum(self) -> ColumnElement[Any]:
-        if self._dialect == "sqlite":
-            return func.sum(getattr(func, SQLITE_CHECKSUM)(*self._checksum_columns))
-        separator = literal(SEPARATOR)
-        parts = [_length_prefixed(column, self._dialect) for column in self._checksum_columns]
-        text: ColumnElement[Any] = parts[0]
-        for part in parts[1:]:
-            text = text.op("||")(separator).op("||")(part)
-        if self._dialect == "mysql":
-            text = func.concat_ws(SEPARATOR, *parts)
-            return func.sum(func.crc32(text))
-        # md5 is documented and stable; its first 60 bits as a bigint, summed as numeric.
-        hexed = literal("x").op("||")(func.substr(func.md5(text), 1, MD5_HEX_DIGITS))
-        return func.sum(cast(cast(hexed, BIT(4 * MD5_HEX_DIGITS)), BigInteger))
-
     def _newest(self, value: object) -> datetime | None:
         """The newest lastmod as Last-Modified; a value that is no date leaves it out.
 
@@ -460,28 +425,69 @@ class SQLAlchemyProvider:
                 )
             return None
 
+    def forget(self) -> None:
+        """Forget the counts and versions kept for ``metadata_ttl``: the next request
+        asks the database (after a write, to serve it at once)."""
+        self._metadata.clear()
+        self._ranges.clear()
+
+    async def range_version(self, after: Any, upto: Any) -> tuple[int, ProviderVersion]:
+        """Rows and version of the key range ``after < key <= upto`` alone: what a
+        key-range page is validated by, at the cost of its own rows. Kept
+        ``metadata_ttl`` and shared by concurrent callers, per range."""
+        bounds = self._bounds(after, upto)
+        if bounds is None:
+            return 0, ProviderVersion(token=f"0:{self._settings_tag}")
+        try:
+            shared = self._ranges.pop(bounds)
+        except KeyError:
+            shared = SharedQuery(self._metadata_ttl)
+        except TypeError:  # an unhashable bound: nothing to share
+            return await self._read_range(*bounds)
+        self._ranges[bounds] = shared  # the most recent last
+        while len(self._ranges) > _RANGES_KEPT:
+            del self._ranges[next(iter(self._ranges))]
+        return await shared.get(lambda: self._read_range(*bounds))
+
+    async def _read_range(self, after: Any, upto: Any) -> tuple[int, ProviderVersion]:
+        statement = select(*self._aggregates()).select_from(self._sub)
+        if after is not None:
+            statement = statement.where(self._key > after)
+        if upto is not None:
+            statement = statement.where(self._key <= upto)
+        row = (await self._all(statement))[0]
+        return int(row[0]), self._version(row)
+
+    def _aggregates(self) -> list[Any]:
+        """``count(*)``, the checksum (or newest revision) and the newest lastmod."""
+        columns: list[Any] = [
+            func.count(),
+            checksum_sum(self._checksum_columns, self._dialect)
+            if self._version_column is None
+            else func.max(self._version_column),
+        ]
+        if self._lastmod is not None:
+            columns.append(func.max(self._lastmod))
+        return columns
+
+    def _version(self, row: Sequence[Any]) -> ProviderVersion:
+        """The version of what :meth:`_aggregates` read."""
+        modified = self._newest(row[2]) if self._lastmod is not None else None
+        return ProviderVersion(
+            token=f"{row[0]}:{row[1]}:{self._settings_tag}", last_modified=modified
+        )
+
     async def _summary(self) -> tuple[int, ProviderVersion]:
         """Row count, key checks and version from one aggregate query, kept ``metadata_ttl``
         and shared by concurrent callers (one query in flight)."""
         return await self._metadata.get(self._read_summary)
 
     async def _read_summary(self) -> tuple[int, ProviderVersion]:
-        columns: list[Any] = [
-            func.count(),
-            func.count(self._key),
-            func.count(self._key.distinct()),
-            self._checksum() if self._version_column is None else func.max(self._version_column),
-        ]
-        if self._lastmod is not None:
-            columns.append(func.max(self._lastmod))
+        columns = [*self._aggregates(), func.count(self._key), func.count(self._key.distinct())]
         row = (await self._all(select(*columns).select_from(self._sub)))[0]
-        rows, keyed, distinct = int(row[0]), int(row[1]), int(row[2])
+        rows, keyed, distinct = int(row[0]), int(row[-2]), int(row[-1])
         if keyed != rows:
             raise self._key_error(f"holds NULL in {rows - keyed} rows")
         if distinct != rows:
             raise self._key_error(f"is not unique ({rows - distinct} duplicate values)")
-        modified = self._newest(row[4]) if self._lastmod is not None else None
-        token = f"{rows}:{row[3]}"
-        if self._columns is not None:  # other settings over the same rows, other bytes
-            token += ":" + hashlib.sha256(self._columns.settings.encode()).hexdigest()[:16]
-        return rows, ProviderVersion(token=token, last_modified=modified)
+        return rows, self._version(row)

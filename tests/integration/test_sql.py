@@ -227,7 +227,7 @@ async def test_version_sees_every_change(engine: AsyncEngine, change: str) -> No
             )
     await anyio.sleep(0.05)
     provider = core.config.resolved_sections[0].provider
-    provider._metadata.clear()  # type: ignore[attr-defined]  # skip the 1 s metadata reuse
+    provider.forget()  # type: ignore[attr-defined]  # skip the 1 s metadata reuse
     etag2, modified2, body2 = await _validators(core, "/sitemap.xml")
     assert body2 != body and etag2 != etag
     # Forwards, or (changed within the second of the last stamp) not sent until it can be.
@@ -735,7 +735,7 @@ async def test_a_key_range_page_never_answers_304_for_changed_content(
     assert (await fetch(core, first, if_modified_since=modified))[0].status == 304
     async with engine.begin() as conn:
         await conn.execute(text(change))
-    provider._metadata.clear()  # skip the 1 s metadata reuse
+    provider.forget()  # skip the 1 s metadata reuse
     for _ in range(2):  # within the second the change was seen, and later
         reply, body2 = await fetch(core, first, if_modified_since=modified)
         assert reply.status == 200 and body2 != body  # never a 304 for changed content
@@ -765,7 +765,7 @@ async def test_a_stored_key_range_page_that_changes_and_changes_back_is_stamped_
     try:
         async with engine.begin() as conn:
             await conn.execute(text("UPDATE sitemap_products SET slug = 'renamed' WHERE id = 33"))
-        provider._metadata.clear()
+        provider.forget()
         await _validators(core, first)  # B first seen (its date is sent once it has passed)
         now[0] += 5
         _, b_modified, b_body = await _validators(core, first)
@@ -776,7 +776,7 @@ async def test_a_stored_key_range_page_that_changes_and_changes_back_is_stamped_
             await conn.execute(
                 text("UPDATE sitemap_products SET slug = :slug WHERE id = 33"), {"slug": slug}
             )
-        provider._metadata.clear()
+        provider.forget()
     reply, body = await fetch(core, first, if_modified_since=b_modified)
     assert reply.status == 200 and body == a_body
 
@@ -798,7 +798,7 @@ async def test_concurrent_conditional_requests_share_one_version_query(engine: A
 
     event.listen(engine.sync_engine, "before_cursor_execute", count)
     try:
-        provider._metadata.clear()  # type: ignore[attr-defined]  # metadata_ttl has passed
+        provider.forget()  # type: ignore[attr-defined]  # metadata_ttl has passed
         statuses: list[int] = []
 
         async def revalidate() -> None:
@@ -881,3 +881,38 @@ async def test_a_separator_moved_between_two_columns_changes_the_version(
     finally:
         async with engine.begin() as conn:
             await conn.run_sync(pairs.metadata.drop_all)
+
+
+async def test_a_key_range_page_is_validated_by_its_own_rows_not_the_whole_table(
+    engine: AsyncEngine,
+) -> None:
+    """A crawler revalidating a key-range page costs that range, not a full-table
+    checksum (issue 23, item 2): every query of the conditional GET is bounded by the
+    page's keys, it answers 304, and a change elsewhere in the table leaves it alone while
+    a change inside its range does not."""
+    from sqlalchemy import text
+
+    provider, core = _published_keyset(engine)
+    _, index = await fetch(core, "/sitemap_index.xml")
+    pages = [url.removeprefix("https://example.com") for url in child_urls(check_document(index))]
+    first, last = pages[0], pages[-1]
+    etag, _, _ = await _validators(core, first)
+    provider.forget()
+    statements: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(" ".join(statement.split()))
+
+    event.listen(engine.sync_engine, "before_cursor_execute", record)
+    try:
+        reply, _ = await fetch(core, first, if_none_match=etag)
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", record)
+    assert reply.status == 304
+    assert statements and all("sitemap_rows.id <=" in each for each in statements), statements
+    last_etag, _, _ = await _validators(core, last)
+    async with engine.begin() as conn:  # a row of the last page only
+        await conn.execute(text("UPDATE sitemap_products SET slug = 'moved' WHERE id = 7035"))
+    provider.forget()
+    assert (await fetch(core, first, if_none_match=etag))[0].status == 304
+    assert (await fetch(core, last, if_none_match=last_etag))[0].status == 200
