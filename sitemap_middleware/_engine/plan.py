@@ -28,6 +28,7 @@ from .._sansio.render import UrlsetWriter, urlset_overhead
 from .._sansio.routing import STYLESHEET_NAME
 from .._sansio.urls import BaseURL
 from .._sansio.values import to_datetime
+from .range_plan import plan_by_ranges
 from .stream import EntryStream, call_provider
 
 #: Why the planning pass left out an entry larger than a page (as the render logs it).
@@ -35,6 +36,9 @@ LOG_OVERSIZE = (
     "invalid loc %r: its <url> element (%d bytes) is larger than a whole page "
     "(max_bytes_per_page %d)"
 )
+
+#: Why rows were left out of a plan made from key ranges (the database counted them).
+LOG_NULL_LOCATION = "a row whose location reads a NULL column"
 
 #: Items a planning batch may take of what the provider already handed over: per-batch
 #: costs (a checkpoint, a timeout scope, a batch check) are paid half as often, while a
@@ -199,6 +203,7 @@ async def plan_section(
     *,
     until_page: int | None = None,
     keep: list[PlainBatch] | None = None,
+    key_range: tuple[Any, Any] | None = None,
 ) -> SectionPlan:
     """Measure a section in one pass and cut it into pages.
 
@@ -206,7 +211,10 @@ async def plan_section(
     it, for providers whose plan is not kept. ``keep`` receives the pass's admitted
     batches when the section is one page of plain batches (else it is left empty), so
     that the render that follows need not read and admit them again: at most one page's
-    entries are ever held.
+    entries are ever held. ``key_range`` measures the rows of that key range only.
+
+    A keyset section whose provider can size its key ranges in the database is planned
+    from them (``range_plan.py``): no row is read here unless it has to be measured.
     """
     provider = section.provider
     keyed = isinstance(provider, SupportsKeyset)
@@ -219,6 +227,7 @@ async def plan_section(
         quiet=True,
         news_cutoff=news_cutoff(config, section),
         keyed=keyed,
+        key_range=key_range or (None, None),
         batch_size=PLAN_BATCH_SIZE,
     )
     measurer = UrlsetWriter(
@@ -233,6 +242,13 @@ async def plan_section(
         # 1 % of it) still fit, so no row that existed throughout a crawl is pushed off
         # its page. Beyond that the page is cut at the budget (logged).
         max_urls, room = max_urls - max_urls // 100, room - room // 100
+    if keyed and key_range is None and not config.strict and not section.news:
+        ranged = await _plan_by_ranges(config, section, base, version, measurer, max_urls, room)
+        if ranged is not None:
+            await stream.aclose()
+            if keep is not None:
+                keep.clear()
+            return ranged
     cutter = PageCutter(max_urls=max_urls, room=room)
     oversize = 0
     first_oversize = ""
@@ -303,6 +319,35 @@ async def plan_section(
         keyed,
         left_out=stream.left_out + oversize,
         first_left_out=str(first) if first is not None else first_oversize,
+    )
+
+
+async def _plan_by_ranges(
+    config: SitemapConfig,
+    section: _ResolvedSection,
+    base: BaseURL,
+    version: ProviderVersion | None,
+    measurer: UrlsetWriter,
+    max_urls: int,
+    room: int,
+) -> SectionPlan | None:
+    async def measure(after: Any, upto: Any) -> tuple[int, int, datetime | None]:
+        plan = await plan_section(config, section, base, version, key_range=(after, upto))
+        newest = max((page.lastmod for page in plan.pages if page.lastmod), default=None)
+        return plan.count, plan.size, newest
+
+    ranged = await plan_by_ranges(config, section, base, measurer, max_urls, room, measure)
+    if ranged is None:
+        return None
+    pages, total, left_out = ranged
+    return SectionPlan(
+        section.name,
+        pages,
+        total,
+        version,
+        keyed=True,
+        left_out=left_out,
+        first_left_out=LOG_NULL_LOCATION if left_out else "",
     )
 
 

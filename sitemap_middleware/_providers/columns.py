@@ -114,6 +114,28 @@ class RowEntries:
         """A location function reads whole rows; templates and columns read columns."""
         return self._function is not None
 
+    def bare_fields(self) -> list[str] | None:
+        """The columns whose text a location is made of, one per field in order (a column
+        used twice is named twice); None when a field has a format of its own or the
+        location is a function: then only Python can tell how long a location is."""
+        if self._function is not None:
+            return None
+        if self._template is None:
+            return list(self.reads)
+        if any(form != "{0}" for _, form in self._fields):
+            return None
+        return [self.reads[place] for place, _ in self._fields]
+
+    def sample(self, value: str, lastmod: object) -> dict[str, Any]:
+        """The entry of a row whose every location column reads ``value``."""
+        loc = (
+            value if self._template is None else self._template.format(*[value] * len(self._fields))
+        )
+        entry: dict[str, Any] = {"loc": loc, **self._constants}
+        if self._lastmod is not None:
+            entry["lastmod"] = lastmod
+        return entry
+
     def _positional(self, template: str, names: list[str]) -> str:
         """``template`` as a joiner of its literal text and one ``{n}`` per field.
 

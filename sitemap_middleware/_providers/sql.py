@@ -24,7 +24,7 @@ import logging
 import os
 import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from operator import eq, itemgetter
 from typing import Any
 
@@ -46,8 +46,9 @@ from .._sansio.models import Mapped
 from .._sansio.values import aware, to_datetime
 from .base import EntryLike, ProviderVersion
 from .columns import Location, RowEntries, column_hint
+from .ranges import KeyRange, RangeStats
 from .shared_query import SharedQuery
-from .sql_aggregates import checksum_sum, register_sqlite_checksum
+from .sql_aggregates import checksum_sum, range_stats_statement, register_sqlite_checksum
 from .threads import WorkerThreads
 
 __all__ = ["SQLAlchemyProvider"]
@@ -93,6 +94,19 @@ def _read(result: Any, by_column: Sequence[str]) -> Sequence[Any]:
         for column, getter in zip(columns, getters, strict=True):
             column.extend(map(getter, part))
     return columns
+
+
+#: A zone written with the most characters (``+05:30``): the widest lastmod.
+_WIDEST_ZONE = timezone(timedelta(hours=5, minutes=30))
+
+
+def _text_like(column: Any) -> bool:
+    """Whether a column's values are written as the database casts them to text."""
+    try:
+        kind = column.type.python_type
+    except NotImplementedError:
+        return False
+    return kind is str or kind is int
 
 
 #: Key ranges whose version queries are kept (a crawl's pages, many times over).
@@ -424,6 +438,28 @@ class SQLAlchemyProvider:
                     exc,
                 )
             return None
+
+    async def range_stats(self, rows_per_range: int) -> RangeStats | None:
+        """The section's key ranges from one grouped query (see ``ranges.py``); None
+        for ``to_entry``, a location function, or a field with a format of its own."""
+        fields = self._columns.bare_fields() if self._columns is not None else None
+        if not fields or any(not _text_like(self._sub.c[name]) for name in fields):
+            return None
+        statement = range_stats_statement(
+            self._sub,
+            self._key,
+            [self._sub.c[name] for name in fields],
+            self._lastmod,
+            rows_per_range,
+            self._dialect,
+        )
+        ranges = [KeyRange(*row) for row in await self._all(statement)]
+        sample_lastmod = datetime(2000, 1, 1, tzinfo=_WIDEST_ZONE)
+        samples = [
+            (self._columns.sample(value, sample_lastmod), len(value) * len(fields))  # type: ignore[union-attr]
+            for value in ("a", "/a")
+        ]
+        return RangeStats(ranges, samples)
 
     def forget(self) -> None:
         """Forget the counts and versions kept for ``metadata_ttl``: the next request

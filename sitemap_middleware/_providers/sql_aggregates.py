@@ -11,14 +11,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import BigInteger, Engine, Text, cast, event, func, literal
+from sqlalchemy import (
+    BigInteger,
+    Engine,
+    LargeBinary,
+    Select,
+    Text,
+    and_,
+    case,
+    cast,
+    event,
+    func,
+    literal,
+    not_,
+    select,
+)
 from sqlalchemy.dialects.postgresql import BIT
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ColumnElement
 
 from .checksum import MD5_HEX_DIGITS, NULL_TEXT, SEPARATOR, SQLITE_CHECKSUM, sqlite_row_crc32
+from .ranges import PLAIN_CHARACTERS
 
-__all__ = ["checksum_sum", "register_sqlite_checksum"]
+__all__ = ["checksum_sum", "range_stats_statement", "register_sqlite_checksum"]
 
 
 def _length_prefixed(column: Any, dialect: str) -> ColumnElement[Any]:
@@ -61,3 +76,62 @@ def checksum_sum(columns: Sequence[Any], dialect: str) -> ColumnElement[Any]:
     # md5 is documented and stable; its first 60 bits as a bigint, summed as numeric.
     hexed = literal("x").op("||")(func.substr(func.md5(text), 1, MD5_HEX_DIGITS))
     return func.sum(cast(cast(hexed, BIT(4 * MD5_HEX_DIGITS)), BigInteger))
+
+
+def _octets(text: ColumnElement[Any], dialect: str) -> ColumnElement[Any]:
+    """UTF-8 bytes of a text value."""
+    if dialect == "sqlite":
+        return func.length(cast(text, LargeBinary))  # length() of a text counts characters
+    if dialect == "mysql":
+        return func.length(text)
+    return func.octet_length(text)
+
+
+def _plain(text: ColumnElement[Any], dialect: str) -> ColumnElement[Any]:
+    """Whether a text holds only :data:`PLAIN_CHARACTERS` (see ``ranges.py``)."""
+    if dialect == "sqlite":
+        return text.op("NOT GLOB")(f"*[^{PLAIN_CHARACTERS}]*")
+    if dialect == "mysql":
+        return text.op("NOT REGEXP")(f"[^{PLAIN_CHARACTERS}]")
+    return text.op("!~")(f"[^{PLAIN_CHARACTERS}]")
+
+
+def range_stats_statement(
+    source: Any,
+    key: ColumnElement[Any],
+    fields: Sequence[ColumnElement[Any]],
+    lastmod: ColumnElement[Any] | None,
+    rows_per_range: int,
+    dialect: str,
+) -> Select[Any]:
+    """One grouped query: per run of ``rows_per_range`` keys, what :class:`KeyRange` holds.
+
+    ``fields`` are the columns the location is the text of, one per template field.
+    """
+    read = list(dict.fromkeys(fields))
+    number = func.row_number().over(order_by=key) - 1
+    extra = [] if lastmod is None else [lastmod.label("lastmod")]
+    rows = select(
+        key.label("key"),
+        *(column.label(f"f{place}") for place, column in enumerate(read)),
+        *extra,
+        (number // rows_per_range).label("bucket"),
+    ).subquery("sitemap_ranges")
+    texts = {place: cast(rows.c[f"f{place}"], Text) for place in range(len(read))}
+    listed = and_(*(rows.c[f"f{place}"].is_not(None) for place in range(len(read))))
+    plain = and_(listed, *(_plain(text, dialect) for text in texts.values()))
+    octets = sum((_octets(texts[read.index(column)], dialect) for column in fields), literal(0))
+    newest = literal(None) if lastmod is None else func.max(case((listed, rows.c.lastmod)))
+    return (
+        select(
+            func.min(rows.c.key),
+            func.max(rows.c.key),
+            func.count(),
+            func.sum(case((listed, 1), else_=0)),
+            func.sum(case((plain, octets), else_=0)),
+            func.sum(case((and_(listed, not_(plain)), 1), else_=0)),
+            newest,
+        )
+        .group_by(rows.c.bucket)
+        .order_by(rows.c.bucket)
+    )

@@ -1,0 +1,185 @@
+"""Plans where the data lives (issue 23, item 1): SQL key ranges sized by the database.
+
+A column-mode section is planned from one grouped query: no row is read for the index
+unless it holds a character that writing may change, and then only its range is. What
+must hold whatever the data: no page outgrows the byte or URL budget, every listed row
+appears exactly once, and the URLs are those the row-by-row plan serves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, event, insert
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from sitemap_middleware import SitemapConfig, SQLAlchemyProvider
+from sitemap_middleware._engine.core import SitemapCore
+from tests.helpers import check_document, child_urls, fetch, page_urls
+
+metadata = MetaData()
+items = Table(
+    "range_items",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("slug", String, nullable=True),
+    Column("updated_at", DateTime, nullable=True),
+)
+START = datetime(2025, 3, 1)
+#: Slugs: mostly plain, with what percent-encoding, XML escaping, dot segments and
+#: NULLs do to a location's length.
+SLUGS = st.one_of(
+    st.text("abcXYZ019-._~/", min_size=0, max_size=30),
+    st.text("ab&'\"<> %#?é\u4e2d😀.", min_size=1, max_size=12),
+    st.sampled_from(["..", ".", "a/../b", "x" * 300]),
+    st.none(),
+)
+
+
+async def _engine(folder: str) -> AsyncEngine:
+    engine = create_async_engine(f"sqlite+aiosqlite:///{Path(folder) / 'ranges.sqlite3'}")
+    async with engine.begin() as conn:
+        await conn.run_sync(metadata.create_all)
+    return engine
+
+
+def _core(provider: Any, max_urls: int, max_bytes: int) -> SitemapCore:
+    return SitemapCore(
+        SitemapConfig(
+            base_url="https://example.com",
+            sections={"items": provider},
+            max_urls_per_page=max_urls,
+            max_bytes_per_page=max_bytes,
+        )
+    )
+
+
+async def _crawl(core: SitemapCore, max_bytes: int) -> list[str]:
+    """Every URL the index's pages list, checking each page against the budget."""
+    reply, body = await fetch(core, "/sitemap_index.xml")
+    if reply.status == 404:
+        return []
+    assert reply.status == 200
+    urls: list[str] = []
+    for child in child_urls(check_document(body)):
+        reply, page = await fetch(core, child.removeprefix("https://example.com"))
+        assert reply.status == 200, child
+        assert len(page) <= max_bytes, (child, len(page))
+        urls.extend(page_urls(check_document(page)))
+    await core.aclose()
+    return urls
+
+
+def _column_provider(engine: AsyncEngine) -> SQLAlchemyProvider:
+    return SQLAlchemyProvider(
+        engine,
+        items,
+        key="id",
+        location="/p/{slug}/{id}",
+        lastmod="updated_at",
+        changefreq="daily",
+    )
+
+
+def _entry_provider(engine: AsyncEngine) -> SQLAlchemyProvider:
+    def to_entry(row: Any) -> dict[str, Any] | None:
+        if row.slug is None:
+            return None
+        slug = quote(row.slug, safe="/:@!$&'()*+,;=~")  # as a template fills its fields
+        return {"loc": f"/p/{slug}/{row.id}", "lastmod": row.updated_at, "changefreq": "daily"}
+
+    return SQLAlchemyProvider(engine, items, key="id", lastmod="updated_at", to_entry=to_entry)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    count=st.integers(0, 300),
+    slugs=st.lists(SLUGS, min_size=1, max_size=8),
+    minutes=st.lists(st.one_of(st.none(), st.integers(0, 10**6)), min_size=1, max_size=5),
+    max_urls=st.integers(20, 60),
+    max_bytes=st.sampled_from([1024, 2048, 6000, 10**6]),
+)
+def test_pages_planned_by_the_database_hold_every_row_once_within_budget(
+    count: int,
+    slugs: list[str | None],
+    minutes: list[int | None],
+    max_urls: int,
+    max_bytes: int,
+) -> None:
+    """Whatever the rows hold, the database's plan never makes an overfull page, lists
+    each URL once, and lists exactly the rows that give a valid location (the URLs the
+    row-by-row plan of the same rows serves)."""
+
+    async def check() -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            engine = await _engine(folder)
+            rows = [
+                {
+                    "id": 2 * place + 1,
+                    "slug": slug
+                    if (slug := slugs[place % len(slugs)]) is None
+                    else slug * (place % 3),
+                    "updated_at": None
+                    if (m := minutes[place % len(minutes)]) is None
+                    else START + timedelta(minutes=m + place),
+                }
+                for place in range(count)
+            ]
+            if rows:
+                async with engine.begin() as conn:
+                    await conn.execute(insert(items), rows)
+            provider = _column_provider(engine)
+            stats = await provider.range_stats(1)
+            assert stats is not None and sum(each.rows for each in stats.ranges) == len(rows)
+            try:
+                planned = await _crawl(_core(provider, max_urls, max_bytes), max_bytes)
+                measured = await _crawl(
+                    _core(_entry_provider(engine), max_urls, max_bytes), max_bytes
+                )
+            finally:
+                await engine.dispose()
+            assert len(planned) == len(set(planned))
+            assert sorted(planned) == sorted(measured)
+
+    asyncio.run(check())
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_an_index_of_plain_rows_reads_no_row(tmp_path: Path, anyio_backend: str) -> None:
+    """The index of 5,000 plain rows is one grouped query (and the version's aggregate):
+    no statement reads rows one by one; a range holding an odd row is read alone."""
+    engine = await _engine(str(tmp_path))
+    rows = [{"id": i, "slug": f"item-{i}", "updated_at": START} for i in range(1, 5001)]
+    rows[2500]["slug"] = "caf\u00e9 & cr\u00e8me"  # one odd row: its range is measured
+    async with engine.begin() as conn:
+        await conn.execute(insert(items), rows)
+    statements: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(" ".join(statement.split()))
+
+    core = _core(_column_provider(engine), 1000, 10 * 1024 * 1024)
+    event.listen(engine.sync_engine, "before_cursor_execute", record)
+    try:
+        reply, body = await fetch(core, "/sitemap_index.xml")
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", record)
+        await core.aclose()
+        await engine.dispose()
+    assert reply.status == 200 and len(child_urls(check_document(body))) == 6  # 990 a page
+    row_reads = [each for each in statements if "count(" not in each.lower()]
+    assert len(row_reads) == 1, row_reads  # the odd row's range, bounded by its keys
+    assert "sitemap_rows.id > ? AND sitemap_rows.id <= ?" in row_reads[0]
