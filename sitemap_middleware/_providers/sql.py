@@ -446,7 +446,6 @@ class SQLAlchemyProvider:
         if not fields or any(not _text_like(self._sub.c[name]) for name in fields):
             return None
         statement = range_stats_statement(
-            self._sub,
             self._key,
             [self._sub.c[name] for name in fields],
             self._lastmod,

@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import (
     BigInteger,
     Engine,
+    Integer,
     LargeBinary,
     Select,
     Text,
@@ -97,7 +98,6 @@ def _plain(text: ColumnElement[Any], dialect: str) -> ColumnElement[Any]:
 
 
 def range_stats_statement(
-    source: Any,
     key: ColumnElement[Any],
     fields: Sequence[ColumnElement[Any]],
     lastmod: ColumnElement[Any] | None,
@@ -106,32 +106,55 @@ def range_stats_statement(
 ) -> Select[Any]:
     """One grouped query: per run of ``rows_per_range`` keys, what :class:`KeyRange` holds.
 
-    ``fields`` are the columns the location is the text of, one per template field.
+    ``fields`` are the columns the location is the text of, one per template field (text
+    or integer columns: an integer's text is always plain).
     """
     read = list(dict.fromkeys(fields))
     number = func.row_number().over(order_by=key) - 1
-    extra = [] if lastmod is None else [lastmod.label("lastmod")]
+    bucket = number.self_group().op("DIV" if dialect == "mysql" else "/")(
+        literal(rows_per_range, Integer)
+    )
+    listed = and_(*(column.is_not(None) for column in read))
+    texts = {column: cast(column, Text) for column in read}
+    checks = [_plain(texts[column], dialect) for column in read if not _integer(column)]
+    octets = sum(
+        (
+            func.length(texts[column]) if _integer(column) else _octets(texts[column], dialect)
+            for column in fields
+        ),
+        literal(0),
+    )
+    # 0: left out (a NULL), 1: plain, 2: measured row by row.
+    kind = (
+        case((not_(listed), 0), (and_(*checks), 1), else_=2)
+        if checks
+        else case((listed, 1), else_=0)
+    )
     rows = select(
         key.label("key"),
-        *(column.label(f"f{place}") for place, column in enumerate(read)),
-        *extra,
-        (number // rows_per_range).label("bucket"),
+        *([] if lastmod is None else [lastmod.label("lastmod")]),
+        bucket.label("bucket"),
+        kind.label("kind"),
+        case((kind == 1, octets), else_=0).label("octets"),
     ).subquery("sitemap_ranges")
-    texts = {place: cast(rows.c[f"f{place}"], Text) for place in range(len(read))}
-    listed = and_(*(rows.c[f"f{place}"].is_not(None) for place in range(len(read))))
-    plain = and_(listed, *(_plain(text, dialect) for text in texts.values()))
-    octets = sum((_octets(texts[read.index(column)], dialect) for column in fields), literal(0))
-    newest = literal(None) if lastmod is None else func.max(case((listed, rows.c.lastmod)))
+    newest = literal(None) if lastmod is None else func.max(case((rows.c.kind > 0, rows.c.lastmod)))
     return (
         select(
             func.min(rows.c.key),
             func.max(rows.c.key),
             func.count(),
-            func.sum(case((listed, 1), else_=0)),
-            func.sum(case((plain, octets), else_=0)),
-            func.sum(case((and_(listed, not_(plain)), 1), else_=0)),
+            func.sum(case((rows.c.kind > 0, 1), else_=0)),
+            func.sum(rows.c.octets),
+            func.sum(case((rows.c.kind == 2, 1), else_=0)),
             newest,
         )
         .group_by(rows.c.bucket)
         .order_by(rows.c.bucket)
     )
+
+
+def _integer(column: ColumnElement[Any]) -> bool:
+    try:
+        return column.type.python_type is int
+    except NotImplementedError:
+        return False
