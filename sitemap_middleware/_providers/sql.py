@@ -23,16 +23,14 @@ import hashlib
 import logging
 import os
 import weakref
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import datetime, timedelta, timezone
-from operator import eq, itemgetter
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import (
-    BigInteger,
     Engine,
     Select,
-    SmallInteger,
     Table,
     func,
     select,
@@ -49,6 +47,8 @@ from .columns import Location, RowEntries, column_hint
 from .ranges import KeyRange, RangeStats
 from .shared_query import SharedQuery
 from .sql_aggregates import checksum_sum, range_stats_statement, register_sqlite_checksum
+from .sql_keys import key_bounds, key_problem, python_type, unique_by_schema
+from .sql_ranges import MAX_CHANGED, KeptRanges, updated_ranges
 from .threads import WorkerThreads
 
 __all__ = ["SQLAlchemyProvider"]
@@ -98,15 +98,6 @@ def _read(result: Any, by_column: Sequence[str]) -> Sequence[Any]:
 
 #: A zone written with the most characters (``+05:30``): the widest lastmod.
 _WIDEST_ZONE = timezone(timedelta(hours=5, minutes=30))
-
-
-def _text_like(column: Any) -> bool:
-    """Whether a column's values are written as the database casts them to text."""
-    try:
-        kind = column.type.python_type
-    except NotImplementedError:
-        return False
-    return kind is str or kind is int
 
 
 #: Key ranges whose version queries are kept (a crawl's pages, many times over).
@@ -193,6 +184,9 @@ class SQLAlchemyProvider:
             if name not in self._sub.c:
                 raise ConfigurationError(f"checksum column {name!r} is not in the source")
         self._key_name = key
+        #: Unique by the schema: no count of distinct keys with every version.
+        self._unique = unique_by_schema(source, self._sub.c[key])
+        self._int_key = python_type(self._sub.c[key]) is int  # Python orders it as SQL does
         self._key: ColumnElement[Any] = self._sub.c[key]
         self._lastmod: ColumnElement[Any] | None = self._sub.c[lastmod] if lastmod else None
         self._lastmod_key = lastmod
@@ -244,7 +238,9 @@ class SQLAlchemyProvider:
         self._key_place = list(self._sub.c.keys()).index(key)  # select(sub) rows: by place
         self._batch = batch_size
         self._metadata_ttl = metadata_ttl
-        self._metadata: SharedQuery[tuple[int, ProviderVersion]] = SharedQuery(metadata_ttl)
+        self._metadata: SharedQuery[tuple[int, ProviderVersion, Any]] = SharedQuery(metadata_ttl)
+        #: The ranges of the last plan, with a revision column (see sql_ranges.py).
+        self._kept_ranges: KeptRanges | None = None
         #: Key range -> its shared version query (see range_version), the newest last.
         self._ranges: dict[tuple[Any, Any], SharedQuery[tuple[int, ProviderVersion]]] = {}
         self._bad_lastmod: object = None
@@ -346,59 +342,12 @@ class SQLAlchemyProvider:
                 return
 
     def _bounds(self, after: Any, upto: Any) -> tuple[Any, Any] | None:
-        """A key range as the key column can compare it, or None when it holds no row.
-
-        Ranges come from page names, which any client can write: a bound of another
-        type than the column's, or an integer past its size, is answered here rather
-        than by a database error. An integer below the column's least value is no bound
-        at all (every key is above it); one past its greatest holds every key below it.
-        """
-        try:
-            kind = self._key.type.python_type
-        except NotImplementedError:
-            return after, upto
-        if kind is int:
-            if any(type(b) is not int for b in (after, upto) if b is not None):
-                return None
-            bits = 64 if self._dialect == "sqlite" else 32
-            if isinstance(self._key.type, BigInteger):
-                bits = 64
-            elif isinstance(self._key.type, SmallInteger):
-                bits = 16
-            least, greatest = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
-            if (after is not None and after >= greatest) or (upto is not None and upto < least):
-                return None
-            after = None if after is not None and after < least else after
-            upto = None if upto is not None and upto > greatest else upto
-        elif kind is str:
-            for bound in (after, upto):
-                if bound is None:
-                    continue
-                if type(bound) is not str:
-                    return None
-                try:
-                    bound.encode()
-                except UnicodeEncodeError:  # a lone surrogate: no database holds one
-                    return None
-                if "\x00" in bound and self._dialect == "postgresql":
-                    return None  # PostgreSQL text cannot hold NUL
-        return after, upto
+        return key_bounds(self._key, self._dialect, after, upto)
 
     def _check_keys(self, keys: list[Any], last: Any) -> None:
-        """No NULL, and no key equal to the one before it (rows come in key order).
-
-        Equality only: the database orders by the column's collation, which Python's <
-        does not know (uniqueness itself is counted in SQL).
-        """
-        if None in keys:
-            raise self._key_error("holds NULL")
-        previous = keys[:-1] if last is None else [last, *keys[:-1]]
-        current = keys[1:] if last is None else keys
-        if any(map(eq, previous, current)):  # the scan at C speed; the culprit only then
-            repeated = next(
-                key for key, before in zip(current, previous, strict=True) if key == before
-            )
-            raise self._key_error(f"is not unique ({repeated!r} appears more than once)")
+        problem = key_problem(keys, last)
+        if problem:
+            raise self._key_error(problem)
 
     def _entries(self, rows: Sequence[Any]) -> list[Any]:
         """A batch's items from its rows: for ``to_entry``, or a location function."""
@@ -443,22 +392,48 @@ class SQLAlchemyProvider:
         """The section's key ranges from one grouped query (see ``ranges.py``); None
         for ``to_entry``, a location function, or a field with a format of its own."""
         fields = self._columns.bare_fields() if self._columns is not None else None
-        if not fields or any(not _text_like(self._sub.c[name]) for name in fields):
+        if not fields or any(python_type(self._sub.c[name]) not in (int, str) for name in fields):
             return None
-        statement = range_stats_statement(
-            self._key,
-            [self._sub.c[name] for name in fields],
-            self._lastmod,
-            rows_per_range,
-            self._dialect,
-        )
-        ranges = [KeyRange(*row) for row in await self._all(statement)]
+        columns = [self._sub.c[name] for name in fields]
+
+        async def measure(after: Any, upto: Any) -> list[KeyRange]:
+            statement = range_stats_statement(
+                self._key, columns, self._lastmod, rows_per_range, self._dialect, after, upto
+            )
+            return [KeyRange(*row) for row in await self._all(statement)]
+
+        ranges = await self._kept_or_measured(rows_per_range, measure)
         sample_lastmod = datetime(2000, 1, 1, tzinfo=_WIDEST_ZONE)
         samples = [
             (self._columns.sample(value, sample_lastmod), len(value) * len(fields))  # type: ignore[union-attr]
             for value in ("a", "/a")
         ]
         return RangeStats(ranges, samples)
+
+    async def _kept_or_measured(
+        self, rows_per_range: int, measure: Callable[[Any, Any], Awaitable[list[KeyRange]]]
+    ) -> list[KeyRange]:
+        """Every range measured, or with a revision column the kept ranges with those
+        holding changed rows measured again (see ``sql_ranges.py``)."""
+        if self._version_column is None:
+            return await measure(None, None)
+        rows, _, revision = await self._summary()  # read before the ranges: never newer
+        kept, ranges = self._kept_ranges, None
+        if (
+            kept is not None
+            and kept.revision is not None  # (an empty table has none)
+            and kept.rows_per_range == rows_per_range
+            and self._int_key
+        ):
+            statement = select(self._key).where(self._version_column > kept.revision)
+            changed = await self._all(statement.order_by(self._key).limit(MAX_CHANGED + 1))
+            if len(changed) <= MAX_CHANGED:
+                keys = [row[0] for row in changed]
+                ranges = await updated_ranges(kept, keys, rows, measure)
+        if ranges is None:
+            ranges = await measure(None, None)
+        self._kept_ranges = KeptRanges(rows_per_range, revision, tuple(ranges))
+        return ranges
 
     def forget(self) -> None:
         """Forget the counts and versions kept for ``metadata_ttl``: the next request
@@ -512,17 +487,19 @@ class SQLAlchemyProvider:
             token=f"{row[0]}:{row[1]}:{self._settings_tag}", last_modified=modified
         )
 
-    async def _summary(self) -> tuple[int, ProviderVersion]:
+    async def _summary(self) -> tuple[int, ProviderVersion, Any]:
         """Row count, key checks and version from one aggregate query, kept ``metadata_ttl``
         and shared by concurrent callers (one query in flight)."""
         return await self._metadata.get(self._read_summary)
 
-    async def _read_summary(self) -> tuple[int, ProviderVersion]:
-        columns = [*self._aggregates(), func.count(self._key), func.count(self._key.distinct())]
-        row = (await self._all(select(*columns).select_from(self._sub)))[0]
-        rows, keyed, distinct = int(row[0]), int(row[-2]), int(row[-1])
-        if keyed != rows:
-            raise self._key_error(f"holds NULL in {rows - keyed} rows")
-        if distinct != rows:
-            raise self._key_error(f"is not unique ({rows - distinct} duplicate values)")
-        return rows, self._version(row)
+    async def _read_summary(self) -> tuple[int, ProviderVersion, Any]:
+        checks = [] if self._unique else [func.count(self._key), func.count(self._key.distinct())]
+        row = (await self._all(select(*self._aggregates(), *checks).select_from(self._sub)))[0]
+        rows = int(row[0])
+        if checks:
+            keyed, distinct = int(row[-2]), int(row[-1])
+            if keyed != rows:
+                raise self._key_error(f"holds NULL in {rows - keyed} rows")
+            if distinct != rows:
+                raise self._key_error(f"is not unique ({rows - distinct} duplicate values)")
+        return rows, self._version(row), row[1]

@@ -33,6 +33,7 @@ from sqlalchemy.sql import ColumnElement
 
 from .checksum import MD5_HEX_DIGITS, NULL_TEXT, SEPARATOR, SQLITE_CHECKSUM, sqlite_row_crc32
 from .ranges import PLAIN_CHARACTERS
+from .sql_keys import python_type
 
 __all__ = ["checksum_sum", "range_stats_statement", "register_sqlite_checksum"]
 
@@ -103,11 +104,14 @@ def range_stats_statement(
     lastmod: ColumnElement[Any] | None,
     rows_per_range: int,
     dialect: str,
+    after: Any = None,
+    upto: Any = None,
 ) -> Select[Any]:
     """One grouped query: per run of ``rows_per_range`` keys, what :class:`KeyRange` holds.
 
     ``fields`` are the columns the location is the text of, one per template field (text
-    or integer columns: an integer's text is always plain).
+    or integer columns: an integer's text is always plain). ``after``/``upto`` bound the
+    keys read (None: open).
     """
     read = list(dict.fromkeys(fields))
     number = func.row_number().over(order_by=key) - 1
@@ -130,31 +134,35 @@ def range_stats_statement(
         if checks
         else case((listed, 1), else_=0)
     )
-    rows = select(
+    rows: Select[Any] = select(
         key.label("key"),
         *([] if lastmod is None else [lastmod.label("lastmod")]),
         bucket.label("bucket"),
         kind.label("kind"),
         case((kind == 1, octets), else_=0).label("octets"),
-    ).subquery("sitemap_ranges")
-    newest = literal(None) if lastmod is None else func.max(case((rows.c.kind > 0, rows.c.lastmod)))
+    )
+    if after is not None:
+        rows = rows.where(key > after)
+    if upto is not None:
+        rows = rows.where(key <= upto)
+    ranges = rows.subquery("sitemap_ranges")
+    newest = (
+        literal(None) if lastmod is None else func.max(case((ranges.c.kind > 0, ranges.c.lastmod)))
+    )
     return (
         select(
-            func.min(rows.c.key),
-            func.max(rows.c.key),
+            func.min(ranges.c.key),
+            func.max(ranges.c.key),
             func.count(),
-            func.sum(case((rows.c.kind > 0, 1), else_=0)),
-            func.sum(rows.c.octets),
-            func.sum(case((rows.c.kind == 2, 1), else_=0)),
+            func.sum(case((ranges.c.kind > 0, 1), else_=0)),
+            func.sum(ranges.c.octets),
+            func.sum(case((ranges.c.kind == 2, 1), else_=0)),
             newest,
         )
-        .group_by(rows.c.bucket)
-        .order_by(rows.c.bucket)
+        .group_by(ranges.c.bucket)
+        .order_by(ranges.c.bucket)
     )
 
 
 def _integer(column: ColumnElement[Any]) -> bool:
-    try:
-        return column.type.python_type is int
-    except NotImplementedError:
-        return False
+    return python_type(column) is int

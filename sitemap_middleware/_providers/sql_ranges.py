@@ -1,0 +1,71 @@
+"""Key ranges kept between plans, and brought up to date by what changed.
+
+With a revision column (bumped from one sequence on every insert and update), the rows
+that changed since the last plan are the rows whose revision is above the one read
+before it: an indexed query. Only the ranges holding them are measured again; rows
+past the last range form new ranges at the end. Deletions leave no revision, so the
+ranges' row counts must add up to the table's ``count(*)``: when they do not (a row was
+deleted from a range nothing else touched), every range is measured again. Without a
+revision column every plan measures every range (one grouped query).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .ranges import KeyRange
+
+__all__ = ["MAX_CHANGED", "KeptRanges", "updated_ranges"]
+
+#: Changed rows beyond which measuring every range is the cheaper way.
+MAX_CHANGED = 10_000
+
+#: Measures the ranges of ``after < key <= upto`` (None: open).
+MeasureKeys = Callable[[Any, Any], Awaitable[list[KeyRange]]]
+
+
+@dataclass(frozen=True, slots=True)
+class KeptRanges:
+    """Ranges of ``rows_per_range`` keys, as they were at ``revision``."""
+
+    rows_per_range: int
+    revision: Any
+    ranges: tuple[KeyRange, ...]
+
+
+async def updated_ranges(
+    kept: KeptRanges, changed: Sequence[Any], rows: int, measure: MeasureKeys
+) -> list[KeyRange] | None:
+    """``kept`` with the ranges holding a ``changed`` key (in key order) measured again;
+    None when the counts do not add up to ``rows`` (measure everything)."""
+    ranges = list(kept.ranges)
+    if not ranges:
+        return None
+    lasts = [each.last_key for each in ranges]
+    touched = sorted({bisect_left(lasts, key) for key in changed})
+    out: list[KeyRange] = []
+    place = 0
+    for first, last in _runs(touched):
+        out.extend(ranges[place:first])
+        after = ranges[first - 1].last_key if first else None
+        upto = ranges[last].last_key if last < len(ranges) else None
+        out.extend(await measure(after, upto))
+        place = min(last + 1, len(ranges))
+    out.extend(ranges[place:])
+    if sum(each.rows for each in out) != rows:
+        return None
+    return out
+
+
+def _runs(places: list[int]) -> list[tuple[int, int]]:
+    """Consecutive places as (first, last) runs, so neighbours are measured together."""
+    runs: list[tuple[int, int]] = []
+    for place in places:
+        if runs and runs[-1][1] == place - 1:
+            runs[-1] = (runs[-1][0], place)
+        else:
+            runs.append((place, place))
+    return runs
