@@ -153,3 +153,15 @@ async def core_get(core: Any, path: str, **headers: str) -> tuple[int, bytes, An
     reply = await core.respond(target, request)
     body = b"".join([chunk async for chunk in reply.body]) if reply.body is not None else b""
     return reply.status, body, reply.cache
+
+
+async def core_reply_headers(core: Any, path: str, **headers: str) -> dict[str, str]:
+    """The headers of one GET through a SitemapCore in process (lower-case names)."""
+    from sitemap_middleware._engine.core import RequestInfo
+
+    request = RequestInfo("GET", path, {k.replace("_", "-"): v for k, v in headers.items()})
+    reply = await core.respond(core.route(request), request)
+    if reply.body is not None:
+        async for _ in reply.body:
+            pass
+    return {name.lower(): value for name, value in reply.headers}

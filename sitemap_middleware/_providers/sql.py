@@ -494,7 +494,15 @@ class SQLAlchemyProvider:
 
     async def _read_summary(self) -> tuple[int, ProviderVersion, Any]:
         checks = [] if self._unique else [func.count(self._key), func.count(self._key.distinct())]
-        row = (await self._all(select(*self._aggregates(), *checks).select_from(self._sub)))[0]
+        columns = [*self._aggregates(), *checks]
+        if self._version_column is not None:
+            # Each aggregate on its own: a lone max() of an indexed column is an index
+            # lookup and count(*) a walk of the smallest index (together, a table scan).
+            columns = [select(each).select_from(self._sub).scalar_subquery() for each in columns]
+            statement = select(*columns)
+        else:
+            statement = select(*columns).select_from(self._sub)
+        row = (await self._all(statement))[0]
         rows = int(row[0])
         if checks:
             keyed, distinct = int(row[-2]), int(row[-1])

@@ -80,16 +80,18 @@ def checksum_sum(columns: Sequence[Any], dialect: str) -> ColumnElement[Any]:
     return func.sum(cast(cast(hexed, BIT(4 * MD5_HEX_DIGITS)), BigInteger))
 
 
-def _octets(text: ColumnElement[Any], dialect: str) -> ColumnElement[Any]:
-    """UTF-8 bytes of a text value."""
+def _octets(column: ColumnElement[Any], dialect: str) -> ColumnElement[Any]:
+    """UTF-8 bytes of a text or integer column's text."""
     if dialect == "sqlite":
-        return func.length(cast(text, LargeBinary))  # length() of a text counts characters
-    if dialect == "mysql":
-        return func.length(text)
-    return func.octet_length(text)
+        if _integer(column):
+            return func.length(column)  # the length of an integer's text, no cast
+        return func.length(cast(column, LargeBinary))  # of a text: its characters
+    text = column if not _integer(column) else cast(column, Text)
+    return func.length(text) if dialect == "mysql" else func.octet_length(text)
 
 
 def _plain(text: ColumnElement[Any], dialect: str) -> ColumnElement[Any]:
+    # (a text column, as the provider only sizes text and integer fields)
     """Whether a text holds only :data:`PLAIN_CHARACTERS` (see ``ranges.py``)."""
     if dialect == "sqlite":
         return text.op("NOT GLOB")(f"*[^{PLAIN_CHARACTERS}]*")
@@ -118,28 +120,22 @@ def range_stats_statement(
     bucket = number.self_group().op("DIV" if dialect == "mysql" else "/")(
         literal(rows_per_range, Integer)
     )
-    listed = and_(*(column.is_not(None) for column in read))
-    texts = {column: cast(column, Text) for column in read}
-    checks = [_plain(texts[column], dialect) for column in read if not _integer(column)]
-    octets = sum(
-        (
-            func.length(texts[column]) if _integer(column) else _octets(texts[column], dialect)
-            for column in fields
-        ),
-        literal(0),
-    )
+    nullable = [column for column in read if getattr(column, "nullable", True)]
+    listed = and_(*(column.is_not(None) for column in nullable)) if nullable else None
+    checks = [_plain(column, dialect) for column in read if not _integer(column)]
+    octets = sum((_octets(column, dialect) for column in fields), literal(0))
     # 0: left out (a NULL), 1: plain, 2: measured row by row.
-    kind = (
-        case((not_(listed), 0), (and_(*checks), 1), else_=2)
-        if checks
-        else case((listed, 1), else_=0)
-    )
+    whens: list[tuple[Any, int]] = [] if listed is None else [(not_(listed), 0)]
+    if checks:
+        kind: ColumnElement[Any] = case(*whens, (and_(*checks), 1), else_=2)
+    else:
+        kind = case(*whens, else_=1) if whens else literal(1, Integer)
     rows: Select[Any] = select(
         key.label("key"),
         *([] if lastmod is None else [lastmod.label("lastmod")]),
         bucket.label("bucket"),
-        kind.label("kind"),
-        case((kind == 1, octets), else_=0).label("octets"),
+        kind.label("kind"),  # computed once a row: the window keeps this query whole
+        octets.label("octets"),
     )
     if after is not None:
         rows = rows.where(key > after)
@@ -155,7 +151,7 @@ def range_stats_statement(
             func.max(ranges.c.key),
             func.count(),
             func.sum(case((ranges.c.kind > 0, 1), else_=0)),
-            func.sum(ranges.c.octets),
+            func.sum(case((ranges.c.kind == 1, ranges.c.octets), else_=0)),
             func.sum(case((ranges.c.kind == 2, 1), else_=0)),
             newest,
         )

@@ -1,0 +1,203 @@
+"""A large site that changes all day (issue 23): plans and versions where the data lives.
+
+``python -m benchmarks.large_sites [--rows 100000,1000000] [--databases sqlite,postgresql]``
+
+A table ``(id, slug, updated_at, revision)`` of N rows (``revision`` bumped from one
+sequence on every write, indexed, as a large site keeps one) served by
+``SQLAlchemyProvider`` in column mode through the core in process, gzip as crawlers
+send it, library defaults otherwise (``metadata_ttl`` 1 s). Two configurations: the
+default version (a checksum of every row) and ``version_column="revision"``.
+
+Measured, in one run, beside the database's own window query over the same pages
+(``count(*)``, ``max(updated_at)`` per run of 49,500 rows by ``row_number()``, the same
+driver), each a median of ``--repeat`` runs:
+
+- ``first_index``: the first ``/sitemap_index.xml`` of a new core (its plan measured);
+- ``index_again``: the same index 1.1 s later (past ``metadata_ttl``), nothing changed;
+- ``index_after_write``: the index after one row's ``UPDATE`` (a rename);
+- ``page_304``: a conditional GET of a key-range page past ``metadata_ttl``.
+
+PostgreSQL is used when ``SITEMAP_TEST_POSTGRES_URL`` names a server (``.ci/run`` and
+``/tmp/services.sh``-style set-ups start one); otherwise that database is skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import time
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, text
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from benchmarks.common import core_get
+
+metadata = MetaData()
+table = Table(
+    "large_products",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("slug", String, nullable=False),
+    Column("updated_at", DateTime, nullable=False, index=True),
+    Column("revision", Integer, nullable=False, index=True),
+)
+WINDOW = (
+    "SELECT count(*), max(updated_at) FROM (SELECT updated_at, "
+    "(row_number() OVER (ORDER BY id) - 1) / 49500 AS b FROM large_products) AS r GROUP BY b"
+)
+START = datetime(2024, 1, 1)
+
+
+async def _build(engine: AsyncEngine, rows: int) -> None:
+    """The table of ``rows`` rows, kept between runs (rebuilt when its size differs)."""
+    async with engine.begin() as conn:
+        await conn.run_sync(metadata.create_all)
+        have = (await conn.execute(text("SELECT count(*) FROM large_products"))).scalar()
+        if have == rows:
+            return
+        await conn.execute(table.delete())
+    chunk = 50_000
+    for first in range(1, rows + 1, chunk):
+        batch = [
+            {
+                "id": i,
+                "slug": f"product-{i}",
+                "updated_at": START + timedelta(seconds=i),
+                "revision": i,
+            }
+            for i in range(first, min(first + chunk, rows + 1))
+        ]
+        async with engine.begin() as conn:
+            await conn.execute(table.insert(), batch)
+
+
+def _provider(engine: AsyncEngine, revision: bool) -> Any:
+    from sitemap_middleware import SQLAlchemyProvider
+
+    return SQLAlchemyProvider(
+        engine,
+        table,
+        key="id",
+        location="/products/{slug}?ref=a&id={id}",
+        lastmod="updated_at",
+        changefreq="daily",
+        version_column="revision" if revision else None,
+    )
+
+
+def _core(provider: Any) -> Any:
+    from sitemap_middleware import SitemapConfig
+    from sitemap_middleware._engine.core import SitemapCore
+
+    return SitemapCore(
+        SitemapConfig(base_url="https://example.com", sections={"products": provider})
+    )
+
+
+async def _timed(call: Callable[..., Awaitable[Any]], *args: Any, **kwargs: Any) -> float:
+    started = time.perf_counter()
+    await call(*args, **kwargs)
+    return time.perf_counter() - started
+
+
+async def _window(engine: AsyncEngine) -> None:
+    async with engine.connect() as conn:
+        (await conn.execute(text(WINDOW))).all()
+
+
+async def _measure(engine: AsyncEngine, rows: int, revision: bool, repeat: int) -> dict[str, Any]:
+    gzip = {"accept_encoding": "gzip"}
+    figures: dict[str, list[float]] = {}
+
+    def note(name: str, seconds: float) -> None:
+        figures.setdefault(name, []).append(seconds)
+
+    for run in range(repeat):
+        note("window_query", await _timed(_window, engine))
+        provider = _provider(engine, revision)
+        core = _core(provider)
+        note("first_index", await _timed(core_get, core, "/sitemap_index.xml", **gzip))
+        await asyncio.sleep(1.1)
+        note("index_again", await _timed(core_get, core, "/sitemap_index.xml", **gzip))
+        status, body, _ = await core_get(core, "/sitemap_index.xml")
+        page = body.split(b"<loc>https://example.com", 2)[1].split(b"</loc>")[0].decode()
+        _, _, _ = await core_get(core, page, **gzip)
+        from benchmarks.common import core_reply_headers
+
+        etag = (await core_reply_headers(core, page))["etag"]
+        await asyncio.sleep(1.1)
+        note(
+            "page_304",
+            await _timed(core_get, core, page, if_none_match=etag, **gzip),
+        )
+        async with engine.begin() as conn:
+            await conn.execute(
+                table.update()
+                .where(table.c.id == rows // 2)
+                .values(slug=f"renamed-{run}", revision=rows + 1 + run)
+            )
+        await asyncio.sleep(1.1)
+        note(
+            "index_after_write",
+            await _timed(core_get, core, "/sitemap_index.xml", **gzip),
+        )
+        await core.aclose()
+        async with engine.begin() as conn:  # the table back as built
+            await conn.execute(
+                table.update()
+                .where(table.c.id == rows // 2)
+                .values(slug=f"product-{rows // 2}", revision=rows // 2)
+            )
+    medians = {name: statistics.median(values) for name, values in figures.items()}
+    window = medians["window_query"]
+    out: dict[str, Any] = {"rows": rows, "version": "revision" if revision else "checksum"}
+    for name, seconds in medians.items():
+        out[f"{name}_s"] = round(seconds, 4)
+        if name != "window_query":
+            out[f"{name}_x_window"] = round(seconds / window, 3)
+    return out
+
+
+async def run(databases: list[str], sizes: list[int], repeat: int) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = []
+    for database in databases:
+        if database == "sqlite":
+            folder = os.path.join(os.environ.get("TMPDIR", "/tmp"), "sitemap_middleware_bench")
+            os.makedirs(folder, exist_ok=True)
+        for rows in sizes:
+            if database == "sqlite":
+                url = f"sqlite+aiosqlite:///{folder}/large-{rows}.sqlite3"
+            else:
+                url = os.environ.get("SITEMAP_TEST_POSTGRES_URL", "")
+                if not url:
+                    print("postgresql: SITEMAP_TEST_POSTGRES_URL is not set, skipped")
+                    break
+            engine = create_async_engine(url)
+            try:
+                await _build(engine, rows)
+                for revision in (False, True):
+                    row = {"database": database, **await _measure(engine, rows, revision, repeat)}
+                    print(row, flush=True)
+                    results.append(row)
+            finally:
+                await engine.dispose()
+    return results
+
+
+def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", default="100000,1000000")
+    parser.add_argument("--databases", default="sqlite,postgresql")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    sizes = [int(each) for each in args.rows.split(",")]
+    return asyncio.run(run(args.databases.split(","), sizes, args.repeat))
+
+
+if __name__ == "__main__":
+    main()
