@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 __all__ = ["DjangoQuerySetProvider"]
 
 _ROW = "_sitemap_row"
+#: Key ranges whose version queries are kept (a crawl's pages, many times over).
+RANGES_KEPT = 1024
 
 
 class DjangoQuerySetProvider:
@@ -135,6 +137,8 @@ class DjangoQuerySetProvider:
         self._metadata_ttl = metadata_ttl
         self._metadata: SharedQuery[tuple[int, ProviderVersion, bool]] = SharedQuery(metadata_ttl)
         self._plans: dict[int, tuple[str, list[Any], list[datetime | None]]] = {}
+        #: Key range -> its shared version query (see range_version), the newest last.
+        self._ranges: dict[tuple[Any, Any], SharedQuery[tuple[int, ProviderVersion, bool]]] = {}
 
     @staticmethod
     def _checksummed(
@@ -289,29 +293,67 @@ class DjangoQuerySetProvider:
         return await self._metadata.get(self._read_summary)
 
     async def _read_summary(self) -> tuple[int, ProviderVersion, bool]:
-        def read() -> dict[str, Any]:
-            from django.db import connections
-            from django.db.models import Count, Max
+        return await run_orm(self._aggregate, self._queryset)
 
-            aggregates: dict[str, Any] = {"n": Count("pk"), "k": Max(self._key)}
-            if self._version_field is not None:
-                aggregates["v"] = Max(self._version_field)
-            else:
-                aggregates["v"] = row_checksum(self._checksum_fields)
-                if self._vendor == "sqlite":
-                    register_sqlite_checksum(connections[self._queryset.db])
-            if self._lastmod is not None:
-                aggregates["m"] = Max(self._lastmod)
-                aggregates["dated"] = Count(self._lastmod)  # rows whose lastmod is not NULL
-            return dict(self._queryset.order_by().aggregate(**aggregates))
+    async def range_version(self, after: Any, upto: Any) -> tuple[int, ProviderVersion]:
+        """Rows and version of ``after < key <= upto`` alone (what a key-range page is
+        validated by, at the cost of its rows), kept ``metadata_ttl`` and shared per
+        range; as :meth:`version`, nothing while a row of it has no lastmod."""
+        try:
+            shared = self._ranges.pop((after, upto))
+        except KeyError:
+            shared = SharedQuery(self._metadata_ttl)
+        except TypeError:  # an unhashable bound
+            return 0, ProviderVersion()
+        self._ranges[(after, upto)] = shared  # the most recent last
+        while len(self._ranges) > RANGES_KEPT:
+            del self._ranges[next(iter(self._ranges))]
+        rows, version, every_row_dated = await shared.get(
+            lambda: run_orm(self._range_aggregate, after, upto)
+        )
+        return rows, version if every_row_dated else ProviderVersion()
 
-        row = await run_orm(read)
+    def _range_aggregate(self, after: Any, upto: Any) -> tuple[int, ProviderVersion, bool]:
+        from django.core.exceptions import ValidationError
+
+        queryset = self._queryset
+        try:
+            if after is not None:
+                queryset = queryset.filter(**{f"{self._key}__gt": after})
+            if upto is not None:
+                queryset = queryset.filter(**{f"{self._key}__lte": upto})
+            return self._aggregate(queryset)
+        except (ValueError, TypeError, ValidationError):  # a bound the key cannot hold
+            return 0, ProviderVersion(token="0"), True
+
+    def _aggregate(self, queryset: QuerySet[Any]) -> tuple[int, ProviderVersion, bool]:
+        """Count, version and whether every row is dated, from one aggregate query."""
+        from django.db import connections
+        from django.db.models import Count, Max
+
+        aggregates: dict[str, Any] = {"n": Count("pk"), "k": Max(self._key)}
+        if self._version_field is not None:
+            aggregates["v"] = Max(self._version_field)
+        else:
+            aggregates["v"] = row_checksum(self._checksum_fields)
+            if self._vendor == "sqlite":
+                register_sqlite_checksum(connections[self._queryset.db])
+        if self._lastmod is not None:
+            aggregates["m"] = Max(self._lastmod)
+            aggregates["dated"] = Count(self._lastmod)  # rows whose lastmod is not NULL
+        row = dict(queryset.order_by().aggregate(**aggregates))
         modified = aware_datetime(row.get("m"))
         stamp = modified.isoformat() if modified else ""
         token = f"{row['n']}:{row['k']}:{stamp}:{row['v']}"
         every_row_dated = self._lastmod is None or row["dated"] == row["n"]
         version = ProviderVersion(token=token, last_modified=modified)
         return int(row["n"]), version, every_row_dated
+
+    def forget(self) -> None:
+        """Forget the counts and versions kept for ``metadata_ttl``: the next request
+        asks the database (after a write, to serve it at once)."""
+        self._metadata.clear()
+        self._ranges.clear()
 
     async def page_last_modified(self, page_size: int) -> list[datetime | None]:
         return (await self._boundaries(page_size))[1]

@@ -243,3 +243,44 @@ def test_concurrent_revalidations_share_one_version_query(alias: str) -> None:
     anyio.run(main)
     assert statuses == [304] * 30
     assert queries == 1
+
+
+@pytest.mark.parametrize("alias", ALIASES, indirect=True)
+def test_a_key_range_page_is_validated_by_its_own_rows(alias: str) -> None:
+    """Revalidating a key-range page costs its range, not a checksum of the whole table
+    (issue 23, item 2): no section-wide aggregate runs, the page answers 304, a rename in
+    another page's range leaves it alone and one in its own range does not."""
+    from tests.django_tests.test_edges import locs_of_index
+    from tests.djangoproject.shop.models import Tag
+
+    write_tags(alias, [])
+    for pk in range(1, 7):
+        _tag(alias, pk, f"t{pk}", DAY)
+    from sitemap_middleware.django import DjangoQuerySetProvider
+
+    tags = DjangoQuerySetProvider(
+        Tag.objects.using(alias),
+        lastmod="updated",
+        location=lambda tag: f"/tags/{tag.code}/",
+        metadata_ttl=0,
+    )
+    core = core_for({}, sections={"tags": Section(tags, max_urls=3)})  # two pages of three
+    status, _, index = get(core, "/sitemap_index.xml")
+    pages = [url.removeprefix("https://example.com") for url in locs_of_index(index)]
+    assert status == 200 and len(pages) == 2 and all("~" in page for page in pages)
+    etags = [get(core, page)[1]["etag"] for page in pages]
+    provider = core.config.resolved_sections[0].provider
+    summaries = 0
+    read = provider._read_summary
+
+    async def counting() -> Any:
+        nonlocal summaries
+        summaries += 1
+        return await read()
+
+    provider._read_summary = counting
+    assert [get(core, page, if_none_match=etag)[0] for page, etag in zip(pages, etags)] == [304] * 2
+    Tag.objects.using(alias).filter(pk=5).update(code="renamed")  # the second page's
+    assert get(core, pages[0], if_none_match=etags[0])[0] == 304
+    assert get(core, pages[1], if_none_match=etags[1])[0] == 200
+    assert summaries == 0
