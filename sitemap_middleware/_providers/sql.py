@@ -18,11 +18,8 @@ revision column bumped from one sequence on every insert and update can name it 
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
-import os
-import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import datetime, timedelta, timezone
 from operator import itemgetter
@@ -49,7 +46,7 @@ from .shared_query import SharedQuery
 from .sql_aggregates import checksum_sum, range_stats_statement, register_sqlite_checksum
 from .sql_keys import key_bounds, key_problem, python_type, unique_by_schema
 from .sql_ranges import MAX_CHANGED, KeptRanges, updated_ranges
-from .threads import WorkerThreads
+from .sql_runner import StatementRunner
 
 __all__ = ["SQLAlchemyProvider"]
 
@@ -64,46 +61,12 @@ def _aware(value: object) -> datetime | None:
     return to_datetime(value)  # type: ignore[arg-type]
 
 
-def _fresh_pool_after_fork(engine: AsyncEngine | Engine) -> None:
-    """Give a forked worker (gunicorn --preload) its own connection pool.
-
-    Pooled connections belong to the parent: an aiosqlite connection's thread does not
-    exist in the child (using it hangs), an asyncpg one is bound to the parent's loop.
-    SQLAlchemy's advice for fork() is ``dispose(close=False)`` in the child: the old
-    pool is dropped without touching the parent's connections.
-    """
-    sync_engine = engine.sync_engine if isinstance(engine, AsyncEngine) else engine
-    ref = weakref.ref(sync_engine)
-
-    def after_fork_in_child() -> None:
-        alive = ref()
-        if alive is not None:
-            alive.dispose(close=False)
-
-    os.register_at_fork(after_in_child=after_fork_in_child)
-
-
-def _read(result: Any, by_column: Sequence[str]) -> Sequence[Any]:
-    """A buffered result's rows, or its columns (see ``SQLAlchemyProvider._all``)."""
-    if not by_column:
-        rows: Sequence[Any] = result.all()
-        return rows
-    columns: list[list[Any]] = [[] for _ in by_column]
-    getters = [itemgetter(place) for place in range(len(by_column))]
-    for part in result.partitions(_PARTITION):
-        for column, getter in zip(columns, getters, strict=True):
-            column.extend(map(getter, part))
-    return columns
-
-
 #: A zone written with the most characters (``+05:30``): the widest lastmod.
 _WIDEST_ZONE = timezone(timedelta(hours=5, minutes=30))
 
 
 #: Key ranges whose version queries are kept (a crawl's pages, many times over).
 _RANGES_KEPT = 1024
-#: Rows turned into columns at a time: few enough to die young in the collector.
-_PARTITION = 256
 
 
 class SQLAlchemyProvider:
@@ -244,9 +207,7 @@ class SQLAlchemyProvider:
         #: Key range -> its shared version query (see range_version), the newest last.
         self._ranges: dict[tuple[Any, Any], SharedQuery[tuple[int, ProviderVersion]]] = {}
         self._bad_lastmod: object = None
-        self._threads = WorkerThreads()
-        #: Queries under way; kept referenced until done (see _all).
-        self._queries: set[asyncio.Future[Sequence[Any]]] = set()
+        self._runner = StatementRunner(engine)
         self._dialect = engine.dialect.name
         if self._version_column is None and self._dialect == "sqlite":
             register_sqlite_checksum(engine)
@@ -255,45 +216,9 @@ class SQLAlchemyProvider:
                 f"no row checksum for the {self._dialect!r} dialect: pass version_column="
                 "(a revision bumped from one sequence on every insert and update)"
             )
-        _fresh_pool_after_fork(engine)
 
     async def _all(self, statement: Any, by_column: Sequence[str] = ()) -> Sequence[Any]:
-        """The statement's rows; or with ``by_column`` its columns, one list per name.
-
-        By column, rows are read from the buffered result a few hundred at a time:
-        Row objects are tracked by the garbage collector, and thousands of them alive
-        at once survive into its oldest generation, whose full collections then cost a
-        big page more than its rows do.
-        """
-        if isinstance(self._engine, AsyncEngine):
-            # The query runs in a task of its own: if the request gives up (a hang-up, a
-            # timeout) it answers at once, while the query finishes and returns its
-            # connection to the pool. Cancelled mid-query, SQLAlchemy would instead
-            # "terminate" the connection through a task nobody awaits ("Task was destroyed
-            # but it is pending!"). SQLAlchemy's asyncio layer needs asyncio anyway.
-            task = asyncio.ensure_future(self._query(self._engine, statement, by_column))
-            self._queries.add(task)
-            task.add_done_callback(self._query_done)
-            return await asyncio.shield(task)
-        engine = self._engine
-
-        def run() -> Sequence[Any]:
-            with engine.connect() as conn:
-                return _read(conn.execute(statement), by_column)
-
-        return await self._threads.run(run)  # a hung query holds a bounded few threads
-
-    @staticmethod
-    async def _query(
-        engine: AsyncEngine, statement: Any, by_column: Sequence[str]
-    ) -> Sequence[Any]:
-        async with engine.connect() as conn:
-            return _read(await conn.execute(statement), by_column)
-
-    def _query_done(self, task: asyncio.Future[Sequence[Any]]) -> None:
-        self._queries.discard(task)
-        if not task.cancelled():
-            task.exception()  # read: an abandoned query's error is not "never retrieved"
+        return await self._runner.all(statement, by_column)
 
     def _key_error(self, problem: str) -> ConfigurationError:
         return ConfigurationError(

@@ -161,7 +161,7 @@ def test_hang_up_closes_aiosqlite_connections_cleanly(
     with caplog.at_level(logging.DEBUG), serve(server, config) as url:
         for _ in range(3):
             _hang_up_after_first_bytes(url, "/sitemap-p-1.xml")
-        assert _wait_for(lambda: not provider._queries)  # the given-up query has finished
+        assert _wait_for(lambda: not provider._runner._queries)  # the given-up query has finished
         time.sleep(0.2)
         gc.collect()
     gc.collect()
