@@ -208,7 +208,7 @@ def in_process(n: int, repeats: int, storm: int) -> list[dict[str, Any]]:
     return rows
 
 
-def _sql_provider(engine: Any, columns: bool) -> Any:
+def _sql_provider(engine: Any, columns: bool, metadata_ttl: float = 3600) -> Any:
     """``SQLAlchemyProvider`` over the scale benchmark's table, the floor's fields (a URL
     with ``&`` to escape, lastmod, changefreq, priority): the column mode (``location=``
     a template, no object or call per row) or ``to_entry`` returning a mapping."""
@@ -225,7 +225,8 @@ def _sql_provider(engine: Any, columns: bool) -> Any:
     common_args: dict[str, Any] = {
         "key": "id",
         "lastmod": "updated_at",
-        "metadata_ttl": 3600,  # the version (a checksum of every row) is not what is timed
+        # The version (a checksum of every row) is not what is timed here.
+        "metadata_ttl": metadata_ttl,
     }
     if columns:
         return SQLAlchemyProvider(

@@ -103,3 +103,16 @@ def test_crawl_benchmark_runs_on_a_small_table() -> None:
     assert result["pages"] >= 2
     assert result["second_crawl_store_hits"] == result["pages"]
     assert result["after_write_store_hits"] < result["pages"]
+
+
+@pytest.mark.slow
+def test_large_sites_benchmark_runs_on_a_small_table() -> None:
+    """benchmarks/large_sites.py measures both versions beside the window query; with a
+    revision column the index after a write costs less than the first index."""
+    from benchmarks import large_sites
+
+    rows = large_sites.main(["--rows", "20000", "--databases", "sqlite", "--repeat", "1"])
+    assert [row["version"] for row in rows] == ["checksum", "revision"]
+    revision = rows[1]
+    assert revision["index_after_write_s"] < revision["first_index_s"]
+    assert all(row["page_304_x_window"] > 0 for row in rows)
