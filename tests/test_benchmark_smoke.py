@@ -107,12 +107,11 @@ def test_crawl_benchmark_runs_on_a_small_table() -> None:
 
 @pytest.mark.slow
 def test_large_sites_benchmark_runs_on_a_small_table() -> None:
-    """benchmarks/large_sites.py measures both versions beside the window query; with a
-    revision column the index after a write costs less than the first index."""
+    """benchmarks/large_sites.py measures both versions beside the window query (every
+    figure a ratio to it; no timing is asserted)."""
     from benchmarks import large_sites
 
     rows = large_sites.main(["--rows", "20000", "--databases", "sqlite", "--repeat", "1"])
     assert [row["version"] for row in rows] == ["checksum", "revision"]
-    revision = rows[1]
-    assert revision["index_after_write_s"] < revision["first_index_s"]
-    assert all(row["page_304_x_window"] > 0 for row in rows)
+    measures = ("first_index", "index_again", "index_after_write", "page_304")
+    assert all(row[f"{name}_x_window"] > 0 for row in rows for name in measures)
