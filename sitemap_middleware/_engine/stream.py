@@ -7,7 +7,7 @@ import logging
 from collections.abc import AsyncIterable, AsyncIterator, Mapping, Sequence
 from datetime import datetime
 from itertools import islice
-from operator import lt
+from operator import le, lt
 from typing import Any
 
 import anyio
@@ -135,6 +135,7 @@ class EntryStream:
         self.left_out = 0
         self.first_left_out: InvalidEntryError | None = None
         self._keyed = keyed
+        self._repeats_keys = getattr(provider, "repeats_keys", False) is True
         self._key_range = key_range
         self._keys: list[Any] = []
         self._keys_start = 0
@@ -307,12 +308,24 @@ class EntryStream:
             self._last_key = None
             return
         bounded = [after, *keys] if type(after) is int else keys
-        in_order = all(map(lt, bounded, islice(bounded, 1, None)))  # at C speed
+        # A provider whose keys name groups of items (a row in every language) repeats
+        # each key, within a batch and across batches, never the range's start.
+        repeats = self._repeats_keys
+        first = self._last_key is None
+        in_order = all(map(le if repeats else lt, bounded, islice(bounded, 1, None)))
+        if repeats and first and type(after) is int and keys[0] == after:
+            in_order = False
         if not in_order or (type(upto) is int and keys[-1] > upto):
             wrong = next(
                 (key, before)
-                for key, before in zip(keys, [after, *keys], strict=False)
-                if (type(before) is int and key <= before) or (type(upto) is int and key > upto)
+                for place, (key, before) in enumerate(zip(keys, [after, *keys], strict=False))
+                if (type(upto) is int and key > upto)
+                or (
+                    type(before) is int
+                    and (
+                        key < before or (key == before and (not repeats or (place == 0 and first)))
+                    )
+                )
             )
             raise ProviderError(
                 self.name,

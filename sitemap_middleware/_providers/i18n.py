@@ -9,7 +9,8 @@ This is what Django's ``i18n``/``alternates``/``x_default`` and next-sitemap's
 ``alternateRefs`` do.
 
 The wrapper keeps the provider's capabilities: ``count()`` becomes count x languages,
-``page(offset, limit)`` asks the provider only for the items that page covers.
+``page(offset, limit)`` asks the provider only for the items that page covers, and a
+keyset provider's key ranges stay key ranges (every language of a row on one page).
 """
 
 from __future__ import annotations
@@ -26,8 +27,11 @@ from .._sansio.models import SitemapEntry, coerce_entry
 from .base import (
     ProviderVersion,
     SupportsCount,
+    SupportsKeyedBatches,
+    SupportsKeyset,
     SupportsPageLastModified,
     SupportsPages,
+    SupportsRangeVersion,
     SupportsVersion,
     UrlProvider,
 )
@@ -223,6 +227,77 @@ class _Dated:
         return pages
 
 
+class _Keyed:
+    """Key ranges of the rows beneath: each row's key stays on all its languages' URLs
+    (``repeats_keys``), so a page is a key range holding every language of its rows."""
+
+    inner: UrlProvider
+    languages: Languages
+    directory: str
+    factor: int
+    repeats_keys = True
+
+    async def keyed_batches(
+        self, after: Any, upto: Any
+    ) -> AsyncIterator[tuple[list[Any], list[Any]]]:
+        expand, directory, factor = self.languages.expand, self.directory, self.factor
+        inner = self.inner
+        if isinstance(inner, SupportsKeyedBatches):
+            source: AsyncIterator[tuple[list[Any], list[Any]]] = aiter(
+                inner.keyed_batches(after, upto)
+            )
+        else:
+            assert isinstance(inner, SupportsKeyset)
+            source = _batched(aiter(inner.keyed(after, upto)))
+        try:
+            async for keys, items in source:
+                out_keys = [key for key in keys for _ in range(factor)]
+                out = [entry for item in items for entry in expand(item, directory)]
+                yield out_keys, out
+        finally:
+            aclose = getattr(source, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    async def keyed(self, after: Any, upto: Any) -> AsyncIterator[tuple[Any, Any]]:
+        async for keys, entries in self.keyed_batches(after, upto):
+            for pair in zip(keys, entries, strict=True):
+                yield pair
+
+
+class _RangeVersioned:
+    inner: UrlProvider
+    factor: int
+
+    async def range_version(self, after: Any, upto: Any) -> tuple[int, ProviderVersion]:
+        assert isinstance(self.inner, SupportsRangeVersion)
+        rows, version = await self.inner.range_version(after, upto)
+        return rows * self.factor, version
+
+
+async def _batched(
+    pairs: AsyncIterator[tuple[Any, Any]],
+) -> AsyncIterator[tuple[list[Any], list[Any]]]:
+    keys: list[Any] = []
+    items: list[Any] = []
+    try:
+        async for key, item in pairs:
+            keys.append(key)
+            items.append(item)
+            if len(keys) >= _BATCH:
+                yield keys, items
+                keys, items = [], []
+        if keys:
+            yield keys, items
+    finally:
+        aclose = getattr(pairs, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+#: Rows handed over at a time from a provider that yields them one by one.
+_BATCH = 1000
+
 _KINDS: dict[tuple[bool, ...], type[_Localized]] = {}
 
 
@@ -232,9 +307,20 @@ def localized(provider: UrlProvider, languages: Languages, directory: str = "/")
     paged = counted and isinstance(provider, SupportsPages)
     versioned = isinstance(provider, SupportsVersion)
     dated = counted and isinstance(provider, SupportsPageLastModified)
-    key = (counted, paged, versioned, dated)
+    keyed = isinstance(provider, SupportsKeyset)
+    ranged = keyed and isinstance(provider, SupportsRangeVersion)
+    key = (counted, paged, versioned, dated, keyed, ranged)
     if key not in _KINDS:
         base: type[_Localized] = _Paged if paged else _Counted if counted else _Localized
-        extra = [kind for kind, wanted in ((_Versioned, versioned), (_Dated, dated)) if wanted]
+        extra = [
+            kind
+            for kind, wanted in (
+                (_Versioned, versioned),
+                (_Dated, dated),
+                (_Keyed, keyed),
+                (_RangeVersioned, ranged),
+            )
+            if wanted
+        ]
         _KINDS[key] = type("LocalizedProvider", (base, *extra), {})
     return _KINDS[key](provider, languages, directory)

@@ -105,8 +105,31 @@ def decode_key_range(token: str) -> tuple[Any, Any] | None:
     return after, upto
 
 
+class _Group:
+    """The items of one key on the current page, and what the page was before them."""
+
+    __slots__ = ("key", "key_before", "lastmod", "lastmod_before", "news", "size", "start", "urls")
+
+    def __init__(self, start: int, key: Any, key_before: Any, lastmod_before: datetime | None):
+        self.start, self.key, self.key_before = start, key, key_before
+        self.lastmod_before = lastmod_before
+        self.lastmod: datetime | None = None
+        self.urls = self.size = self.news = 0
+
+    def add(self, size: int, news: bool, lastmod: datetime | None) -> None:
+        self.urls += 1
+        self.size += size
+        self.news += news
+        if lastmod is not None and (self.lastmod is None or lastmod > self.lastmod):
+            self.lastmod = lastmod
+
+
 class PageCutter:
     """Greedy page cutting, fed one item at a time in provider order.
+
+    Consecutive items with one key (a row in every language) stay on one page: a key
+    range names a page, so a cut between them would lose or repeat some. A group that
+    would outgrow the page moves whole to the next one (unless it fills a page alone).
 
     :param max_urls: URLs per page.
     :param room: bytes available to ``<url>`` elements (budget minus document overhead).
@@ -114,6 +137,7 @@ class PageCutter:
 
     __slots__ = (
         "_first_key",
+        "_group",
         "_last_key",
         "_lastmod",
         "_max_urls",
@@ -136,6 +160,8 @@ class PageCutter:
         self._lastmod: datetime | None = None
         self._first_key: Hashable | None = None
         self._last_key: Hashable | None = None
+        #: The current key's items on this page (None after a run: not known).
+        self._group: _Group | None = None
 
     def fits_alone(self, size: int) -> bool:
         """Whether an entry of ``size`` bytes fits on a page at all."""
@@ -155,15 +181,23 @@ class PageCutter:
         The caller checks :meth:`fits_alone` first: an entry larger than a whole page is
         invalid, not placeable.
         """
+        same = bool(self._urls) and key is not None and key == self._last_key
         if self._urls and (
             self._urls >= self._max_urls
             or self._size + size > self._room
             or (news and self._news >= MAX_NEWS_PER_FILE)
         ):
-            self._close(position)
-            self._start = position
+            group = self._group if same else None
+            if group is not None and group.urls < self._urls:
+                self._move(group)
+            else:
+                self._close(position)
+                self._start = position
         if not self._urls:
             self._first_key = key
+        if not same or self._group is None or self._group.key != key:
+            self._group = _Group(position, key, self._last_key, self._lastmod)
+        self._group.add(size, news, lastmod)
         self._urls += 1
         self._size += size
         self._news += news
@@ -171,6 +205,19 @@ class PageCutter:
         if lastmod is not None and (self._lastmod is None or lastmod > self._lastmod):
             self._lastmod = lastmod
         return len(self.pages)
+
+    def _move(self, group: _Group) -> None:
+        """Close the page before ``group`` (the current key's items) and start the next
+        page with them, so that one key's items share a page."""
+        self._urls -= group.urls
+        self._size -= group.size
+        self._news -= group.news
+        self._lastmod, self._last_key = group.lastmod_before, group.key_before
+        self._close(group.start)
+        self._start = group.start
+        self._first_key = self._last_key = group.key
+        self._urls, self._size, self._news = group.urls, group.size, group.news
+        self._lastmod = group.lastmod
 
     def add_run(
         self,
@@ -194,6 +241,7 @@ class PageCutter:
             return False  # (an entry larger than a page takes the page past its room too)
         if not self._urls:
             self._first_key = first_key
+        self._group = None  # where the last key's items start is not known
         self._urls += count
         self._size += size
         self._last_key = last_key
@@ -222,6 +270,7 @@ class PageCutter:
         self._urls = self._size = self._news = 0
         self._lastmod = None
         self._first_key = self._last_key = None
+        self._group = None
 
     def finish(self, total: int) -> tuple[PagePlan, ...]:
         """The plan once all ``total`` raw items were seen (trailing invalid ones included)."""

@@ -209,9 +209,13 @@ def test_demo_serves_valid_sitemaps_of_urls_it_serves(demo: Demo) -> None:
                 if kind == "loc":
                     locs[found] += 1
         # Three languages: en, de and fr versions of every product.
+        # Pages are key ranges of products (every language of a product on one page),
+        # with the headroom key-range pages keep for rows inserted during a crawl.
         product_pages = -(-3 * PRODUCTS // URLS_PER_PAGE)
-        assert [d for d in documents if "products" in d] == [
-            f"{url}/sitemap-products-{n}.xml" for n in range(1, product_pages + 1)
+        products = [d for d in documents if "products" in d]
+        assert len(products) >= product_pages and all("~" in d for d in products)
+        assert [re.sub(r"~[^.]+", "", d) for d in products] == [
+            f"{url}/sitemap-products-{n}.xml" for n in range(1, len(products) + 1)
         ]
         twice = sorted(loc for loc, n in locs.items() if n > 1)
         assert not twice, f"listed more than once: {twice[:10]}"

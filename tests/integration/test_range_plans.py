@@ -339,3 +339,47 @@ async def test_after_one_write_the_next_index_measures_one_range(
     measured = [each for each in statements if "row_number()" in each]
     assert len(measured) == 1 and "> ? AND" in measured[0], statements
     assert [each for each in statements if "revision > ?" in each], statements
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_languages_over_a_keyset_section_page_by_key_range(
+    tmp_path: Path, anyio_backend: str
+) -> None:
+    """Languages over a SQL section keep its key ranges (issue 23, item 5): the index
+    lists key-range pages, every row's languages are on one page, a deep page reads only
+    its own range, and the crawl lists every URL once."""
+    from sitemap_middleware import Languages, Section
+
+    engine = await _engine(str(tmp_path))
+    rows = [{"id": i, "slug": f"item-{i}", "updated_at": START} for i in range(1, 1001)]
+    async with engine.begin() as conn:
+        await conn.execute(insert(items), rows)
+    languages = Languages(codes=("en", "de", "fr"), x_default="en")
+    provider = _column_provider(engine)
+    section = Section(provider, languages=languages, max_urls=100)  # 33 rows a page
+    core = SitemapCore(SitemapConfig(base_url="https://example.com", sections={"items": section}))
+    reply, index = await fetch(core, "/sitemap_index.xml")
+    pages = [url.removeprefix("https://example.com") for url in child_urls(check_document(index))]
+    assert reply.status == 200 and len(pages) > 20 and all("~" in page for page in pages)
+    statements: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(" ".join(statement.split()))
+
+    event.listen(engine.sync_engine, "before_cursor_execute", record)
+    try:
+        reply, deep = await fetch(core, pages[-2])
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", record)
+    assert reply.status == 200
+    assert all("sitemap_rows.id <= ?" in each for each in statements), statements
+    urls: list[str] = []
+    for page in pages:
+        _, body = await fetch(core, page)
+        listed = page_urls(check_document(body))
+        assert len(listed) <= 100 and len(listed) % 3 == 0  # whole rows, every language
+        urls.extend(listed)
+    await core.aclose()
+    await engine.dispose()
+    assert len(urls) == len(set(urls)) == 3000
