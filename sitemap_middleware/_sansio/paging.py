@@ -176,7 +176,9 @@ class PageCutter:
         lastmod: datetime | None = None,
         key: Any = None,
     ) -> int:
-        """Place the entry at raw ``position``; returns its page number (0-based).
+        """Place the entry at raw ``position``; returns its page number (0-based). Pages
+        before it are final; its own may still move to the next page with its key's
+        next items.
 
         The caller checks :meth:`fits_alone` first: an entry larger than a whole page is
         invalid, not placeable.

@@ -507,3 +507,48 @@ def _planned_entry_by_entry(rows: list[Any], config: SitemapConfig) -> Any:
         if cutter.fits_alone(size):
             cutter.add(position, size, lastmod=_lastmod(tail))
     return SectionPlan("s", cutter.finish(len(rows)), len(rows), None)
+
+
+@given(
+    groups=st.lists(st.lists(st.integers(1, 300), min_size=1, max_size=4), min_size=1, max_size=60),
+    max_urls=st.integers(1, 12),
+    room=st.integers(300, 1500),
+)
+def test_items_of_one_key_share_a_page_unless_they_fill_more_than_one(
+    groups: list[list[int]], max_urls: int, room: int
+) -> None:
+    """Consecutive items with one key (a row in every language) are never cut apart
+    while they fit a page together; every item is placed once, in order, within the
+    page's URL and byte budget, and each page's keys and lastmod are its own items'."""
+    cutter = PageCutter(max_urls=max_urls, room=room)
+    keys_at: list[int] = []
+    position = 0
+    for key, sizes in enumerate(groups):
+        for size in sizes:
+            when = datetime(2024, 1, 1 + position % 28, tzinfo=timezone.utc)
+            cutter.add(position, size, lastmod=when, key=key)
+            keys_at.append(key)
+            position += 1
+    pages = cutter.finish(position)
+    assert sum(page.urls for page in pages) == position
+    assert [page.start for page in pages] == [0, *[page.stop for page in pages[:-1]]]
+    placed = [
+        (keys_at[at], number)
+        for number, page in enumerate(pages)
+        for at in range(page.start, page.stop)
+    ]
+    for number, page in enumerate(pages):
+        keys = [key for key, on in placed if on == number]
+        assert keys and (page.first_key, page.last_key) == (keys[0], keys[-1])
+        assert page.urls == len(keys) == page.stop - page.start
+        sizes = [groups[key] for key in dict.fromkeys(keys)]
+        fits = all(len(each) <= max_urls and sum(each) <= room for each in sizes)
+        if fits:
+            assert page.urls <= max_urls and page.size <= room
+        dates = [
+            datetime(2024, 1, 1 + p % 28, tzinfo=timezone.utc) for p in range(page.start, page.stop)
+        ]
+        assert page.lastmod == max(dates)
+    for key, sizes in enumerate(groups):
+        if len(sizes) <= max_urls and sum(sizes) <= room:
+            assert len({on for k, on in placed if k == key}) == 1, key
