@@ -178,6 +178,13 @@ class RedisRenderStore:
     async def unlock(self, key: str, token: str) -> None:
         await self._client().eval(_UNLOCK, 1, self._key(key, "l"), token)
 
+    async def plan(self, key: str) -> bytes | None:
+        data = await self._client().get(self._key(key, "p"))
+        return data if isinstance(data, bytes) else None
+
+    async def save_plan(self, key: str, data: bytes, keep: float) -> None:
+        await self._client().set(self._key(key, "p"), data, px=max(1, round(keep * 1000)))
+
     async def aclose(self) -> None:
         """Close this loop's connections (call from the loop that used the store)."""
         await self._clients.aclose()

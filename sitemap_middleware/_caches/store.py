@@ -28,6 +28,7 @@ from .._sansio.compress import gzip_bytes
 
 __all__ = [
     "MemoryRenderStore",
+    "PlanStore",
     "RenderMeta",
     "RenderStore",
     "StoredBodyError",
@@ -118,6 +119,17 @@ def describe_render(
         gzip_digest=gzip_digest,
     )
     return meta, body, gzip
+
+
+@runtime_checkable
+class PlanStore(Protocol):
+    """Section plans a fleet shares (optional for a store): what one instance measured,
+    the next one's first index reads instead of measuring again. Plans are opaque bytes
+    here, each carrying the version it was made for."""
+
+    async def plan(self, key: str) -> bytes | None: ...
+
+    async def save_plan(self, key: str, data: bytes, keep: float) -> None: ...
 
 
 @runtime_checkable

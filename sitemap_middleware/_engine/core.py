@@ -88,9 +88,9 @@ class SitemapCore:
     def __init__(self, config: SitemapConfig) -> None:
         self.config = config
         self.routes = Routes.from_config(config)
-        self._documents = Documents(config)
-        self._vary = vary_headers(config.hosts)
         self._shared = SharedRenders(config)
+        self._documents = Documents(config, self._shared.plan_store, self._shared.guard)
+        self._vary = vary_headers(config.hosts)
         self._cache_control = cache_control(config.http.cache_control, config) or ""
         self._rendered: RenderValidation | None = None
         if (fallback := config.render_fallback) is not None:

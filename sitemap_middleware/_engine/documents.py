@@ -7,11 +7,13 @@ HEAD checks, and fetches its first batch of entries before the status line is co
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
+from typing import Any
 
+from .._caches.store import PlanStore
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import InvalidEntryError, ProviderError
 from .._providers.base import SupportsKeyset, SupportsVersion
@@ -100,9 +102,14 @@ class PlannedPage:
 class Documents:
     """Builds the :class:`Document` for a target: stylesheet, page, urlset or index."""
 
-    def __init__(self, config: SitemapConfig) -> None:
+    def __init__(
+        self,
+        config: SitemapConfig,
+        plan_store: PlanStore | None = None,
+        guard: Callable[[str, Awaitable[Any]], Awaitable[Any]] | None = None,
+    ) -> None:
         self.config = config
-        self.plans = PlanMemo(config)
+        self.plans = PlanMemo(config, plan_store, guard)
         self._stylesheet = stylesheet_bytes(config)
         self._stylesheet_etag = content_etag("xsl", self._stylesheet)
         self._html = HTMLDocuments(self, config.html_view) if config.html_view else None

@@ -18,16 +18,20 @@ for every request:
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from time import monotonic
+from typing import Any
 
 import anyio
 
+from .._caches.store import PlanStore
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import ProviderError
 from .._providers.base import ProviderVersion
 from .._sansio.models import PlainBatch
 from .._sansio.urls import BaseURL
 from .plan import SectionPlan, plan_section, section_version
+from .plan_codec import decode_plan, encode_plan
 from .stream import logger
 
 __all__ = ["LOG_SECTION_FAILED", "LOG_UNLISTED", "PlanMemo"]
@@ -39,15 +43,27 @@ LOG_UNLISTED = (
 )
 #: Plans kept: a few sections times a few base URLs (trusted hosts).
 MAX_PLANS = 256
+#: Seconds a shared plan is kept in the store (each is for one version: never stale).
+PLAN_KEEP = 7 * 24 * 3600
 
 _Key = tuple[str, str]
 
 
 class PlanMemo:
-    """Section plans with memory: one measuring pass per content version."""
+    """Section plans with memory: one measuring pass per content version (per fleet,
+    with a store that shares plans)."""
 
-    def __init__(self, config: SitemapConfig) -> None:
+    def __init__(
+        self,
+        config: SitemapConfig,
+        store: PlanStore | None = None,
+        guard: Callable[[str, Awaitable[Any]], Awaitable[Any]] | None = None,
+    ) -> None:
         self.config = config
+        #: Where a fleet's plans are shared, and how a store call is made (a failing
+        #: store counts as empty; see ``store_calls.py``).
+        self._store = store
+        self._guard = guard or _unguarded
         self._ttl = config.renders.plan_ttl
         #: (prefix, section) -> (version identity, expiry, plan)
         self._kept: OrderedDict[_Key, tuple[str, float, SectionPlan]] = OrderedDict()
@@ -130,10 +146,16 @@ class PlanMemo:
             # The planning request was cancelled (its client left): plan here instead.
         planning = self._planning[key] = _Planning(token)
         try:
+            shared = await self._shared_plan(key, token)
+            if shared is not None:
+                planning.plan = shared
+                self._keep(key, token, shared)
+                return shared
             self.passes += 1
             planning.plan = await plan_section(self.config, section, base, version, keep=keep)
             self._report(token, planning.plan)
             self._keep(key, token, planning.plan)
+            await self._share(key, token, planning.plan)
             return planning.plan
         except Exception as exc:
             planning.error = exc
@@ -142,6 +164,25 @@ class PlanMemo:
             if self._planning.get(key) is planning:
                 del self._planning[key]
             planning.done.set()
+
+    def _store_key(self, key: _Key) -> str:
+        return f"plan|{self.config.fingerprint}|{key[0]}|{key[1]}"
+
+    async def _shared_plan(self, key: _Key, token: str) -> SectionPlan | None:
+        """The plan another instance made for this version, if the store has it."""
+        if self._store is None or not token.startswith("t"):
+            return None  # only a token says two instances saw the same content
+        data = await self._guard("reading", self._store.plan(self._store_key(key)))
+        return decode_plan(data, token) if isinstance(data, bytes) else None
+
+    async def _share(self, key: _Key, token: str, plan: SectionPlan) -> None:
+        if self._store is None or not token.startswith("t"):
+            return
+        data = encode_plan(token, plan)
+        if data is not None:
+            await self._guard(
+                "writing", self._store.save_plan(self._store_key(key), data, PLAN_KEEP)
+            )
 
     def _report(self, token: str, plan: SectionPlan) -> None:
         """Warn when a pass left every item of a section out: nothing else would.
@@ -190,6 +231,10 @@ class PlanMemo:
         self._kept.move_to_end(key)
         while len(self._kept) > MAX_PLANS:
             self._kept.popitem(last=False)
+
+
+async def _unguarded(doing: str, call: Awaitable[Any]) -> Any:
+    return await call
 
 
 class _Planning:

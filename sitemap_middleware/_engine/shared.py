@@ -34,7 +34,7 @@ from typing import Any
 import anyio
 import sniffio
 
-from .._caches.store import MemoryRenderStore, RenderMeta, RenderStore, describe_render
+from .._caches.store import MemoryRenderStore, PlanStore, RenderMeta, RenderStore, describe_render
 from .._config import SitemapConfig
 from .._sansio.compress import gzip_chunks
 from .._sansio.routing import Target
@@ -140,6 +140,16 @@ class SharedRenders:
         """The stored render to answer with when a render failed before its first byte."""
         key = self.key(target, base)
         return self._if_error(key, name, await self._meta(key), exc)
+
+    @property
+    def plan_store(self) -> PlanStore | None:
+        """The store, when it shares section plans across a fleet."""
+        store = self.store
+        return store if store.shared and isinstance(store, PlanStore) else None
+
+    async def guard(self, doing: str, call: Awaitable[Any]) -> Any:
+        """A store call as every other is made (see ``store_calls.py``)."""
+        return await self._calls.guard(doing, call)
 
     async def aclose(self) -> None:
         """Stop background refreshes and release the store's connections."""

@@ -30,7 +30,13 @@ _W3C = re.compile(
     r"(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:\d{2}))?"
 )
 # XML 1.0 §2.2 Char production, negated: what may never appear in a document.
-_XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+#: Characters no document may carry: what XML 1.0 forbids (C0 controls, surrogates) and
+#: Unicode's noncharacters (U+FDD0..U+FDEF, the last two of every plane), which are for a
+#: program's internal use and which HTML parsers reject.
+_NONCHARACTERS = "\ufdd0-\ufdef" + "".join(
+    f"{chr(plane * 0x10000 + 0xFFFE)}{chr(plane * 0x10000 + 0xFFFF)}" for plane in range(17)
+)
+_XML_FORBIDDEN = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff{_NONCHARACTERS}]")
 
 
 def parse_w3c(field: str, value: str) -> date | datetime:
@@ -270,8 +276,8 @@ def check_text(field: str, value: object, *, max_length: int | None = None) -> s
     """A non-empty string, at most ``max_length`` long, without characters XML forbids.
 
     Those characters (C0 controls other than tab and line breaks, lone surrogates,
-    U+FFFE/U+FFFF) can never be written, escaped or not: they are stripped, which
-    loses nothing a reader could see.
+    Unicode noncharacters such as U+FFFE) can never be written, escaped or not: they
+    are stripped, which loses nothing a reader could see.
     """
     if not isinstance(value, str):
         raise InvalidEntryError(field, value, "must be a string")

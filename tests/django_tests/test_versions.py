@@ -279,7 +279,9 @@ def test_a_key_range_page_is_validated_by_its_own_rows(alias: str) -> None:
         return await read()
 
     provider._read_summary = counting
-    assert [get(core, page, if_none_match=etag)[0] for page, etag in zip(pages, etags)] == [304] * 2
+    assert [
+        get(core, page, if_none_match=etag)[0] for page, etag in zip(pages, etags, strict=True)
+    ] == [304] * 2
     Tag.objects.using(alias).filter(pk=5).update(code="renamed")  # the second page's
     assert get(core, pages[0], if_none_match=etags[0])[0] == 304
     assert get(core, pages[1], if_none_match=etags[1])[0] == 200

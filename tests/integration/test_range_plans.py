@@ -383,3 +383,54 @@ async def test_languages_over_a_keyset_section_page_by_key_range(
     await core.aclose()
     await engine.dispose()
     assert len(urls) == len(set(urls)) == 3000
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_fleet_plans_a_section_once(tmp_path: Path, anyio_backend: str) -> None:
+    """With a Redis store, a new instance's first index reads the plan another instance
+    made for the same version (issue 23, item 4): no planning pass, no grouped query, the
+    same index; after a write the version differs and the plan is made again."""
+    import os
+    import uuid
+
+    from sitemap_middleware import RedisRenderStore, Renders
+
+    url = os.environ.get("SITEMAP_TEST_REDIS_URL")
+    if not url:
+        pytest.skip("SITEMAP_TEST_REDIS_URL is not set: no Redis server (.ci/run starts one)")
+    engine = await _engine(str(tmp_path))
+    table = _Table(engine)
+    await table.fill(3000)
+    prefix = f"test-{uuid.uuid4().hex}:"
+
+    def instance() -> SitemapCore:
+        config = SitemapConfig(
+            base_url="https://example.com",
+            sections={"items": _revisioned_provider(engine)},
+            max_urls_per_page=1000,
+            renders=Renders(store=RedisRenderStore(url, prefix=prefix)),
+        )
+        return SitemapCore(config)
+
+    first, second = instance(), instance()
+    statements: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(" ".join(statement.split()))
+
+    try:
+        _, planned = await fetch(first, "/sitemap_index.xml")
+        event.listen(engine.sync_engine, "before_cursor_execute", record)
+        _, shared = await fetch(second, "/sitemap_index.xml")
+        assert shared == planned and len(child_urls(check_document(shared))) == 4
+        assert second._documents.plans.passes == 0
+        assert not [each for each in statements if "row_number()" in each], statements
+        await table.write("insert", 10**6)  # a row past the others: a new version
+        _, again = await fetch(second, "/sitemap_index.xml")
+        assert second._documents.plans.passes == 1 and again != planned
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", record)
+        await first.aclose()
+        await second.aclose()
+        await engine.dispose()

@@ -272,8 +272,13 @@ async def test_entry_text_cannot_inject_markup(field: str) -> None:
     ).filter(str.strip)
 )
 def test_any_text_round_trips_through_the_page_view(title: str) -> None:
-    """Whatever a news title holds, the parsed view shows exactly that text."""
+    """Whatever a news title holds, the parsed view shows exactly that text, less the
+    Unicode noncharacters no document carries (an HTML parser rejects U+4FFFE)."""
     import anyio
+
+    from sitemap_middleware._sansio.values import _XML_FORBIDDEN
+
+    title = title if _XML_FORBIDDEN.sub("", title).strip() else title + "x"
 
     entry = SitemapEntry(
         "/n",
@@ -286,7 +291,8 @@ def test_any_text_round_trips_through_the_page_view(title: str) -> None:
         return (await fetch(_core({"p": [entry]}), "/sitemap-p-1.html"))[1]
 
     doc = parse(anyio.run(render))
-    assert f"news {title} \u2014 P (en)" in text(rows(doc)[0])
+    shown = _XML_FORBIDDEN.sub("", title)
+    assert f"news {shown} \u2014 P (en)" in text(rows(doc)[0])
 
 
 @given(
