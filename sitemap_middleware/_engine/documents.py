@@ -20,9 +20,9 @@ from .._providers.base import SupportsKeyset, SupportsVersion
 from .._sansio.etag import content_etag, document_etag, version_parts
 from .._sansio.htmlview import HTML_TYPE
 from .._sansio.limits import MAX_BYTES, MAX_INDEX_ENTRIES, MAX_NEWS_PER_FILE
-from .._sansio.models import Admitted, PlainBatch
+from .._sansio.models import PlainBatch
 from .._sansio.paging import PagePlan, decode_key_range
-from .._sansio.render import Chunker, IndexWriter, TextWriter, UrlsetWriter
+from .._sansio.render import Chunker, IndexWriter
 from .._sansio.routing import TEXT_SITEMAP_NAME, Kind, Target, page_name
 from .._sansio.urls import BaseURL
 from .._sansio.xml import escape
@@ -35,17 +35,17 @@ from .answer import (
     service_unavailable,
     unavailable,
 )
-from .bodies import ClosingBody, URLWriter, bytes_body, opened, urlset_body
+from .bodies import bytes_body, opened
 from .plan import (
     SectionPlan,
     allows_empty,
-    news_cutoff,
     page_room,
     range_version,
     stylesheet_href,
 )
 from .plans import PlanMemo
 from .stream import EntryStream, logger
+from .urlsets import LOG_FAILED, Urlsets, strict_error
 from .views import HTMLDocuments
 
 __all__ = [
@@ -60,7 +60,6 @@ __all__ = [
     "unavailable",
 ]
 
-LOG_FAILED = "sitemap %s: answering %d: %s"
 _STYLESHEET = resources.files("sitemap_middleware").joinpath("static", "sitemap.xsl").read_text()
 #: Where the stylesheet links to the HTML view when that is on (an XML comment otherwise).
 _STYLESHEET_LINK_SLOT = "<!-- link to the HTML view -->"
@@ -68,10 +67,6 @@ _STYLESHEET_LINK_SLOT = "<!-- link to the HTML view -->"
 
 #: Page 1 of an empty section whose provider answers it (see ``allows_empty``).
 EMPTY_PAGE = PagePlan(start=0, stop=0, urls=0, size=0, news=0, lastmod=None)
-
-
-def _strict_error() -> HTTPError:
-    return HTTPError(500, "Internal Server Error: invalid entry in strict mode")
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +105,7 @@ class Documents:
     ) -> None:
         self.config = config
         self.plans = PlanMemo(config, plan_store, guard)
+        self.urlsets = Urlsets(config)
         self._stylesheet = stylesheet_bytes(config)
         self._stylesheet_etag = content_etag("xsl", self._stylesheet)
         self._html = HTMLDocuments(self, config.html_view) if config.html_view else None
@@ -170,7 +166,7 @@ class Documents:
             return await self.plans.plan_all(base, keep)
         except InvalidEntryError as exc:
             logger.error(LOG_FAILED, label, 500, exc)
-            raise _strict_error() from None
+            raise strict_error() from None
 
     def _fits_one_file(self, base: BaseURL, plans: Sequence[SectionPlan]) -> bool:
         """Whether every section fits one urlset: by count, by bytes and by news URLs."""
@@ -227,13 +223,14 @@ class Documents:
 
         async def open_streams() -> AsyncIterator[bytes]:
             streams = [
-                self.stream(section, base, by_name[section.name].pages[0]) for section in sections
+                self.urlsets.stream(section, base, by_name[section.name].pages[0])
+                for section in sections
             ]
             for section, stream in zip(sections, streams, strict=True):
                 _replay_once(stream, kept.get(section.name))
             name = TEXT_SITEMAP_NAME if target.text else self.config.sitemap_name
-            writer = self._writer(name, base, target.text, max_urls)
-            return await self.open_urlset(name, streams, writer, allow_empty)
+            writer = self.urlsets.writer(name, base, target.text, max_urls)
+            return await self.urlsets.open(name, streams, writer, allow_empty)
 
         return Document(TEXT_TYPE if target.text else XML_TYPE, etag, modified, open_streams)
 
@@ -257,7 +254,7 @@ class Documents:
             raise unavailable(self.config) from None
         except InvalidEntryError as exc:  # strict mode
             logger.error(LOG_FAILED, name, 500, exc)
-            raise _strict_error() from None
+            raise strict_error() from None
         if target.page == 1 and not plan.pages and allows_empty(section):
             # An empty section's page 1 is an empty urlset where the provider says so
             # (Django's sitemaps: allow_empty_first_page); the index does not list it.
@@ -293,10 +290,12 @@ class Documents:
         version = planned.plan.version
 
         async def open_page() -> AsyncIterator[bytes]:
-            stream = self.stream(section, base, planned.page, planned.previous, planned.plan.keyed)
+            stream = self.urlsets.stream(
+                section, base, planned.page, planned.previous, planned.plan.keyed
+            )
             _replay_once(stream, kept)
-            writer = self._writer(name, base, target.text, section.max_urls)
-            return await self.open_urlset(name, [stream], writer, allows_empty(section))
+            writer = self.urlsets.writer(name, base, target.text, section.max_urls)
+            return await self.urlsets.open(name, [stream], writer, allows_empty(section))
 
         return Document(
             TEXT_TYPE if target.text else XML_TYPE,
@@ -340,9 +339,9 @@ class Documents:
                 stamped_as = (slot, version_tag)
 
         async def open_page() -> AsyncIterator[bytes]:
-            stream = self._stream(section, base, key_range=keys)
-            writer = self._writer(name, base, target.text, section.max_urls, capped=True)
-            return await self.open_urlset(name, [stream], writer)
+            stream = self.urlsets.keyed_stream(section, base, key_range=keys)
+            writer = self.urlsets.writer(name, base, target.text, section.max_urls, capped=True)
+            return await self.urlsets.open(name, [stream], writer)
 
         return Document(
             TEXT_TYPE if target.text else XML_TYPE,
@@ -353,93 +352,6 @@ class Documents:
             storable=listed,
             stamped_as=stamped_as,
         )
-
-    def stream(
-        self,
-        section: _ResolvedSection,
-        base: BaseURL,
-        page: PagePlan,
-        previous: PagePlan | None = None,
-        keyed: bool = False,
-    ) -> EntryStream:
-        """The entries of one planned page: its raw positions, or its key range."""
-        if keyed and page.urls:
-            after = previous.last_key if previous is not None else None
-            return self._stream(section, base, key_range=(after, page.last_key))
-        return self._stream(section, base, offset=page.start, limit=page.stop - page.start)
-
-    def _stream(
-        self,
-        section: _ResolvedSection,
-        base: BaseURL,
-        *,
-        offset: int = 0,
-        limit: int | None = None,
-        key_range: tuple[object, object] | None = None,
-    ) -> EntryStream:
-        config = self.config
-        return EntryStream(
-            section.name,
-            section.provider,
-            base,
-            offset=offset,
-            limit=limit,
-            timeout=config.provider_timeout,
-            strict=config.strict,
-            news_cutoff=news_cutoff(config, section),
-            keyed=key_range is not None,
-            key_range=key_range or (None, None),
-        )
-
-    def _writer(
-        self, name: str, base: BaseURL, text: bool, max_urls: int, *, capped: bool = False
-    ) -> UrlsetWriter | TextWriter:
-        config = self.config
-        writer: UrlsetWriter | TextWriter
-        if text:
-            writer = TextWriter(label=name, max_urls=max_urls, max_bytes=config.max_bytes_per_page)
-        else:
-            writer = UrlsetWriter(
-                label=name,
-                resolve=base.join_if_relative,
-                max_urls=max_urls,
-                max_bytes=config.max_bytes_per_page,
-                stylesheet_href=self._stylesheet_href(base),
-                room=page_room(config, base),
-            )
-        writer.cap = capped
-        return writer
-
-    async def open_urlset(
-        self,
-        name: str,
-        streams: list[EntryStream],
-        writer: URLWriter,
-        allow_empty: bool = False,
-    ) -> AsyncIterator[bytes]:
-        """Fetch the first batch (errors become 503/404 here), then stream the rest.
-
-        ``allow_empty``: a listed page of a provider with ``allow_empty_first_page``
-        (Django's) is answered even with no entry left, as Django answers it.
-        """
-        first: list[Admitted] = []
-        try:
-            for stream in streams:
-                first = await stream.next_batch()
-                if first:
-                    break
-        except (ProviderError, InvalidEntryError) as exc:
-            for stream in streams:
-                await stream.aclose()
-            logger.error(LOG_FAILED, name, 503 if isinstance(exc, ProviderError) else 500, exc)
-            if isinstance(exc, ProviderError):
-                raise unavailable(self.config) from None
-            raise _strict_error() from None
-        if not first and not allow_empty:
-            for stream in streams:
-                await stream.aclose()
-            raise HTTPError(404, "Not Found: this sitemap page has no entries")
-        return ClosingBody(urlset_body(writer, streams, first), streams)
 
     def checked_plans(
         self, plans: Sequence[SectionPlan], failed: Sequence[str], externals: int = 0
@@ -482,7 +394,9 @@ class Documents:
         )
         # An index of the 50,000 children it may hold is under 10 MB: it is bounded by
         # the protocol's limit, not the page budget (a tiny budget must not break it).
-        writer = IndexWriter(stylesheet_href=self._stylesheet_href(base), max_bytes=MAX_BYTES)
+        writer = IndexWriter(
+            stylesheet_href=stylesheet_href(self.config, base), max_bytes=MAX_BYTES
+        )
         locs = [(base.file_url(child.name), child.lastmod) for child in children]
         locs += [(loc, None) for loc in externals]
 
@@ -503,13 +417,9 @@ class Documents:
             failed_sections=tuple(failed),
         )
 
-    def _stylesheet_href(self, base: BaseURL) -> str | None:
-        return stylesheet_href(self.config, base)
-
 
 def _replay_once(stream: EntryStream, kept: list[PlainBatch] | None) -> None:
-    """Let ``stream`` serve what planning read for this request, once (a second opening
-    of the same document reads the provider again)."""
+    """Let ``stream`` serve what planning read for this request, once (not on reopening)."""
     if kept:
         stream.replay(kept[:])
         kept.clear()

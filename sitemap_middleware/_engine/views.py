@@ -115,10 +115,10 @@ class HTMLDocuments:
 
         async def open_page() -> AsyncIterator[bytes]:
             keyed = planned.plan.keyed
-            stream = documents.stream(section, base, planned.page, planned.previous, keyed)
+            stream = documents.urlsets.stream(section, base, planned.page, planned.previous, keyed)
             # An empty page the XML answers with 200 (Django's) is an empty view too.
             empty_ok = allows_empty(section)
-            return await documents.open_urlset(name, [stream], writer, empty_ok)
+            return await documents.urlsets.open(name, [stream], writer, empty_ok)
 
         return Document(HTML_TYPE, etag, version.last_modified if version else None, open_page)
 

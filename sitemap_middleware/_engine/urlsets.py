@@ -1,0 +1,122 @@
+"""Urlset bodies: the entry streams of a page, the writer that frames them, the opening.
+
+A body opens by fetching its first batch, so a failing provider answers 503 (an invalid
+entry in strict mode 500, no entry at all 404) before the status line is committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from .._config import SitemapConfig, _ResolvedSection
+from .._exceptions import InvalidEntryError, ProviderError
+from .._sansio.models import Admitted
+from .._sansio.paging import PagePlan
+from .._sansio.render import TextWriter, UrlsetWriter
+from .._sansio.urls import BaseURL
+from .answer import HTTPError, unavailable
+from .bodies import ClosingBody, URLWriter, urlset_body
+from .plan import news_cutoff, page_room, stylesheet_href
+from .stream import EntryStream, logger
+
+__all__ = ["LOG_FAILED", "Urlsets", "strict_error"]
+
+LOG_FAILED = "sitemap %s: answering %d: %s"
+
+
+def strict_error() -> HTTPError:
+    return HTTPError(500, "Internal Server Error: invalid entry in strict mode")
+
+
+class Urlsets:
+    """Streams, writers and opened bodies of urlsets (pages, views, one-file sitemaps)."""
+
+    def __init__(self, config: SitemapConfig) -> None:
+        self.config = config
+
+    def stream(
+        self,
+        section: _ResolvedSection,
+        base: BaseURL,
+        page: PagePlan,
+        previous: PagePlan | None = None,
+        keyed: bool = False,
+    ) -> EntryStream:
+        """The entries of one planned page: its raw positions, or its key range."""
+        if keyed and page.urls:
+            after = previous.last_key if previous is not None else None
+            return self.keyed_stream(section, base, key_range=(after, page.last_key))
+        return self.keyed_stream(section, base, offset=page.start, limit=page.stop - page.start)
+
+    def keyed_stream(
+        self,
+        section: _ResolvedSection,
+        base: BaseURL,
+        *,
+        offset: int = 0,
+        limit: int | None = None,
+        key_range: tuple[object, object] | None = None,
+    ) -> EntryStream:
+        config = self.config
+        return EntryStream(
+            section.name,
+            section.provider,
+            base,
+            offset=offset,
+            limit=limit,
+            timeout=config.provider_timeout,
+            strict=config.strict,
+            news_cutoff=news_cutoff(config, section),
+            keyed=key_range is not None,
+            key_range=key_range or (None, None),
+        )
+
+    def writer(
+        self, name: str, base: BaseURL, text: bool, max_urls: int, *, capped: bool = False
+    ) -> UrlsetWriter | TextWriter:
+        config = self.config
+        writer: UrlsetWriter | TextWriter
+        if text:
+            writer = TextWriter(label=name, max_urls=max_urls, max_bytes=config.max_bytes_per_page)
+        else:
+            writer = UrlsetWriter(
+                label=name,
+                resolve=base.join_if_relative,
+                max_urls=max_urls,
+                max_bytes=config.max_bytes_per_page,
+                stylesheet_href=stylesheet_href(config, base),
+                room=page_room(config, base),
+            )
+        writer.cap = capped
+        return writer
+
+    async def open(
+        self,
+        name: str,
+        streams: list[EntryStream],
+        writer: URLWriter,
+        allow_empty: bool = False,
+    ) -> AsyncIterator[bytes]:
+        """Fetch the first batch (errors become 503/404 here), then stream the rest.
+
+        ``allow_empty``: a listed page of a provider with ``allow_empty_first_page``
+        (Django's) is answered even with no entry left, as Django answers it.
+        """
+        first: list[Admitted] = []
+        try:
+            for stream in streams:
+                first = await stream.next_batch()
+                if first:
+                    break
+        except (ProviderError, InvalidEntryError) as exc:
+            for stream in streams:
+                await stream.aclose()
+            logger.error(LOG_FAILED, name, 503 if isinstance(exc, ProviderError) else 500, exc)
+            if isinstance(exc, ProviderError):
+                raise unavailable(self.config) from None
+            raise strict_error() from None
+        if not first and not allow_empty:
+            for stream in streams:
+                await stream.aclose()
+            raise HTTPError(404, "Not Found: this sitemap page has no entries")
+        return ClosingBody(urlset_body(writer, streams, first), streams)
