@@ -25,6 +25,7 @@ from datetime import datetime, timedelta, timezone
 from operator import itemgetter
 from typing import Any
 
+import anyio
 from sqlalchemy import (
     Engine,
     Select,
@@ -65,6 +66,8 @@ def _aware(value: object) -> datetime | None:
 _WIDEST_ZONE = timezone(timedelta(hours=5, minutes=30))
 
 
+#: Rows from which a section's ranges are measured in two halves at once.
+PARALLEL_ROWS = 200_000
 #: Key ranges whose version queries are kept (a crawl's pages, many times over).
 _RANGES_KEPT = 1024
 
@@ -341,7 +344,8 @@ class SQLAlchemyProvider:
         """Every range measured, or with a revision column the kept ranges with those
         holding changed rows measured again (see ``sql_ranges.py``)."""
         if self._version_column is None:
-            return await measure(None, None)
+            kept_summary = self._metadata.answer  # this request's version check, if any
+            return await self._measure_all(measure, kept_summary[1][0] if kept_summary else 0)
         rows, _, revision = await self._summary()  # read before the ranges: never newer
         kept, ranges = self._kept_ranges, None
         if (
@@ -356,9 +360,31 @@ class SQLAlchemyProvider:
                 keys = [row[0] for row in changed]
                 ranges = await updated_ranges(kept, keys, rows, measure)
         if ranges is None:
-            ranges = await measure(None, None)
+            ranges = await self._measure_all(measure, rows)
         self._kept_ranges = KeptRanges(rows_per_range, revision, tuple(ranges))
         return ranges
+
+    async def _measure_all(
+        self, measure: Callable[[Any, Any], Awaitable[list[KeyRange]]], rows: int
+    ) -> list[KeyRange]:
+        """Every range; a big table's two halves at once, on two connections (a window
+        query runs on one core: the database cannot split it itself)."""
+        if rows < PARALLEL_ROWS:
+            return await measure(None, None)
+        statement = select(self._key).order_by(self._key).offset(rows // 2).limit(1)
+        middle = await self._all(statement)
+        if not middle:
+            return await measure(None, None)
+        split = middle[0][0]
+        halves: list[list[KeyRange]] = [[], []]
+
+        async def half(place: int, after: Any, upto: Any) -> None:
+            halves[place] = await measure(after, upto)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(half, 0, None, split)
+            group.start_soon(half, 1, split, None)
+        return [*halves[0], *halves[1]]
 
     def forget(self) -> None:
         """Forget the counts and versions kept for ``metadata_ttl``: the next request

@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from sitemap_middleware import SitemapConfig, SQLAlchemyProvider
 from sitemap_middleware._engine.core import SitemapCore
+from sitemap_middleware._providers import sql
 from tests.helpers import check_document, child_urls, fetch, page_urls
 
 metadata = MetaData()
@@ -120,6 +121,7 @@ def _entry_provider(engine: AsyncEngine) -> SQLAlchemyProvider:
     minutes=st.lists(st.one_of(st.none(), st.integers(0, 10**6)), min_size=1, max_size=5),
     max_urls=st.integers(20, 60),
     max_bytes=st.sampled_from([1024, 2048, 6000, 10**6]),
+    halves=st.booleans(),
 )
 def test_pages_planned_by_the_database_hold_every_row_once_within_budget(
     count: int,
@@ -127,6 +129,7 @@ def test_pages_planned_by_the_database_hold_every_row_once_within_budget(
     minutes: list[int | None],
     max_urls: int,
     max_bytes: int,
+    halves: bool,
 ) -> None:
     """Whatever the rows hold, the database's plan never makes an overfull page, lists
     each URL once, and lists exactly the rows that give a valid location (the URLs the
@@ -135,6 +138,8 @@ def test_pages_planned_by_the_database_hold_every_row_once_within_budget(
     async def check() -> None:
         with tempfile.TemporaryDirectory() as folder:
             engine = await _engine(folder)
+            # (a big table's ranges are measured in two halves at once)
+            sql.PARALLEL_ROWS = 1 if halves else 200_000
             rows = [
                 {
                     "id": 2 * place + 1,
@@ -163,7 +168,10 @@ def test_pages_planned_by_the_database_hold_every_row_once_within_budget(
             assert len(planned) == len(set(planned))
             assert sorted(planned) == sorted(measured)
 
-    asyncio.run(check())
+    try:
+        asyncio.run(check())
+    finally:
+        sql.PARALLEL_ROWS = 200_000
 
 
 @pytest.mark.anyio
@@ -279,9 +287,10 @@ class _Table:
     count=st.integers(0, 300),
     writes=st.lists(WRITES, min_size=1, max_size=6),
     max_urls=st.integers(20, 60),
+    halves=st.booleans(),
 )
 def test_ranges_measured_again_only_where_rows_changed_serve_what_a_fresh_plan_serves(
-    count: int, writes: list[tuple[str, int]], max_urls: int
+    count: int, writes: list[tuple[str, int]], max_urls: int, halves: bool
 ) -> None:
     """With a revision column the next plan measures only the ranges holding changed
     rows (issue 23, item 3). After every write, a crawl of the kept plan lists exactly the
@@ -291,6 +300,7 @@ def test_ranges_measured_again_only_where_rows_changed_serve_what_a_fresh_plan_s
     async def check() -> None:
         with tempfile.TemporaryDirectory() as folder:
             engine = await _engine(folder)
+            sql.PARALLEL_ROWS = 1 if halves else 200_000
             table = _Table(engine)
             await table.fill(count)
             provider = _revisioned_provider(engine)
@@ -305,7 +315,10 @@ def test_ranges_measured_again_only_where_rows_changed_serve_what_a_fresh_plan_s
             finally:
                 await engine.dispose()
 
-    asyncio.run(check())
+    try:
+        asyncio.run(check())
+    finally:
+        sql.PARALLEL_ROWS = 200_000
 
 
 @pytest.mark.anyio
