@@ -231,13 +231,15 @@ class DjangoQuerySetProvider:
         A row whose entry cannot be built becomes an :class:`InvalidEntryError` in its
         place: the middleware leaves that row out and logs it, and serves the rest.
         """
-        queryset = self._queryset
-        if after is not None:
-            queryset = queryset.filter(**{f"{self._key}__gt": after})
-        if upto is not None:
-            queryset = queryset.filter(**{f"{self._key}__lte": upto})
+        queryset = self._in_range(after, upto)
+        if queryset is None:
+            return []
         batch: list[tuple[Any, EntryLike]] = []
-        for obj in queryset[:size]:
+        try:
+            objects = list(queryset[:size])
+        except _refusals():
+            return []
+        for obj in objects:
             entry: Any  # an entry, or the error in its place
             try:
                 entry = self.entry(obj)
@@ -314,17 +316,29 @@ class DjangoQuerySetProvider:
         return rows, version if every_row_dated else ProviderVersion()
 
     def _range_aggregate(self, after: Any, upto: Any) -> tuple[int, ProviderVersion, bool]:
-        from django.core.exceptions import ValidationError
+        queryset = self._in_range(after, upto)
+        if queryset is None:
+            return 0, ProviderVersion(token="0"), True
+        try:
+            return self._aggregate(queryset)
+        except _refusals():  # a bound the key cannot hold, found by the database
+            return 0, ProviderVersion(token="0"), True
 
+    def _in_range(self, after: Any, upto: Any) -> QuerySet[Any] | None:
+        """The rows ``after < key <= upto``; None for bounds the key cannot hold (any
+        client can name ranges: text for an integer key, a NUL PostgreSQL refuses)."""
+        bounds = [bound for bound in (after, upto) if bound is not None]
+        if self._vendor == "postgresql" and any("\x00" in str(bound) for bound in bounds):
+            return None
         queryset = self._queryset
         try:
             if after is not None:
                 queryset = queryset.filter(**{f"{self._key}__gt": after})
             if upto is not None:
                 queryset = queryset.filter(**{f"{self._key}__lte": upto})
-            return self._aggregate(queryset)
-        except (ValueError, TypeError, ValidationError):  # a bound the key cannot hold
-            return 0, ProviderVersion(token="0"), True
+        except _refusals():
+            return None
+        return queryset
 
     def _aggregate(self, queryset: QuerySet[Any]) -> tuple[int, ProviderVersion, bool]:
         """Count, version and whether every row is dated, from one aggregate query."""
@@ -389,6 +403,14 @@ class DjangoQuerySetProvider:
                 latest = bounded.aggregate(latest=Max(self._lastmod))["latest"]
                 lastmods[number] = aware_datetime(latest)
         return starts, lastmods
+
+
+def _refusals() -> tuple[type[Exception], ...]:
+    """What the ORM raises for a key bound its field cannot hold."""
+    from django.core.exceptions import ValidationError
+    from django.db import DataError
+
+    return ValueError, TypeError, ValidationError, DataError
 
 
 def _leaves_nulls_out(queryset: QuerySet[Any], field: Any) -> bool:

@@ -307,13 +307,10 @@ class Documents:
     async def _range_document(
         self, target: Target, base: BaseURL, section: _ResolvedSection
     ) -> Document:
-        """A keyset page named by its key range: the rows in ``(after, upto]`` now.
-
-        The index wrote the range, so every row that exists throughout a crawl is on
-        exactly one page whatever is inserted or deleted meanwhile. Rows inserted into a
-        range can make it outgrow the budget: then the page holds what fits (a complete
-        document) and the rest waits for the next index (logged).
-        """
+        """A keyset page named by its key range: the rows in ``(after, upto]`` now. The
+        index wrote the range, so every row that exists throughout a crawl is on
+        exactly one page whatever is inserted or deleted meanwhile. A range grown past
+        the budget serves what fits (a complete document; the rest waits, logged)."""
         config = self.config
         token = target.key_range or ""
         keys = decode_key_range(token)
@@ -326,6 +323,8 @@ class Documents:
         except ProviderError as exc:
             logger.error(LOG_FAILED, name, 503, exc)
             raise unavailable(self.config) from None
+        if rows == 0:  # no row (or a range the key cannot hold): nothing to open
+            raise HTTPError(404, "Not Found: no such sitemap page")
         parts = version_parts(version)
         etag = document_etag(config.fingerprint, base.prefix, name, [parts])
         # Clients can name any number of ranges: only those the index lists are stored,
@@ -348,7 +347,7 @@ class Documents:
             etag,
             version.last_modified if version else None,
             open_page,
-            exists=bool(rows),  # no rows (or not known): only opening it tells
+            exists=rows is not None,  # rows not known: only opening it tells
             storable=listed,
             stamped_as=stamped_as,
         )

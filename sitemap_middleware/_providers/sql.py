@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from operator import itemgetter
 from typing import Any
 
@@ -322,6 +322,8 @@ class SQLAlchemyProvider:
         fields = self._columns.bare_fields() if self._columns is not None else None
         if not fields or any(python_type(self._sub.c[name]) not in (int, str) for name in fields):
             return None
+        if self._lastmod is not None and python_type(self._lastmod) not in (datetime, date):
+            return None  # the greatest text is not the latest instant ('23:00-05:00')
         columns = [self._sub.c[name] for name in fields]
 
         async def measure(after: Any, upto: Any) -> list[KeyRange]:

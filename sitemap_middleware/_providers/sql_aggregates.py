@@ -81,23 +81,37 @@ def checksum_sum(columns: Sequence[Any], dialect: str) -> ColumnElement[Any]:
 
 
 def _octets(column: ColumnElement[Any], dialect: str) -> ColumnElement[Any]:
-    """UTF-8 bytes of a text or integer column's text."""
+    """UTF-8 bytes of a text or integer column's text (a plain value's: see ``_plain``)."""
     if dialect == "sqlite":
         if _integer(column):
             return func.length(column)  # the length of an integer's text, no cast
         return func.length(cast(column, LargeBinary))  # of a text: its characters
-    text = column if not _integer(column) else cast(column, Text)
+    text = cast(column, Text)  # (an ENUM, a CHAR: as the driver hands it over)
     return func.length(text) if dialect == "mysql" else func.octet_length(text)
 
 
-def _plain(text: ColumnElement[Any], dialect: str) -> ColumnElement[Any]:
-    # (a text column, as the provider only sizes text and integer fields)
-    """Whether a text holds only :data:`PLAIN_CHARACTERS` (see ``ranges.py``)."""
+def _plain(column: ColumnElement[Any], dialect: str) -> ColumnElement[Any] | None:
+    """Whether a value is written as the database has it, of :data:`PLAIN_CHARACTERS`
+    only (see ``ranges.py``); None when every value of the column is.
+
+    SQLite stores any type in any column (a text in an INTEGER column, a blob in a TEXT
+    one), and its GLOB stops at a NUL: a value must be of the declared type, NUL-free.
+    """
     if dialect == "sqlite":
-        return text.op("NOT GLOB")(f"*[^{PLAIN_CHARACTERS}]*")
+        if _integer(column):
+            return func.typeof(column) == "integer"
+        return and_(
+            func.typeof(column) == "text",
+            func.instr(column, func.char(0)) == 0,
+            column.op("NOT GLOB")(f"*[^{PLAIN_CHARACTERS}]*"),
+        )
+    if _integer(column):
+        return None  # typed strictly: an integer's text is digits and a sign
+    text = cast(column, Text)
     if dialect == "mysql":
         return text.op("NOT REGEXP")(f"[^{PLAIN_CHARACTERS}]")
-    return text.op("!~")(f"[^{PLAIN_CHARACTERS}]")
+    # The C collation: a nondeterministic one refuses regular expressions.
+    return text.collate("C").op("!~")(f"[^{PLAIN_CHARACTERS}]")
 
 
 def range_stats_statement(
@@ -122,7 +136,7 @@ def range_stats_statement(
     )
     nullable = [column for column in read if getattr(column, "nullable", True)]
     listed = and_(*(column.is_not(None) for column in nullable)) if nullable else None
-    checks = [_plain(column, dialect) for column in read if not _integer(column)]
+    checks = [check for column in read if (check := _plain(column, dialect)) is not None]
     octets = sum((_octets(column, dialect) for column in fields), literal(0))
     # 0: left out (a NULL), 1: plain, 2: measured row by row.
     whens: list[tuple[Any, int]] = [] if listed is None else [(not_(listed), 0)]

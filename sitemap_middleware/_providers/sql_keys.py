@@ -42,13 +42,16 @@ def key_bounds(
 
     Ranges come from page names, which any client can write: a bound of another
     type than the column's, or an integer past its size, is answered here rather
-    than by a database error. An integer below the column's least value is no bound
+    than by a database error; so is a key of a type no page name carries (a date, a
+    UUID: such sections page by number). An integer below the column's least value is no bound
     at all (every key is above it); one past its greatest holds every key below it.
     """
     try:
         kind = key.type.python_type
     except NotImplementedError:
         return after, upto
+    if kind is not int and kind is not str:
+        return None  # page names carry int and str keys only: anything else is made up
     if kind is int:
         if any(type(b) is not int for b in (after, upto) if b is not None):
             return None

@@ -286,3 +286,32 @@ def test_a_key_range_page_is_validated_by_its_own_rows(alias: str) -> None:
     assert get(core, pages[0], if_none_match=etags[0])[0] == 304
     assert get(core, pages[1], if_none_match=etags[1])[0] == 200
     assert summaries == 0
+
+
+@pytest.mark.parametrize("alias", ALIASES, indirect=True)
+@pytest.mark.parametrize(
+    ("key", "bounds"),
+    [("pk", ["a", "z"]), ("pk", [None, "x"]), ("code", ["\u0000", "\u0000z"])],
+    ids=["text-for-int", "open-text-for-int", "nul-in-text"],
+)
+def test_a_forged_key_range_answers_404(
+    alias: str, key: str, bounds: list[Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A key range the key cannot hold (text for an integer key; a NUL, which PostgreSQL
+    text cannot hold) answers 404, never 503 and an ERROR (hostile review of issue 23)."""
+    import base64
+    import json
+
+    from sitemap_middleware.django import DjangoQuerySetProvider
+    from tests.djangoproject.shop.models import Tag
+
+    _seed(alias)
+    tags = DjangoQuerySetProvider(
+        Tag.objects.using(alias).filter(code__isnull=False),
+        key=key,
+        location=lambda tag: f"/tags/{tag.code}/",
+    )
+    core = core_for({}, sections={"tags": Section(tags)})
+    token = base64.urlsafe_b64encode(json.dumps(bounds).encode()).decode().rstrip("=")
+    assert get(core, f"/sitemap-tags-1~{token}.xml")[0] == 404
+    assert "ERROR" not in caplog.text

@@ -447,3 +447,141 @@ async def test_a_fleet_plans_a_section_once(tmp_path: Path, anyio_backend: str) 
         await first.aclose()
         await second.aclose()
         await engine.dispose()
+
+
+# -- found by the hostile review of issue 23 ------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("slug", "ab{i}\x00" + "&" * 50),  # GLOB stops at a NUL; the bytes do not
+        ("num", "{i}x&" * 20),  # text in an INTEGER column (SQLite's type affinity)
+        ("slug", b"ab" * 30),  # a blob in a TEXT column: Python writes b'...'
+        ("num", 1.0000000000000002),  # a REAL in an INTEGER column: 17 digits in Python
+    ],
+    ids=["nul", "text-in-integer", "blob-in-text", "real-in-integer"],
+)
+async def test_values_sqlite_stores_otherwise_than_declared_are_measured(
+    tmp_path: Path, anyio_backend: str, column: str, value: object
+) -> None:
+    """What SQLite holds is not always what the column declares: such rows are measured
+    row by row, so every URL is served (the plan from the database cut 127 of 199)."""
+    mixed = Table(
+        "mixed",
+        MetaData(),
+        Column("id", Integer, primary_key=True),
+        Column("slug", String),
+        Column("num", Integer),
+    )
+    engine = create_async_engine(f"sqlite+aiosqlite:///{tmp_path / 'mixed.sqlite3'}")
+    async with engine.begin() as conn:
+        await conn.run_sync(mixed.metadata.create_all)
+        for i in range(1, 200):
+            held = value.format(i=i) if isinstance(value, str) else value
+            row = {"slug": "a", "num": 1, column: held}
+            await conn.exec_driver_sql(
+                "INSERT INTO mixed (id, slug, num) VALUES (?, ?, ?)", (i, row["slug"], row["num"])
+            )
+    location = "/p/{slug}/{id}" if column == "slug" else "/p/{num}/{id}"
+    provider = SQLAlchemyProvider(engine, mixed, key="id", location=location)
+    try:
+        urls = await _crawl(_core(provider, 40, 3000), 3000)
+    finally:
+        await engine.dispose()
+    assert len(urls) == len(set(urls)) == 199
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_page_lastmod_from_text_with_other_offsets_is_the_latest_instant(
+    tmp_path: Path, anyio_backend: str
+) -> None:
+    """A lastmod column of text with mixed offsets: the index gives each page its latest
+    instant, never the greatest string (23:00-05:00 is after 23:30+00:00)."""
+    texts = Table(
+        "texts",
+        MetaData(),
+        Column("id", Integer, primary_key=True),
+        Column("slug", String),
+        Column("updated", String),
+    )
+    engine = create_async_engine(f"sqlite+aiosqlite:///{tmp_path / 'texts.sqlite3'}")
+    rows = [
+        {"id": i, "slug": f"s{i}", "updated": "2024-01-01T23:30:00+00:00"} for i in range(1, 300)
+    ]
+    rows[1]["updated"] = "2024-01-01T23:00:00-05:00"
+    async with engine.begin() as conn:
+        await conn.run_sync(texts.metadata.create_all)
+        await conn.execute(insert(texts), rows)
+    provider = SQLAlchemyProvider(engine, texts, key="id", location="/p/{slug}", lastmod="updated")
+    try:
+        urls = await _crawl(_core(provider, 100, 10**6), 10**6)  # (checks page lastmods)
+        _, index = await fetch(_core(provider, 100, 10**6), "/sitemap_index.xml")
+    finally:
+        await engine.dispose()
+    assert len(urls) == 299
+    assert b"<lastmod>2024-01-01T23:00:00-05:00</lastmod>" in index
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_postgresql_enums_and_nondeterministic_collations_are_planned(
+    anyio_backend: str,
+) -> None:
+    """A native ENUM, or text under a nondeterministic collation, in a location template
+    plans like any text on PostgreSQL (both answered 503: no !~ for them)."""
+    import os
+
+    from sqlalchemy import Enum, text
+
+    url = os.environ.get("SITEMAP_TEST_POSTGRES_URL")
+    if not url:
+        pytest.skip(
+            "SITEMAP_TEST_POSTGRES_URL is not set: no PostgreSQL server (.ci/run starts one)"
+        )
+    kinds = MetaData()
+    enum_table = Table(
+        "range_enum",
+        kinds,
+        Column("id", Integer, primary_key=True),
+        Column("kind", Enum("book", "film", name="range_kind")),
+        Column("slug", String),
+    )
+    engine = create_async_engine(url)
+    async with engine.begin() as conn:
+        await conn.execute(text("DROP TABLE IF EXISTS range_enum, range_ci"))
+        await conn.execute(text("DROP TYPE IF EXISTS range_kind"))
+        await conn.run_sync(kinds.create_all)
+        await conn.execute(
+            insert(enum_table), [{"id": i, "kind": "book", "slug": f"s{i}"} for i in range(1, 101)]
+        )
+        await conn.execute(
+            text(
+                "CREATE COLLATION IF NOT EXISTS range_ci_collation "
+                "(provider = icu, locale = 'und-u-ks-level2', deterministic = false)"
+            )
+        )
+        await conn.execute(
+            text(
+                "CREATE TABLE range_ci (id integer PRIMARY KEY, slug text COLLATE range_ci_collation)"
+            )
+        )
+        await conn.execute(
+            text("INSERT INTO range_ci SELECT g, 'Slug' || g FROM generate_series(1, 100) g")
+        )
+    ci_table = Table(
+        "range_ci", MetaData(), Column("id", Integer, primary_key=True), Column("slug", String)
+    )
+    try:
+        for source, location in ((enum_table, "/{kind}/{slug}"), (ci_table, "/p/{slug}")):
+            provider = SQLAlchemyProvider(engine, source, key="id", location=location)
+            urls = await _crawl(_core(provider, 40, 10**6), 10**6)
+            assert len(urls) == len(set(urls)) == 100
+    finally:
+        async with engine.begin() as conn:
+            await conn.execute(text("DROP TABLE IF EXISTS range_enum, range_ci"))
+            await conn.execute(text("DROP TYPE IF EXISTS range_kind"))
+        await engine.dispose()

@@ -643,6 +643,50 @@ async def test_a_forged_key_range_of_another_type_answers_404(
     assert "ERROR" not in caplog.text
 
 
+@pytest.mark.parametrize("bounds", [["a", "z"], [None, 5], [None, "x"]])
+async def test_a_forged_key_range_over_a_date_or_uuid_key_answers_404(
+    engine: AsyncEngine, bounds: list[Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Keys of types no page name carries (dates, UUIDs: such sections page by number)
+    make every key range a forgery: 404, never 503 and an ERROR (hostile review of
+    issue 23: "'str' object has no attribute 'hex'")."""
+    import base64
+    import datetime
+    import json
+    import uuid
+
+    from sqlalchemy import Date, Uuid
+
+    keyed = MetaData()
+    tables = [
+        Table("forged_uuid", keyed, Column("k", Uuid, primary_key=True), Column("slug", String)),
+        Table("forged_date", keyed, Column("k", Date, primary_key=True), Column("slug", String)),
+    ]
+    async with engine.begin() as conn:
+        await conn.run_sync(keyed.drop_all)
+        await conn.run_sync(keyed.create_all)
+        await conn.execute(
+            insert(tables[0]), [{"k": uuid.uuid4(), "slug": f"s{i}"} for i in range(5)]
+        )
+        await conn.execute(
+            insert(tables[1]),
+            [{"k": datetime.date(2020, 1, i + 1), "slug": f"s{i}"} for i in range(5)],
+        )
+    token = base64.urlsafe_b64encode(json.dumps(bounds).encode()).decode().rstrip("=")
+    try:
+        for table in tables:
+            provider = SQLAlchemyProvider(engine, table, key="k", location="/p/{slug}")
+            core = SitemapCore(
+                SitemapConfig(base_url="https://example.com", sections={"s": provider})
+            )
+            reply, body = await fetch(core, f"/sitemap-s-1~{token}.xml")
+            assert reply.status == 404, (table.name, body)
+    finally:
+        async with engine.begin() as conn:
+            await conn.run_sync(keyed.drop_all)
+    assert "ERROR" not in caplog.text
+
+
 def test_column_mode_refuses_names_given_as_column_objects_and_async_functions() -> None:
     """Column names are strings; a coroutine function cannot give a location."""
     sync = create_engine("sqlite://")
