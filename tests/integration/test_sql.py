@@ -960,3 +960,35 @@ async def test_a_key_range_page_is_validated_by_its_own_rows_not_the_whole_table
     provider.forget()
     assert (await fetch(core, first, if_none_match=etag))[0].status == 304
     assert (await fetch(core, last, if_none_match=last_etag))[0].status == 200
+
+
+async def test_concurrent_revalidations_of_a_key_range_page_share_one_range_query(
+    engine: AsyncEngine,
+) -> None:
+    """Thirty concurrent conditional GETs of a key-range page past metadata_ttl run one
+    aggregate over that range, and no full-table one (issue 23: thirty checksums)."""
+    provider, core = _published_keyset(engine)
+    _, index = await fetch(core, "/sitemap_index.xml")
+    page = child_urls(check_document(index))[1].removeprefix("https://example.com")
+    etag, _, _ = await _validators(core, page)
+    statements: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(" ".join(statement.split()))
+
+    provider.forget()  # metadata_ttl has passed
+    event.listen(engine.sync_engine, "before_cursor_execute", record)
+    statuses: list[int] = []
+    try:
+
+        async def revalidate() -> None:
+            reply, _ = await fetch(core, page, if_none_match=etag)
+            statuses.append(reply.status)
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(30):
+                tg.start_soon(revalidate)
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", record)
+    assert statuses == [304] * 30
+    assert len(statements) == 1 and "sitemap_rows.id <=" in statements[0], statements
