@@ -303,6 +303,8 @@ class Renders:
     :param lock_ttl: seconds one instance may hold a document's render lock.
     :param plan_ttl: seconds the section plans (page counts and lastmods) of a site are
         reused when some provider reports no version (with versions: while they hold).
+    :param warm_up: plan every section in the background once an ASGI app has started
+        (lifespan), so the first index finds its plans (WSGI has no start-up to hook).
     """
 
     store: RenderStore | None = None
@@ -313,6 +315,7 @@ class Renders:
     stale_if_error: float = 0.0
     lock_ttl: float = 10.0
     plan_ttl: float = 5.0
+    warm_up: bool = False
 
     def __post_init__(self) -> None:
         if self.store is not None and not isinstance(self.store, RenderStore):
@@ -333,3 +336,5 @@ class Renders:
                     f"Renders.{name} must be a number of seconds from 0 to 31536000, got {value!r}"
                 )
         check_number("Renders", "lock_ttl", self.lock_ttl, 0, 3600)
+        if not isinstance(self.warm_up, bool):
+            raise ConfigurationError(f"Renders.warm_up must be True or False, got {self.warm_up!r}")

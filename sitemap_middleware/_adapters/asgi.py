@@ -65,7 +65,10 @@ class ASGISitemapMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await self.app(scope, receive, self._closing_on_shutdown(send))
+            warming = anyio.CancelScope()  # a warm-up still planning at shutdown stops
+            async with anyio.create_task_group() as group:
+                await self.app(scope, receive, self._lifespan_send(send, group, warming))
+                warming.cancel()
             return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
@@ -87,15 +90,24 @@ class ASGISitemapMiddleware:
             await send_reply(reply, receive, send)
             group.cancel_scope.deadline = anyio.current_time() + ask.timeout
 
-    def _closing_on_shutdown(self, send: Send) -> Send:
-        """Close our resources on the server's loop before the app reports shutdown."""
+    def _lifespan_send(self, send: Send, group: TaskGroup, warming: anyio.CancelScope) -> Send:
+        """Warm plans up once the app has started (``Renders(warm_up=True)``), in the
+        background; close our resources on the server's loop before the app reports
+        shutdown."""
 
-        async def closing_send(message: Message) -> None:
-            if message["type"] == "lifespan.shutdown.complete":
+        async def warm_up() -> None:
+            with warming:
+                await self.core.warm_up()
+
+        async def lifespan_send(message: Message) -> None:
+            if message["type"] == "lifespan.startup.complete":
+                group.start_soon(warm_up)
+            elif message["type"] == "lifespan.shutdown.complete":
+                warming.cancel()
                 await self.core.aclose()
             await send(message)
 
-        return closing_send
+        return lifespan_send
 
 
 async def fetch_app_robots(

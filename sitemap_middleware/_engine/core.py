@@ -9,6 +9,7 @@ and HEAD answers what GET would) -> render -> encode.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -146,6 +147,24 @@ class SitemapCore:
             reply.cache,
         )
         return reply
+
+    async def warm_up(self) -> None:
+        """Plan every section now, for the configured base URL (what ``Renders(warm_up=
+        True)`` does at start-up); a section that fails is logged and left to requests."""
+        if not self.config.renders.warm_up:
+            return
+        started = time.monotonic()
+        try:
+            plans, failed = await self._documents.plans.plan_all(self.config.base)
+        except Exception as exc:  # strict mode's invalid entry: requests will answer it
+            logger.warning("sitemap plans not warmed up: %s", exc)
+            return
+        logger.info(
+            "sitemap plans warmed up: %d of %d sections in %.1f s",
+            len(plans),
+            len(plans) + len(failed),
+            time.monotonic() - started,
+        )
 
     async def aclose(self) -> None:
         """Release held resources (a shared render cache's connections); call on shutdown."""

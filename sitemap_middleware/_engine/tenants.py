@@ -113,6 +113,11 @@ class TenantCores:
             return Reply(400, headers, None if request.method == "HEAD" else bytes_body(data))
         return await core.respond(target, request, app_robots)
 
+    async def warm_up(self) -> None:
+        """Plan the sites known up front (see :meth:`SitemapCore.warm_up`)."""
+        for core in self._static.values():
+            await core.warm_up()
+
     async def aclose(self) -> None:
         for core in [*self._static.values(), *self._resolved.values(), *self._evicted]:
             await core.aclose()

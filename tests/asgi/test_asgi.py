@@ -286,3 +286,63 @@ def test_middleware_requires_a_config() -> None:
     """Passing something that is not a SitemapConfig fails at setup, loudly."""
     with pytest.raises(TypeError, match="SitemapConfig"):
         ASGISitemapMiddleware(_app, config={"base_url": "x"})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("warm", [True, False])
+async def test_plans_are_warmed_up_at_start_up_in_the_background(warm: bool) -> None:
+    """``Renders(warm_up=True)``: once the app reports start-up complete, every section is
+    planned in the background (issue 23, item 4), so the first index finds its plans;
+    without it nothing is planned before a request. A failing section is logged, and
+    start-up and shutdown still complete."""
+    import anyio
+
+    from sitemap_middleware import Renders
+
+    planned = anyio.Event()
+    stop = anyio.Event()
+    done: list[str] = []
+
+    async def entries() -> Any:
+        planned.set()
+        yield "/a"
+
+    async def failing() -> Any:
+        raise ConnectionError("the database is down")
+        yield "/never"
+
+    async def hanging() -> Any:
+        await anyio.sleep_forever()  # still planning at shutdown: the warm-up stops
+        yield "/never"
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            kind = message["type"].rsplit(".", 1)[1]
+            await send({"type": f"lifespan.{kind}.complete"})
+            if kind == "shutdown":
+                return
+
+    incoming = [{"type": "lifespan.startup"}]
+
+    async def receive() -> Message:
+        if incoming:
+            return incoming.pop()
+        await stop.wait()
+        return {"type": "lifespan.shutdown"}
+
+    async def send(message: Message) -> None:
+        done.append(message["type"])
+
+    sections = {"a": entries, "b": failing, "c": hanging}
+    middleware = _middleware(sections, app, renders=Renders(warm_up=warm))
+    with anyio.fail_after(5):  # shutdown never waits for the warm-up
+        async with anyio.create_task_group() as group:
+            lifespan = {"type": "lifespan", "asgi": {"version": "3.0"}}
+            group.start_soon(middleware, lifespan, receive, send)
+            with anyio.move_on_after(1):
+                await planned.wait()
+            assert planned.is_set() is warm
+            await anyio.sleep(0.1)  # the warm-up reaches the hanging section
+            stop.set()
+    assert done == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+    assert middleware.core._documents.plans.passes == (3 if warm else 0)  # type: ignore[union-attr]
