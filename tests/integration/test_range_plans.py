@@ -101,7 +101,7 @@ def _column_provider(engine: AsyncEngine) -> SQLAlchemyProvider:
 
 
 def _entry_provider(engine: AsyncEngine) -> SQLAlchemyProvider:
-    def to_entry(row: Any) -> dict[str, Any] | None:
+    def to_entry(row: Any) -> Any:
         if row.slug is None:
             return None
         slug = quote(row.slug, safe="/:@!$&'()*+,;=~")  # as a template fills its fields
@@ -244,7 +244,7 @@ class _Table:
             {"id": 3 * i, "slug": f"s{i}", "updated_at": START, "revision": self.next()}
             for i in range(1, count + 1)
         ]
-        self.ids = [row["id"] for row in rows]
+        self.ids = list(range(3, 3 * count + 1, 3))
         if rows:
             async with self.engine.begin() as conn:
                 await conn.execute(insert(revisioned), rows)

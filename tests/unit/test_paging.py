@@ -541,8 +541,8 @@ def test_items_of_one_key_share_a_page_unless_they_fill_more_than_one(
         keys = [key for key, on in placed if on == number]
         assert keys and (page.first_key, page.last_key) == (keys[0], keys[-1])
         assert page.urls == len(keys) == page.stop - page.start
-        sizes = [groups[key] for key in dict.fromkeys(keys)]
-        fits = all(len(each) <= max_urls and sum(each) <= room for each in sizes)
+        group_sizes = [groups[key] for key in dict.fromkeys(keys)]
+        fits = all(len(each) <= max_urls and sum(each) <= room for each in group_sizes)
         if fits:
             assert page.urls <= max_urls and page.size <= room
         dates = [
