@@ -9,6 +9,7 @@ and HEAD answers what GET would) -> render -> encode.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ from .bodies import SizedStream, StoredBody, bytes_body, logging_abort
 from .documents import Documents
 from .observe import CacheStatus, Observers
 from .rendered import RenderLimits, RenderValidation
-from .shared import SharedRenders, cache_control
+from .shared import SharedRenders
 from .stream import logger
 from .views import view_key
 
@@ -357,3 +358,15 @@ async def _confirm(document: Document) -> None:
         pass
     finally:
         await body.aclose()  # type: ignore[attr-defined]
+
+
+def cache_control(value: str | None, config: SitemapConfig) -> str | None:
+    """``Cache-Control`` with the RFC 5861 directives the configuration allows."""
+    renders = config.renders
+    if value is None:
+        return None
+    if renders.stale_while_revalidate:
+        value += f", stale-while-revalidate={math.ceil(renders.stale_while_revalidate)}"
+    if renders.stale_if_error:
+        value += f", stale-if-error={math.ceil(renders.stale_if_error)}"
+    return value

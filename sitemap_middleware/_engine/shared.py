@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -47,7 +46,7 @@ from .store_calls import LOG_STORE_FAILED, StoreCalls
 from .stream import logger
 from .views import view_key
 
-__all__ = ["LOG_STALE", "SharedRenders", "cache_control", "wall_clock"]
+__all__ = ["LOG_STALE", "SharedRenders", "wall_clock"]
 
 #: Seconds a stored render is kept at least (a document's ETag may match it for long).
 MIN_KEEP = 3600.0
@@ -65,18 +64,6 @@ def wall_clock() -> float:
 
 
 Fresh = Callable[[], Awaitable[Document]]
-
-
-def cache_control(value: str | None, config: SitemapConfig) -> str | None:
-    """``Cache-Control`` with the RFC 5861 directives the configuration allows."""
-    renders = config.renders
-    if value is None:
-        return None
-    if renders.stale_while_revalidate:
-        value += f", stale-while-revalidate={math.ceil(renders.stale_while_revalidate)}"
-    if renders.stale_if_error:
-        value += f", stale-if-error={math.ceil(renders.stale_if_error)}"
-    return value
 
 
 @dataclass(slots=True)
