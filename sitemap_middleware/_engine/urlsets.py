@@ -12,7 +12,8 @@ from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import InvalidEntryError, ProviderError
 from .._sansio.models import Admitted
 from .._sansio.paging import PagePlan
-from .._sansio.render import TextWriter, UrlsetWriter
+from .._sansio.render import UrlsetWriter
+from .._sansio.text_writer import TextWriter
 from .._sansio.urls import BaseURL
 from .answer import HTTPError, unavailable
 from .bodies import ClosingBody, URLWriter, urlset_body

@@ -1,4 +1,5 @@
-"""Pure serializers: entries to XML and text sitemaps, in byte chunks.
+"""Pure serializers: entries to XML sitemaps, in byte chunks (the index and text
+sitemaps: ``index_writer.py``, ``text_writer.py``).
 
 Nothing here does I/O. Writers return strings (a batch of URLs per call) and enforce
 the per-file limits as they go; :class:`Chunker` turns the strings into UTF-8 byte
@@ -13,7 +14,7 @@ from operator import add
 
 from .._exceptions import SitemapLimitError
 from .extensions import NewsArticle, Video
-from .limits import MAX_INDEX_ENTRIES, MAX_NEWS_PER_FILE
+from .limits import MAX_NEWS_PER_FILE
 from .models import Admitted, SitemapEntry
 from .values import format_w3c
 from .xml import escape, escape_loc
@@ -21,9 +22,9 @@ from .xml import escape, escape_loc
 __all__ = [
     "CHUNK_SIZE",
     "Chunker",
-    "IndexWriter",
-    "TextWriter",
+    "LimitedWriter",
     "UrlsetWriter",
+    "prolog",
     "urlset_overhead",
 ]
 
@@ -41,7 +42,7 @@ EXTENSION_NS = {
 }
 
 
-def _prolog(stylesheet_href: str | None) -> str:
+def prolog(stylesheet_href: str | None) -> str:
     if stylesheet_href is None:
         return XML_DECLARATION
     return f'{XML_DECLARATION}<?xml-stylesheet type="text/xsl" href="{escape(stylesheet_href)}"?>\n'
@@ -50,7 +51,7 @@ def _prolog(stylesheet_href: str | None) -> str:
 def urlset_overhead(stylesheet_href: str | None) -> int:
     """Bytes of a urlset besides its ``<url>`` elements, at most (every namespace declared)."""
     attrs = "".join(f' xmlns:{p}="{EXTENSION_NS[p]}"' for p in sorted(EXTENSION_NS))
-    head = f'{_prolog(stylesheet_href)}<urlset xmlns="{SITEMAP_NS}"{attrs}>\n'
+    head = f'{prolog(stylesheet_href)}<urlset xmlns="{SITEMAP_NS}"{attrs}>\n'
     return len(head.encode("utf-8")) + len(UrlsetWriter.CLOSING)
 
 
@@ -87,7 +88,7 @@ class Chunker:
         return data
 
 
-class _LimitedWriter:
+class LimitedWriter:
     """Counts items and UTF-8 bytes, refusing any item that would break a limit."""
 
     def __init__(self, *, label: str, max_items: int, max_bytes: int, closing: str) -> None:
@@ -137,7 +138,7 @@ _URL_ENDS = len(_URL_BETWEEN)
 _LONGEST_XMLNS = max(len(f' xmlns:{p}="{ns}"') for p, ns in EXTENSION_NS.items())
 
 
-class UrlsetWriter(_LimitedWriter):
+class UrlsetWriter(LimitedWriter):
     """Writes one ``<urlset>``; extension namespaces are declared only where used.
 
     The root declares the namespaces that the first entries use; an entry further down
@@ -173,9 +174,7 @@ class UrlsetWriter(_LimitedWriter):
             used.update(_namespaces(entry))
         self._declared = frozenset(used)
         attrs = "".join(f' xmlns:{p}="{EXTENSION_NS[p]}"' for p in sorted(used))
-        return self._start(
-            f'{_prolog(self._stylesheet_href)}<urlset xmlns="{SITEMAP_NS}"{attrs}>\n'
-        )
+        return self._start(f'{prolog(self._stylesheet_href)}<urlset xmlns="{SITEMAP_NS}"{attrs}>\n')
 
     def urls(self, batch: Iterable[Admitted]) -> str:
         """The ``<url>`` elements of a batch of admitted entries, as one string.
@@ -420,55 +419,3 @@ def _namespaces(entry: SitemapEntry) -> Iterable[str]:
         yield "news"
     if entry.alternates:
         yield "xhtml"
-
-
-class IndexWriter(_LimitedWriter):
-    """Writes one ``<sitemapindex>`` (up to 50,000 children)."""
-
-    CLOSING = "</sitemapindex>\n"
-
-    def __init__(self, *, stylesheet_href: str | None = None, max_bytes: int) -> None:
-        super().__init__(
-            label="sitemap index",
-            max_items=MAX_INDEX_ENTRIES,
-            max_bytes=max_bytes,
-            closing=self.CLOSING,
-        )
-        self._stylesheet_href = stylesheet_href
-
-    def open(self) -> str:
-        return self._start(f'{_prolog(self._stylesheet_href)}<sitemapindex xmlns="{SITEMAP_NS}">\n')
-
-    def sitemap(self, loc: str, lastmod: datetime | None) -> str:
-        text = f"<sitemap><loc>{escape_loc(loc)}</loc>"
-        if lastmod is not None:
-            text += f"<lastmod>{format_w3c(lastmod)}</lastmod>"
-        return self._account(text + "</sitemap>\n")
-
-    def close(self) -> str:
-        return self.CLOSING
-
-
-class TextWriter(_LimitedWriter):
-    """Writes a text sitemap: one URL a line, UTF-8, same limits as XML."""
-
-    def __init__(self, *, label: str, max_urls: int, max_bytes: int) -> None:
-        super().__init__(label=label, max_items=max_urls, max_bytes=max_bytes, closing="")
-
-    def open(self, first: Sequence[SitemapEntry] = ()) -> str:
-        return ""
-
-    def urls(self, batch: Iterable[Admitted]) -> str:
-        if not self.cap:
-            return "".join([self._account(loc + "\n") for loc, _, _ in batch])
-        parts = []
-        for loc, _, _ in batch:
-            line = loc + "\n"
-            if self.count >= self.max_items or self.size + len(line) > self.max_bytes:
-                self.full = True
-                break
-            parts.append(self._account(line))
-        return "".join(parts)
-
-    def close(self) -> str:
-        return ""
