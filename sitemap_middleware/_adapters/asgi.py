@@ -66,9 +66,15 @@ class ASGISitemapMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             warming = anyio.CancelScope()  # a warm-up still planning at shutdown stops
+            failed: Exception | None = None
             async with anyio.create_task_group() as group:
-                await self.app(scope, receive, self._lifespan_send(send, group, warming))
+                try:
+                    await self.app(scope, receive, self._lifespan_send(send, group, warming))
+                except Exception as exc:  # raised as the app raised it, not in a group
+                    failed = exc
                 warming.cancel()
+            if failed is not None:
+                raise failed
             return
         if scope["type"] != "http":
             await self.app(scope, receive, send)

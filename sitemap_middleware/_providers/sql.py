@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import date, datetime, timedelta, timezone
 from operator import itemgetter
 from typing import Any
 
-import anyio
 from sqlalchemy import (
     Engine,
     Select,
@@ -46,7 +45,7 @@ from .ranges import KeyRange, RangeStats
 from .shared_query import SharedQuery
 from .sql_aggregates import checksum_sum, range_stats_statement, register_sqlite_checksum
 from .sql_keys import key_bounds, key_problem, python_type, unique_by_schema
-from .sql_ranges import MAX_CHANGED, KeptRanges, updated_ranges
+from .sql_ranges import MAX_CHANGED, KeptRanges, MeasureKeys, measured, updated_ranges
 from .sql_runner import StatementRunner
 
 __all__ = ["SQLAlchemyProvider"]
@@ -66,8 +65,6 @@ def _aware(value: object) -> datetime | None:
 _WIDEST_ZONE = timezone(timedelta(hours=5, minutes=30))
 
 
-#: Rows from which a section's ranges are measured in two halves at once.
-PARALLEL_ROWS = 200_000
 #: Key ranges whose version queries are kept (a crawl's pages, many times over).
 _RANGES_KEPT = 1024
 
@@ -340,9 +337,7 @@ class SQLAlchemyProvider:
         ]
         return RangeStats(ranges, samples)
 
-    async def _kept_or_measured(
-        self, rows_per_range: int, measure: Callable[[Any, Any], Awaitable[list[KeyRange]]]
-    ) -> list[KeyRange]:
+    async def _kept_or_measured(self, rows_per_range: int, measure: MeasureKeys) -> list[KeyRange]:
         """Every range measured, or with a revision column the kept ranges with those
         holding changed rows measured again (see ``sql_ranges.py``)."""
         if self._version_column is None:
@@ -366,27 +361,13 @@ class SQLAlchemyProvider:
         self._kept_ranges = KeptRanges(rows_per_range, revision, tuple(ranges))
         return ranges
 
-    async def _measure_all(
-        self, measure: Callable[[Any, Any], Awaitable[list[KeyRange]]], rows: int
-    ) -> list[KeyRange]:
-        """Every range; a big table's two halves at once, on two connections (a window
-        query runs on one core: the database cannot split it itself)."""
-        if rows < PARALLEL_ROWS:
-            return await measure(None, None)
-        statement = select(self._key).order_by(self._key).offset(rows // 2).limit(1)
-        middle = await self._all(statement)
-        if not middle:
-            return await measure(None, None)
-        split = middle[0][0]
-        halves: list[list[KeyRange]] = [[], []]
+    async def _measure_all(self, measure: MeasureKeys, rows: int) -> list[KeyRange]:
+        async def key_at(position: int) -> Any:
+            statement = select(self._key).order_by(self._key).offset(position).limit(1)
+            found = await self._all(statement)
+            return found[0][0] if found else None
 
-        async def half(place: int, after: Any, upto: Any) -> None:
-            halves[place] = await measure(after, upto)
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(half, 0, None, split)
-            group.start_soon(half, 1, split, None)
-        return [*halves[0], *halves[1]]
+        return await measured(measure, rows, key_at)
 
     def forget(self) -> None:
         """Forget the counts and versions kept for ``metadata_ttl``: the next request

@@ -16,12 +16,23 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
+
 from .ranges import KeyRange
 
-__all__ = ["MAX_CHANGED", "KeptRanges", "updated_ranges"]
+__all__ = [
+    "MAX_CHANGED",
+    "PARALLEL_ROWS",
+    "KeptRanges",
+    "MeasureKeys",
+    "measured",
+    "updated_ranges",
+]
 
 #: Changed rows beyond which measuring every range is the cheaper way.
 MAX_CHANGED = 10_000
+#: Rows from which a section's ranges are measured in two halves at once.
+PARALLEL_ROWS = 200_000
 
 #: Measures the ranges of ``after < key <= upto`` (None: open).
 MeasureKeys = Callable[[Any, Any], Awaitable[list[KeyRange]]]
@@ -34,6 +45,26 @@ class KeptRanges:
     rows_per_range: int
     revision: Any
     ranges: tuple[KeyRange, ...]
+
+
+async def measured(
+    measure: MeasureKeys, rows: int, key_at: Callable[[int], Awaitable[Any]]
+) -> list[KeyRange]:
+    """Every range of ``rows`` rows; a big table's two halves at once, on two connections
+    (a window query runs on one core: the database cannot split it itself). ``key_at``
+    gives the key at a position in key order (None past the end)."""
+    split = await key_at(rows // 2) if rows >= PARALLEL_ROWS else None
+    if split is None:
+        return await measure(None, None)
+    halves: list[list[KeyRange]] = [[], []]
+
+    async def half(place: int, after: Any, upto: Any) -> None:
+        halves[place] = await measure(after, upto)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(half, 0, None, split)
+        group.start_soon(half, 1, split, None)
+    return [*halves[0], *halves[1]]
 
 
 async def updated_ranges(

@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from sitemap_middleware import SitemapConfig, SQLAlchemyProvider
 from sitemap_middleware._engine.core import SitemapCore
-from sitemap_middleware._providers import sql
+from sitemap_middleware._providers import sql_ranges
 from tests.helpers import check_document, child_urls, fetch, page_urls
 
 metadata = MetaData()
@@ -139,7 +139,7 @@ def test_pages_planned_by_the_database_hold_every_row_once_within_budget(
         with tempfile.TemporaryDirectory() as folder:
             engine = await _engine(folder)
             # (a big table's ranges are measured in two halves at once)
-            sql.PARALLEL_ROWS = 1 if halves else 200_000
+            sql_ranges.PARALLEL_ROWS = 1 if halves else 200_000
             rows = [
                 {
                     "id": 2 * place + 1,
@@ -171,7 +171,7 @@ def test_pages_planned_by_the_database_hold_every_row_once_within_budget(
     try:
         asyncio.run(check())
     finally:
-        sql.PARALLEL_ROWS = 200_000
+        sql_ranges.PARALLEL_ROWS = 200_000
 
 
 @pytest.mark.anyio
@@ -300,7 +300,7 @@ def test_ranges_measured_again_only_where_rows_changed_serve_what_a_fresh_plan_s
     async def check() -> None:
         with tempfile.TemporaryDirectory() as folder:
             engine = await _engine(folder)
-            sql.PARALLEL_ROWS = 1 if halves else 200_000
+            sql_ranges.PARALLEL_ROWS = 1 if halves else 200_000
             table = _Table(engine)
             await table.fill(count)
             provider = _revisioned_provider(engine)
@@ -318,7 +318,7 @@ def test_ranges_measured_again_only_where_rows_changed_serve_what_a_fresh_plan_s
     try:
         asyncio.run(check())
     finally:
-        sql.PARALLEL_ROWS = 200_000
+        sql_ranges.PARALLEL_ROWS = 200_000
 
 
 @pytest.mark.anyio
