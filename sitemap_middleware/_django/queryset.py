@@ -4,19 +4,20 @@ Pages are key ranges (``WHERE key >= :first ORDER BY key LIMIT n``), never a gro
 ``OFFSET``: the first key of every page comes from one window-function query (Django 4.2
 filters on window annotations), cached until the data's version changes. Count and
 version are one aggregate query; the version includes a checksum of every row (see
-:mod:`.checksum`), so renames, deletes plus inserts at any key and updates that keep
-their lastmod change it. Every query runs through :func:`run_orm` (a worker
-thread, connections closed afterwards), so the sync ORM serves under WSGI and ASGI alike.
+:mod:`.checksum`: renames, deletes, inserts at any key change it) and what the entries
+are made with. Every query runs through :func:`run_orm` (a worker thread, connections
+closed after), so the sync ORM serves under WSGI and ASGI alike.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import ConfigurationError, InvalidEntryError
-from .._providers.base import EntryLike, ProviderVersion
+from .._providers.base import EntryLike, ProviderVersion, function_identity
 from .._providers.keyset import Bound, keyset_batches
 from .._providers.shared_query import SharedQuery
 from .._sansio.models import simple_fields
@@ -30,8 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["DjangoQuerySetProvider"]
 
 _ROW = "_sitemap_row"
-#: Key ranges whose version queries are kept (a crawl's pages, many times over).
-RANGES_KEPT = 1024
+RANGES_KEPT = 1024  # key ranges whose version queries are kept (a crawl's pages)
 
 
 class DjangoQuerySetProvider:
@@ -133,6 +133,8 @@ class DjangoQuerySetProvider:
         self._changefreq = changefreq
         self._priority = priority
         self._to_entry = to_entry
+        made = repr([function_identity(f) if f else "" for f in (location, to_entry)])
+        self._settings_tag = hashlib.sha256(f"{made}{changefreq}{priority}".encode()).hexdigest()
         self._batch = batch_size
         self._metadata_ttl = metadata_ttl
         self._metadata: SharedQuery[tuple[int, ProviderVersion, bool]] = SharedQuery(metadata_ttl)
@@ -358,7 +360,7 @@ class DjangoQuerySetProvider:
         row = dict(queryset.order_by().aggregate(**aggregates))
         modified = aware_datetime(row.get("m"))
         stamp = modified.isoformat() if modified else ""
-        token = f"{row['n']}:{row['k']}:{stamp}:{row['v']}"
+        token = f"{row['n']}:{row['k']}:{stamp}:{row['v']}:{self._settings_tag}"
         every_row_dated = self._lastmod is None or row["dated"] == row["n"]
         version = ProviderVersion(token=token, last_modified=modified)
         return int(row["n"]), version, every_row_dated

@@ -291,11 +291,10 @@ class Documents:
         version = planned.plan.version
 
         async def open_page() -> AsyncIterator[bytes]:
-            stream = self.urlsets.stream(
-                section, base, planned.page, planned.previous, planned.plan.keyed
-            )
+            keyed = planned.plan.keyed  # its key range as it is now: capped, as a ranged name
+            stream = self.urlsets.stream(section, base, planned.page, planned.previous, keyed)
             _replay_once(stream, kept)
-            writer = self.urlsets.writer(name, base, target.text, section.max_urls)
+            writer = self.urlsets.writer(name, base, target.text, section.max_urls, capped=keyed)
             return await self.urlsets.open(name, [stream], writer, allows_empty(section))
 
         return Document(

@@ -304,7 +304,8 @@ async def plan_section(
                     done = tuple(cutter.pages[:until_page])
                     if keep is not None:
                         keep.clear()  # (it holds the next page's first entries)
-                    return SectionPlan(section.name, done, start + offset, version, keyed)
+                    by_key = keyed and not cutter.split_keys
+                    return SectionPlan(section.name, done, start + offset, version, by_key)
     finally:
         await stream.aclose()
     pages = await _provider_lastmods(config, section, cutter.finish(stream.pulled))
@@ -316,7 +317,7 @@ async def plan_section(
         pages,
         stream.pulled,
         version,
-        keyed,
+        keyed and not cutter.split_keys,  # one key's items over two pages: by number
         left_out=stream.left_out + oversize,
         first_left_out=str(first) if first is not None else first_oversize,
     )

@@ -45,7 +45,10 @@ def encode_plan(identity: str, plan: SectionPlan) -> bytes | None:
         else [version.token, version.last_modified.isoformat() if version.last_modified else None],
         "pages": pages,
     }
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    try:
+        return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:  # a key with a lone surrogate: kept in this process only
+        return None
 
 
 def decode_plan(data: bytes, identity: str) -> SectionPlan | None:
@@ -57,11 +60,11 @@ def decode_plan(data: bytes, identity: str) -> SectionPlan | None:
         version = value["version"]
         pages = tuple(
             PagePlan(
-                int(start),
-                int(stop),
-                int(urls),
-                int(size),
-                int(news),
+                _int(start),
+                _int(stop),
+                _int(urls),
+                _int(size),
+                _int(news),
                 _datetime(lastmod),
                 first_key,
                 last_key,
@@ -72,14 +75,26 @@ def decode_plan(data: bytes, identity: str) -> SectionPlan | None:
         return SectionPlan(
             str(value["name"]),
             pages,
-            int(value["total"]),
+            _int(value["total"]),
             None if version is None else ProviderVersion(version[0], _datetime(version[1])),
-            bool(value["keyed"]),
-            left_out=int(left_out),
+            _bool(value["keyed"]),
+            left_out=_int(left_out),
             first_left_out=str(first_left_out),
         )
     except (ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError):
         return None  # not ours, or damaged: plan again
+
+
+def _int(value: object) -> int:
+    if type(value) is not int:  # (a bool, a float, a string: damaged)
+        raise TypeError(value)
+    return value
+
+
+def _bool(value: object) -> bool:
+    if type(value) is not bool:
+        raise TypeError(value)
+    return value
 
 
 def _datetime(text: str | None) -> datetime | None:

@@ -34,9 +34,10 @@ from .plan import SectionPlan, plan_section, section_version
 from .plan_codec import decode_plan, encode_plan
 from .stream import logger
 
-__all__ = ["LOG_SECTION_FAILED", "LOG_UNLISTED", "PlanMemo"]
+__all__ = ["LOG_SECTION_FAILED", "LOG_STALE_PLAN", "LOG_UNLISTED", "PlanMemo"]
 
 LOG_SECTION_FAILED = "sitemap section %r left out of the index: %s"
+LOG_STALE_PLAN = "sitemap section %r answered from its last plan while it is planned again"
 LOG_UNLISTED = (
     "sitemap section %r lists no URL: %d of its %d items were left out as invalid, so "
     "the index leaves it out (the first: %s)"
@@ -136,6 +137,8 @@ class PlanMemo:
             if kept is not None:
                 return kept
             planning = self._planning.get(key)
+            if planning is not None and (stale := self._stale(key, planning)) is not None:
+                return stale
             if planning is None or planning.token != token:
                 break
             await planning.done.wait()
@@ -215,6 +218,19 @@ class PlanMemo:
         kept = self._kept.get((base.prefix, section))
         return kept is not None and kept[2].keyed and key_range in kept[2].key_ranges()
 
+    def _stale(self, key: _Key, planning: _Planning) -> SectionPlan | None:
+        """The last plan of a keyset section while it is planned again (stale-while-
+        replan): its key ranges still name pages that serve their rows as they are now,
+        so requests need not wait for the new plan. Bounded by the replan itself; logged
+        once per replan."""
+        kept = self._kept.get(key)
+        if kept is None or not kept[2].keyed or kept[0] == planning.token:
+            return None
+        if not planning.stale_logged:
+            planning.stale_logged = True
+            logger.info(LOG_STALE_PLAN, key[1])
+        return kept[2]
+
     def _reusable(self, key: _Key, token: str) -> SectionPlan | None:
         kept = self._kept.get(key)
         if kept is None or kept[0] != token:
@@ -245,6 +261,7 @@ class _Planning:
         self.done = anyio.Event()
         self.plan: SectionPlan | None = None
         self.error: Exception | None = None
+        self.stale_logged = False
 
 
 def _trusted(version: ProviderVersion | None) -> bool:

@@ -22,6 +22,7 @@ from urllib.parse import quote
 
 from .._exceptions import ConfigurationError, InvalidEntryError
 from .._sansio.models import simple_fields
+from .base import function_identity
 
 __all__ = ["Location", "RowEntries", "column_hint"]
 
@@ -106,7 +107,7 @@ class RowEntries:
         """What the entries are made with, for the version: other settings, other bytes."""
         made = self._location  # as written: a joiner alone would lose the format specs
         if callable(made):
-            made = getattr(made, "__qualname__", repr(made))
+            made = function_identity(made)
         return repr((made, sorted(self._constants.items()), self._lastmod))
 
     @property

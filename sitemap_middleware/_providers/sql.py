@@ -39,7 +39,7 @@ from sqlalchemy.sql.elements import TextClause
 from .._exceptions import ConfigurationError
 from .._sansio.models import Mapped
 from .._sansio.values import aware, to_datetime
-from .base import EntryLike, ProviderVersion
+from .base import EntryLike, ProviderVersion, function_identity
 from .columns import Location, RowEntries, column_hint
 from .ranges import KeyRange, RangeStats
 from .shared_query import SharedQuery
@@ -183,11 +183,8 @@ class SQLAlchemyProvider:
             )
         )
         #: Other settings over the same rows write other bytes: part of every version.
-        self._settings_tag = (
-            hashlib.sha256(self._columns.settings.encode()).hexdigest()[:16]
-            if self._columns
-            else ""
-        )
+        made = self._columns.settings if self._columns else function_identity(to_entry)
+        self._settings_tag = hashlib.sha256(made.encode()).hexdigest()[:16]
         #: In the column mode (not a function): what is selected, one list per name.
         self._read_columns = list(
             dict.fromkeys(

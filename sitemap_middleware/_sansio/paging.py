@@ -74,7 +74,11 @@ def encode_key_range(after: Any, upto: Any) -> str | None:
         if key is not None and (type(key) not in _KEY_TYPES):
             return None
     data = json.dumps([after, upto], separators=(",", ":"), ensure_ascii=False)
-    token = base64.urlsafe_b64encode(data.encode("utf-8")).rstrip(b"=").decode("ascii")
+    try:
+        raw = data.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: no URL (and no database) holds one
+        return None
+    token = base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
     return token if len(token) <= MAX_KEY_RANGE else None
 
 
@@ -138,6 +142,7 @@ class PageCutter:
     __slots__ = (
         "_first_key",
         "_group",
+        "split_keys",
         "_last_key",
         "_lastmod",
         "_max_urls",
@@ -162,6 +167,8 @@ class PageCutter:
         self._last_key: Hashable | None = None
         #: The current key's items on this page (None after a run: not known).
         self._group: _Group | None = None
+        #: Whether a cut fell between two items of one key (key ranges cannot say it).
+        self.split_keys = False
 
     def fits_alone(self, size: int) -> bool:
         """Whether an entry of ``size`` bytes fits on a page at all."""
@@ -193,6 +200,9 @@ class PageCutter:
             if group is not None and group.urls < self._urls:
                 self._move(group)
             else:
+                # One key's items fill more than a page: no key range can name a part
+                # of them, so such a plan pages by number (see ``split_keys``).
+                self.split_keys = self.split_keys or same
                 self._close(position)
                 self._start = position
         if not self._urls:

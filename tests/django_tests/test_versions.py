@@ -314,3 +314,20 @@ def test_a_forged_key_range_answers_404(
     token = base64.urlsafe_b64encode(json.dumps(bounds).encode()).decode().rstrip("=")
     assert get(core, f"/sitemap-tags-1~{token}.xml")[0] == 404
     assert "ERROR" not in caplog.text
+
+
+@pytest.mark.parametrize("alias", ALIASES, indirect=True)
+def test_a_deploy_that_changes_location_changes_the_etag(alias: str) -> None:
+    """Another ``location`` function over the same rows writes other URLs: another ETag,
+    so nothing stored or shared for the old code answers for the new."""
+    from sitemap_middleware.django import DjangoQuerySetProvider
+    from tests.djangoproject.shop.models import Tag
+
+    _seed(alias)
+    etags = set()
+    for location in (lambda tag: f"/tags/{tag.code}/", lambda tag: f"/labels/{tag.code}/"):
+        tags = DjangoQuerySetProvider(
+            Tag.objects.using(alias), lastmod="updated", location=location
+        )
+        etags.add(get(core_for({}, sections={"tags": Section(tags)}), PATH)[1]["etag"])
+    assert len(etags) == 2

@@ -585,3 +585,103 @@ async def test_postgresql_enums_and_nondeterministic_collations_are_planned(
             await conn.execute(text("DROP TABLE IF EXISTS range_enum, range_ci"))
             await conn.execute(text("DROP TYPE IF EXISTS range_kind"))
         await engine.dispose()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.parametrize("budget", ["urls", "bytes"])
+async def test_a_row_whose_languages_outgrow_a_page_is_served_by_numbered_pages(
+    tmp_path: Path, anyio_backend: str, budget: str
+) -> None:
+    """40 languages of a row on pages of 10 URLs (or of 100,000 bytes) cannot share a page:
+    the section pages by number, and every URL is served once (hostile review of issue
+    23: 50 of 200 served, pages named (1, 1] answering 404)."""
+    from sitemap_middleware import Languages, Section
+
+    engine = await _engine(str(tmp_path))
+    async with engine.begin() as conn:
+        await conn.execute(
+            insert(items), [{"id": i, "slug": f"s{i}", "updated_at": START} for i in range(1, 6)]
+        )
+    codes = ["a" + chr(97 + i // 26) + chr(97 + i % 26) for i in range(40)]
+    max_urls, max_bytes = (10, 10**6) if budget == "urls" else (50_000, 100_000)
+    section = Section(_column_provider(engine), languages=Languages(codes=codes), max_urls=max_urls)
+    config = SitemapConfig(
+        base_url="https://example.com", sections={"items": section}, max_bytes_per_page=max_bytes
+    )
+    try:
+        urls = await _crawl(SitemapCore(config), max_bytes)
+    finally:
+        await engine.dispose()
+    assert len(urls) == len(set(urls)) == 5 * 40
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_numbered_page_of_a_keyed_plan_whose_range_grew_is_capped(
+    tmp_path: Path, anyio_backend: str
+) -> None:
+    """Rows inserted into page 1's key range after the index: its numbered name serves
+    what fits, as its key-range name does, never a response aborted mid-body."""
+    engine = await _engine(str(tmp_path))
+    async with engine.begin() as conn:
+        await conn.execute(
+            insert(items),
+            [{"id": 10 * i, "slug": f"s{i}", "updated_at": START} for i in range(1, 301)],
+        )
+    provider = SQLAlchemyProvider(
+        engine, items, key="id", to_entry=lambda row: f"/p/{row.slug}", metadata_ttl=60
+    )
+    core = _core(provider, 100, 10**6)
+    try:
+        await fetch(core, "/sitemap_index.xml")  # the plan: 99 rows a page
+        async with engine.begin() as conn:
+            await conn.execute(
+                insert(items),
+                [{"id": i, "slug": f"new{i}", "updated_at": START} for i in range(1, 8)],
+            )
+        reply, body = await fetch(core, "/sitemap-items-1.xml")
+    finally:
+        await core.aclose()
+        await engine.dispose()
+    assert reply.status == 200 and len(page_urls(check_document(body))) == 100
+
+
+async def _surrogate_keyed() -> Any:
+    for place, key in enumerate([*(f"a{i:03d}" for i in range(9)), "b\ud800"]):
+        yield key, f"/k/{place}"
+
+
+class _SurrogateKeys:
+    async def version(self) -> Any:
+        from sitemap_middleware import ProviderVersion
+
+        return ProviderVersion(token="v1")
+
+    async def entries(self) -> Any:
+        async for _, item in _surrogate_keyed():
+            yield item
+
+    def keyed(self, after: Any, upto: Any) -> Any:
+        async def pairs() -> Any:
+            async for key, item in _surrogate_keyed():
+                if (after is None or key > after) and (upto is None or key <= upto):
+                    yield key, item
+
+        return pairs()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_key_no_page_name_can_carry_pages_by_number(anyio_backend: str) -> None:
+    """A string key holding a lone surrogate cannot be written in a page name (nor in a
+    shared plan): its page is numbered, not a crash (hostile review of issue 23)."""
+    from sitemap_middleware import Section
+
+    core = SitemapCore(
+        SitemapConfig(
+            base_url="https://example.com", sections={"k": Section(_SurrogateKeys(), max_urls=4)}
+        )
+    )
+    urls = await _crawl(core, 10**6)
+    assert len(urls) == len(set(urls)) == 10

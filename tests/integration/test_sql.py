@@ -995,3 +995,26 @@ async def test_concurrent_revalidations_of_a_key_range_page_share_one_range_quer
         event.remove(engine.sync_engine, "before_cursor_execute", record)
     assert statuses == [304] * 30
     assert len(statements) == 1 and "sitemap_rows.id <=" in statements[0], statements
+
+
+async def test_a_deploy_that_changes_to_entry_changes_the_version(engine: AsyncEngine) -> None:
+    """The same rows through another ``to_entry`` (or location function) are other
+    documents: other versions, so no ETag, stored render or shared plan of the old code
+    answers for the new (hostile review of issue 23: a fleet served the old URLs)."""
+
+    def old(row: Any) -> str:
+        return f"/p//{row.id}"
+
+    def new(row: Any) -> str:
+        return f"/p/{'x' * 200}/{row.id}"
+
+    def also_old(row: Any) -> str:
+        return f"/p//{row.id}"
+
+    async def token(**mode: Any) -> str | None:
+        provider = SQLAlchemyProvider(engine, products, key="id", **mode)
+        return (await provider.version()).token
+
+    assert await token(to_entry=old) != await token(to_entry=new)
+    assert await token(to_entry=old) == await token(to_entry=also_old)  # the same code
+    assert await token(location=old) != await token(location=new)

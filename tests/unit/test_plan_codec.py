@@ -56,3 +56,10 @@ def test_keys_json_cannot_carry_and_damaged_bytes_are_no_plan() -> None:
     assert encode_plan("t1", SectionPlan("s", (page,), 1, None)) is None
     assert decode_plan(b"\xff not json", "t1") is None
     assert decode_plan(b'{"format": 1, "identity": "t1"}', "t1") is None
+    good = encode_plan("t1", SectionPlan("s", (PagePlan(0, 1, 1, 100, 0, when, 1, 1),), 1, None))
+    assert good is not None and decode_plan(good, "t1") is not None
+    for damaged in (
+        good.replace(b'"keyed":false', b'"keyed":"no"'),
+        good.replace(b"100", b"100.7"),
+    ):
+        assert damaged != good and decode_plan(damaged, "t1") is None

@@ -176,3 +176,55 @@ async def test_a_section_with_invalid_entries_is_read_again_and_they_are_logged(
     assert reply.status == 200 and rows.passes == 2
     assert len(page_urls(check_document(body))) == 49
     assert "2024-13-01" in caplog.text
+
+
+class GatedKeyset:
+    """A keyset section of 250 rows whose planning pass waits at a gate once closed."""
+
+    def __init__(self) -> None:
+        self.version_number = 1
+        self.gate: anyio.Event | None = None
+
+    async def version(self) -> object:
+        from sitemap_middleware import ProviderVersion
+
+        return ProviderVersion(token=str(self.version_number))
+
+    async def entries(self) -> object:  # pragma: no cover - keyed() is what is read
+        raise AssertionError
+
+    async def keyed(self, after: object, upto: object) -> object:
+        for key in range(1, 251):
+            if (after is None or key > after) and (upto is None or key <= upto):  # type: ignore[operator]
+                if key == 1 and upto is None and self.gate is not None:
+                    await self.gate.wait()  # a whole-section (planning) pass
+                yield key, f"/k/{key}-v{self.version_number}"
+
+
+async def test_a_keyset_index_answers_from_the_last_plan_while_the_section_is_replanned(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Stale-while-replan (issue 23, item 4): while a changed keyset section is planned
+    again, other index requests get the last plan at once (its key-range pages serve
+    their rows as they are now) and it is logged once; then the new plan answers."""
+    caplog.set_level("INFO", "sitemap_middleware")
+    provider = GatedKeyset()
+    core = _core({"k": provider})
+    _, first = await fetch(core, "/sitemap_index.xml")
+    provider.version_number = 2
+    provider.gate = anyio.Event()
+    answers: list[bytes] = []
+    async with anyio.create_task_group() as group:
+
+        async def replanning() -> None:
+            answers.append((await fetch(core, "/sitemap_index.xml"))[1])
+
+        group.start_soon(replanning)
+        await anyio.sleep(0.05)  # the replan waits at the gate
+        with anyio.fail_after(2):
+            reply, stale = await fetch(core, "/sitemap_index.xml")
+        assert reply.status == 200 and stale == first
+        assert "answered from its last plan while it is planned again" in caplog.text
+        provider.gate.set()
+    assert answers and core._documents.plans.passes == 2  # the new version's plan made
+    assert caplog.text.count("answered from its last plan") == 1
