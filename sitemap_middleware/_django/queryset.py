@@ -24,6 +24,7 @@ from .._sansio.models import simple_fields
 from .checksum import CHECKSUM_VENDORS, register_sqlite_checksum, row_checksum
 from .orm import run_orm
 from .sitemaps import aware_datetime, written_location
+from .values import ValueRows, leaves_nulls_out
 
 if TYPE_CHECKING:
     from django.db.models import Model, QuerySet
@@ -48,7 +49,9 @@ class DjangoQuerySetProvider:
         each index page's ``<lastmod>`` and the version (ETag, Last-Modified), which is
         given only while no row's lastmod is NULL, as Django's view sends Last-Modified.
     :param location: the object's URL path (default ``obj.get_absolute_url()``),
-        percent-encoded where a URI may not hold a character (``/a b`` is ``/a%20b``).
+        percent-encoded where a URI may not hold a character (``/a b`` is ``/a%20b``);
+        or a template of field names (``"/tags/{code}/"``): read as values, no model
+        instance and no ``reverse()`` per row (the fast way, ``_django/values.py``).
     :param changefreq: a changefreq word for every entry (or ``None``).
     :param priority: a priority for every entry, 0.0 to 1.0 (or ``None``).
     :param to_entry: builds the whole entry (a ``SitemapEntry``, URL or mapping) from an
@@ -70,7 +73,7 @@ class DjangoQuerySetProvider:
         *,
         key: str = "pk",
         lastmod: str | None = None,
-        location: Callable[[Any], str] | None = None,
+        location: Callable[[Any], str] | str | None = None,
         changefreq: str | None = None,
         priority: float | None = None,
         to_entry: Callable[[Any], EntryLike] | None = None,
@@ -91,7 +94,7 @@ class DjangoQuerySetProvider:
                 f"key field {key!r} of {model.__name__} is not unique: "
                 "pages are key ranges and would skip or repeat rows"
             )
-        if field.null and not _leaves_nulls_out(queryset, field):
+        if field.null and not leaves_nulls_out(queryset, field):
             label = f"{model.__name__}.{field.name}"
             raise ConfigurationError(
                 f"key field {label} is nullable: rows with a NULL key have no place in the "
@@ -133,7 +136,21 @@ class DjangoQuerySetProvider:
         self._changefreq = changefreq
         self._priority = priority
         self._to_entry = to_entry
-        made = repr([function_identity(f) if f else "" for f in (location, to_entry)])
+        self._values = (
+            ValueRows(
+                location,
+                queryset,
+                key=key,
+                lastmod=lastmod,
+                changefreq=changefreq,
+                priority=priority,
+            )
+            if isinstance(location, str)
+            else None
+        )
+        made = repr(
+            [f if isinstance(f, str) else function_identity(f) for f in (location, to_entry)]
+        )
         self._settings_tag = hashlib.sha256(f"{made}{changefreq}{priority}".encode()).hexdigest()
         self._batch = batch_size
         self._metadata_ttl = metadata_ttl
@@ -200,7 +217,8 @@ class DjangoQuerySetProvider:
         """The entry for one object (runs in the worker thread: it may read relations)."""
         if self._to_entry is not None:
             return self._to_entry(obj)
-        loc = self._location(obj) if self._location else obj.get_absolute_url()
+        location = self._location
+        loc = location(obj) if callable(location) else obj.get_absolute_url()
         return {
             "loc": written_location(loc),
             "lastmod": getattr(obj, self._lastmod) if self._lastmod else None,
@@ -214,6 +232,9 @@ class DjangoQuerySetProvider:
         if bound is not None:
             lookup = "gte" if bound[0] == ">=" else "gt"
             queryset = queryset.filter(**{f"{self._key}__{lookup}": bound[1]})
+        if self._values is not None:
+            pairs = self._values.pairs(queryset, size)
+            return [entry for _, entry in pairs], pairs[-1][0] if pairs else None
         objects = list(queryset[:size])
         last = getattr(objects[-1], self._key) if objects else None
         return [self.entry(obj) for obj in objects], last
@@ -238,6 +259,8 @@ class DjangoQuerySetProvider:
             return []
         batch: list[tuple[Any, EntryLike]] = []
         try:
+            if self._values is not None:
+                return self._values.pairs(queryset, size)
             objects = list(queryset[:size])
         except _refusals():
             return []
@@ -413,38 +436,3 @@ def _refusals() -> tuple[type[Exception], ...]:
     from django.db import DataError
 
     return ValueError, TypeError, ValidationError, DataError
-
-
-def _leaves_nulls_out(queryset: QuerySet[Any], field: Any) -> bool:
-    """Whether the queryset's filter says ``field IS NOT NULL`` for every row it keeps.
-
-    Recognised: ``.filter(field__isnull=False)`` and ``.exclude(field__isnull=True)``
-    (alone or beside other conditions joined by AND, ``Q`` objects included), on the
-    model's own table. Anything else is not proof, and the key is refused.
-    """
-    from django.db.models.lookups import IsNull
-    from django.db.models.sql.where import AND
-
-    query = queryset.query
-    table = query.get_meta().db_table
-
-    def is_null(node: Any, value: bool) -> bool:
-        lhs = getattr(node, "lhs", None)
-        return (
-            isinstance(node, IsNull)
-            and node.rhs is value
-            and getattr(lhs, "target", None) == field
-            and getattr(lhs, "alias", None) == table
-        )
-
-    def proves(node: Any) -> bool:
-        if is_null(node, False):
-            return True
-        children: Any = getattr(node, "children", None)
-        if children is None:
-            return False
-        if getattr(node, "negated", False):
-            return len(children) == 1 and is_null(children[0], True)
-        return node.connector == AND and any(proves(child) for child in children)
-
-    return proves(query.where)
