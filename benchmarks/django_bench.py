@@ -186,6 +186,22 @@ def run(rows: int, page: int, repeats: int) -> dict[str, Any]:
             sections={"products": Section(formatted, max_urls=page)},
         ),
     )
+    # The same URL from a location template: values, no model instance per row.
+    templated = DjangoQuerySetProvider(
+        Product.objects.all(),
+        lastmod="updated_at",
+        changefreq="daily",
+        priority=0.5,
+        location="/products/{slug}/",
+    )
+    keyset_templated = ASGISitemapMiddleware(
+        _home_asgi,
+        config=sitemap_config(
+            {},
+            base_url="https://example.com",
+            sections={"products": Section(templated, max_urls=page)},
+        ),
+    )
     far = -(-rows // page)
     pages: dict[str, dict[str, Callable[[], object]]] = {}
     for number in sorted({1, min(20, far)}):
@@ -200,11 +216,15 @@ def run(rows: int, page: int, repeats: int) -> dict[str, Any]:
             "ours: DjangoQuerySetProvider, location formatted (no reverse())": partial(
                 asgi_get, keyset_formatted, ours
             ),
+            "ours: DjangoQuerySetProvider, location template (values)": partial(
+                asgi_get, keyset_templated, ours
+            ),
         }
     drains: dict[str, Any] = {
         "ours: DjangoSitemapProvider (same Sitemap class)": adapter,
         "ours: DjangoQuerySetProvider (keyset)": keyset,
         "ours: DjangoQuerySetProvider, location formatted (no reverse())": keyset_formatted,
+        "ours: DjangoQuerySetProvider, location template (values)": keyset_templated,
     }
     results: dict[str, Any] = {"rows": rows, "page_size": page, "pages": far, "cases": []}
     for label, cases in pages.items():
@@ -241,6 +261,31 @@ def run(rows: int, page: int, repeats: int) -> dict[str, Any]:
             repeats,
         ),
     }
+
+    def cold_index(location: Any) -> bytes:
+        """A first index: a new provider and middleware, so the plan is measured."""
+        provider = DjangoQuerySetProvider(
+            Product.objects.all(),
+            lastmod="updated_at",
+            changefreq="daily",
+            priority=0.5,
+            location=location,
+        )
+        config = sitemap_config(
+            {},
+            base_url="https://example.com",
+            sections={"products": Section(provider, max_urls=page)},
+        )
+        return asgi_get(ASGISitemapMiddleware(_home_asgi, config=config), "/sitemap_index.xml")
+
+    index_cases["ours: DjangoQuerySetProvider, first index, location formatted"] = (
+        partial(cold_index, lambda product: f"/products/{product.slug}/"),
+        1,
+    )
+    index_cases["ours: DjangoQuerySetProvider, first index, location template (values)"] = (
+        partial(cold_index, "/products/{slug}/"),
+        1,
+    )
     for name, (call, times) in index_cases.items():
         results["cases"].append(
             {"document": "index", "case": name, "seconds": _median(call, times), "bytes": 0}
