@@ -165,3 +165,9 @@ async def core_reply_headers(core: Any, path: str, **headers: str) -> dict[str, 
         async for _ in reply.body:
             pass
     return {name.lower(): value for name, value in reply.headers}
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    """A README table: a header row, its rule, then one row per list of cells."""
+    lines = [header, ["---"] * len(header), *rows]
+    return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)

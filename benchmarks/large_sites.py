@@ -38,7 +38,7 @@ from typing import Any
 from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from benchmarks.common import core_get
+from benchmarks.common import core_get, markdown_table
 
 metadata = MetaData()
 table = Table(
@@ -202,19 +202,26 @@ async def run(databases: list[str], sizes: list[int], repeat: int) -> list[dict[
 
 def report(results: list[dict[str, Any]]) -> str:
     """The README's table: each measure as seconds and as a ratio to the window query."""
-    lines = [
-        "| database | rows | version | window query | first index | index again | "
-        "index after a write | page 304 | first index peak |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    header = [
+        "database",
+        "rows",
+        "version",
+        "window query",
+        "first index",
+        "index again",
+        "index after a write",
+        "page 304",
+        "first index peak",
     ]
+    rows = []
     for row in results:
         cells = [row["database"], f"{row['rows']:,}", row["version"]]
         cells.append(f"{row['window_query_s']:.3f} s")
         for name in ("first_index", "index_again", "index_after_write", "page_304"):
             cells.append(f"{row[name + '_s'] * 1000:,.1f} ms ({row[name + '_x_window']}×)")
         cells.append(f"{row['first_index_peak_mib']} MiB")
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        rows.append(cells)
+    return markdown_table(header, rows)
 
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import free_port, rss_kib
+from benchmarks.common import free_port, markdown_table, rss_kib
 from benchmarks.server import ROOT
 
 PAGE = "/sitemap-products-1.xml"
@@ -307,20 +307,35 @@ def _raw_get(port: int, path: str, headers: dict[str, str]) -> tuple[int, dict[s
 
 
 def report(results: list[dict[str, Any]]) -> str:
-    lines = [
-        "| server | store | request | ours req/s | static req/s | ratio | ours p50 ms | "
-        "static p50 ms | p50 ratio | RSS under load ours / static MiB |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    header = [
+        "server",
+        "store",
+        "request",
+        "ours req/s",
+        "static req/s",
+        "ratio",
+        "ours p50 ms",
+        "static p50 ms",
+        "p50 ratio",
+        "RSS under load ours / static MiB",
     ]
-    for result in results:
-        for r in result["rows"]:
-            lines.append(
-                f"| {r['server']} | {r['store']} | {r['request']} | {r['ours_rps']} | "
-                f"{r['static_rps']} | **{r['rps_ratio']}×** | {r['ours_p50_ms']} | "
-                f"{r['static_p50_ms']} | {r['p50_ratio']}× | "
-                f"{r['ours_peak_rss_mib']} / {r['static_peak_rss_mib']} |"
-            )
-    return "\n".join(lines)
+    rows = [
+        [
+            r["server"],
+            r["store"],
+            r["request"],
+            str(r["ours_rps"]),
+            str(r["static_rps"]),
+            f"**{r['rps_ratio']}×**",
+            str(r["ours_p50_ms"]),
+            str(r["static_p50_ms"]),
+            f"{r['p50_ratio']}×",
+            f"{r['ours_peak_rss_mib']} / {r['static_peak_rss_mib']}",
+        ]
+        for result in results
+        for r in result["rows"]
+    ]
+    return markdown_table(header, rows)
 
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:

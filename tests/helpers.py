@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from functools import cache
 from pathlib import Path
@@ -266,3 +267,39 @@ def check_locs(urls: list[str]) -> None:
         lines = "".join(f"<url><loc>{escape_loc(url)}</loc></url>" for url in urls)
         document = f'<urlset xmlns="{SITEMAP_NS[1:-1]}">{lines}</urlset>'
         schemas[0].assertValid(etree.fromstring(document.encode()))
+
+
+@contextmanager
+def recorded_statements(engine: Any) -> Iterator[list[str]]:
+    """The SQL statements a SQLAlchemy engine runs inside the block, spaces folded."""
+    from sqlalchemy import event
+
+    statements: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(" ".join(statement.split()))
+
+    sync_engine = getattr(engine, "sync_engine", engine)
+    event.listen(sync_engine, "before_cursor_execute", record)
+    try:
+        yield statements
+    finally:
+        event.remove(sync_engine, "before_cursor_execute", record)
+
+
+async def revalidated_together(
+    core: SitemapCore, path: str, etag: str, times: int = 30
+) -> list[int]:
+    """The statuses of ``times`` concurrent GETs of ``path`` with If-None-Match: ``etag``."""
+    import anyio
+
+    statuses: list[int] = []
+
+    async def revalidate() -> None:
+        reply, _ = await fetch(core, path, if_none_match=etag)
+        statuses.append(reply.status)
+
+    async with anyio.create_task_group() as group:
+        for _ in range(times):
+            group.start_soon(revalidate)
+    return statuses

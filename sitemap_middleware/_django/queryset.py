@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .._exceptions import ConfigurationError, InvalidEntryError
 from .._providers.base import EntryLike, ProviderVersion, function_identity
 from .._providers.keyset import Bound, keyset_batches
-from .._providers.shared_query import SharedQuery
+from .._providers.shared_query import SharedQueries, SharedQuery
 from .._sansio.models import simple_fields
 from .checksum import CHECKSUM_VENDORS, register_sqlite_checksum, row_checksum
 from .orm import run_orm
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 __all__ = ["DjangoQuerySetProvider"]
 
 _ROW = "_sitemap_row"
-RANGES_KEPT = 1024  # key ranges whose version queries are kept (a crawl's pages)
 
 
 class DjangoQuerySetProvider:
@@ -157,7 +156,7 @@ class DjangoQuerySetProvider:
         self._metadata: SharedQuery[tuple[int, ProviderVersion, bool]] = SharedQuery(metadata_ttl)
         self._plans: dict[int, tuple[str, list[Any], list[datetime | None]]] = {}
         #: Key range -> its shared version query (see range_version), the newest last.
-        self._ranges: dict[tuple[Any, Any], SharedQuery[tuple[int, ProviderVersion, bool]]] = {}
+        self._ranges: SharedQueries[tuple[int, ProviderVersion, bool]] = SharedQueries(metadata_ttl)
 
     @staticmethod
     def _checksummed(
@@ -326,17 +325,8 @@ class DjangoQuerySetProvider:
         """Rows and version of ``after < key <= upto`` alone (what a key-range page is
         validated by, at the cost of its rows), kept ``metadata_ttl`` and shared per
         range; as :meth:`version`, nothing while a row of it has no lastmod."""
-        try:
-            shared = self._ranges.pop((after, upto))
-        except KeyError:
-            shared = SharedQuery(self._metadata_ttl)
-        except TypeError:  # an unhashable bound
-            return 0, ProviderVersion()
-        self._ranges[(after, upto)] = shared  # the most recent last
-        while len(self._ranges) > RANGES_KEPT:
-            del self._ranges[next(iter(self._ranges))]
-        rows, version, every_row_dated = await shared.get(
-            lambda: run_orm(self._range_aggregate, after, upto)
+        rows, version, every_row_dated = await self._ranges.get(
+            (after, upto), lambda: run_orm(self._range_aggregate, after, upto)
         )
         return rows, version if every_row_dated else ProviderVersion()
 

@@ -82,8 +82,8 @@ class Document:
     #: index does not list): concurrent requests still share a render, nothing is stored.
     storable: bool = True
     #: (stamp key, identity) the document's Last-Modified is stamped by, when not its own
-    #: (store key, ETag): every page of a key-range section shares its section version's
-    #: stamp, so made-up range names add no stamps.
+    #: (store key, ETag): key-range pages the index does not list share one stamp per
+    #: section, so made-up range names add no stamps.
     stamped_as: tuple[str, str] | None = None
     #: The gzip body for a compression level, when concurrent requests share one
     #: compressor (a shared render); None: the identity body is compressed per reply.

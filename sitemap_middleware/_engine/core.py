@@ -91,7 +91,7 @@ class SitemapCore:
         self.config = config
         self.routes = Routes.from_config(config)
         self._shared = SharedRenders(config)
-        self._documents = Documents(config, self._shared.plan_store, self._shared.guard)
+        self._documents = Documents(config, self._shared.plan_store, self._shared.calls)
         self._vary = vary_headers(config.hosts)
         self._cache_control = cache_control(config.http.cache_control, config) or ""
         self._rendered: RenderValidation | None = None

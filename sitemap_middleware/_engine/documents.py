@@ -7,11 +7,10 @@ HEAD checks, and fetches its first batch of entries before the status line is co
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
-from typing import Any
 
 from .._caches.store import PlanStore
 from .._config import SitemapConfig, _ResolvedSection
@@ -45,6 +44,7 @@ from .plan import (
     stylesheet_href,
 )
 from .plans import PlanMemo
+from .store_calls import StoreCalls
 from .stream import EntryStream, logger
 from .urlsets import LOG_FAILED, Urlsets, strict_error
 from .views import HTMLDocuments
@@ -102,10 +102,10 @@ class Documents:
         self,
         config: SitemapConfig,
         plan_store: PlanStore | None = None,
-        guard: Callable[[str, Awaitable[Any]], Awaitable[Any]] | None = None,
+        calls: StoreCalls | None = None,
     ) -> None:
         self.config = config
-        self.plans = PlanMemo(config, plan_store, guard)
+        self.plans = PlanMemo(config, plan_store, calls)
         self.urlsets = Urlsets(config)
         self._stylesheet = stylesheet_bytes(config)
         self._stylesheet_etag = content_etag("xsl", self._stylesheet)

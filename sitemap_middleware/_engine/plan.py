@@ -218,18 +218,6 @@ async def plan_section(
     """
     provider = section.provider
     keyed = isinstance(provider, SupportsKeyset)
-    stream = EntryStream(
-        section.name,
-        provider,
-        base,
-        timeout=config.provider_timeout,
-        strict=config.strict,  # strict: an invalid entry fails the plan, before any byte
-        quiet=True,
-        news_cutoff=news_cutoff(config, section),
-        keyed=keyed,
-        key_range=key_range or (None, None),
-        batch_size=PLAN_BATCH_SIZE,
-    )
     measurer = UrlsetWriter(
         label=section.name,
         resolve=base.join_if_relative,
@@ -245,10 +233,19 @@ async def plan_section(
     if keyed and key_range is None and not config.strict and not section.news:
         ranged = await _plan_by_ranges(config, section, base, version, measurer, max_urls, room)
         if ranged is not None:
-            await stream.aclose()
-            if keep is not None:
-                keep.clear()
-            return ranged
+            return ranged  # (``keep`` stays empty: no row was read)
+    stream = EntryStream(
+        section.name,
+        provider,
+        base,
+        timeout=config.provider_timeout,
+        strict=config.strict,  # strict: an invalid entry fails the plan, before any byte
+        quiet=True,
+        news_cutoff=news_cutoff(config, section),
+        keyed=keyed,
+        key_range=key_range or (None, None),
+        batch_size=PLAN_BATCH_SIZE,
+    )
     cutter = PageCutter(max_urls=max_urls, room=room)
     oversize = 0
     first_oversize = ""

@@ -18,9 +18,7 @@ for every request:
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
 from time import monotonic
-from typing import Any
 
 import anyio
 
@@ -32,6 +30,7 @@ from .._sansio.models import PlainBatch
 from .._sansio.urls import BaseURL
 from .plan import SectionPlan, plan_section, section_version
 from .plan_codec import decode_plan, encode_plan
+from .store_calls import StoreCalls
 from .stream import logger
 
 __all__ = ["LOG_SECTION_FAILED", "LOG_STALE_PLAN", "LOG_UNLISTED", "PlanMemo"]
@@ -58,16 +57,18 @@ class PlanMemo:
         self,
         config: SitemapConfig,
         store: PlanStore | None = None,
-        guard: Callable[[str, Awaitable[Any]], Awaitable[Any]] | None = None,
+        calls: StoreCalls | None = None,
     ) -> None:
         self.config = config
         #: Where a fleet's plans are shared, and how a store call is made (a failing
         #: store counts as empty; see ``store_calls.py``).
         self._store = store
-        self._guard = guard or _unguarded
+        self._calls = calls or StoreCalls()
         self._ttl = config.renders.plan_ttl
         #: (prefix, section) -> (version identity, expiry, plan)
         self._kept: OrderedDict[_Key, tuple[str, float, SectionPlan]] = OrderedDict()
+        #: (prefix, section) -> the key ranges its kept plan lists (see lists_range)
+        self._listed: dict[_Key, frozenset[str | None]] = {}
         self._planning: dict[_Key, _Planning] = {}
         #: Planning passes made (for tests and benchmarks).
         self.passes = 0
@@ -175,7 +176,7 @@ class PlanMemo:
         """The plan another instance made for this version, if the store has it."""
         if self._store is None or not token.startswith("t"):
             return None  # only a token says two instances saw the same content
-        data = await self._guard("reading", self._store.plan(self._store_key(key)))
+        data = await self._calls.guard("reading", self._store.plan(self._store_key(key)))
         return decode_plan(data, token) if isinstance(data, bytes) else None
 
     async def _share(self, key: _Key, token: str, plan: SectionPlan) -> None:
@@ -183,7 +184,7 @@ class PlanMemo:
             return
         data = encode_plan(token, plan)
         if data is not None:
-            await self._guard(
+            await self._calls.guard(
                 "writing", self._store.save_plan(self._store_key(key), data, PLAN_KEEP)
             )
 
@@ -215,8 +216,7 @@ class PlanMemo:
         """Whether the section's latest plan lists the page ``key_range``: such a page is
         worth storing (the index sends crawlers to it); ranges anyone can make up are
         not. Any kept plan will do: a range page is validated by its own rows."""
-        kept = self._kept.get((base.prefix, section))
-        return kept is not None and kept[2].keyed and key_range in kept[2].key_ranges()
+        return key_range in self._listed.get((base.prefix, section), ())
 
     def _stale(self, key: _Key, planning: _Planning) -> SectionPlan | None:
         """The last plan of a keyset section while it is planned again (stale-while-
@@ -245,12 +245,10 @@ class PlanMemo:
             return
         self._kept[key] = (token, monotonic() + self._ttl, plan)
         self._kept.move_to_end(key)
+        # Looked up by every key-range page: encoded once per plan, not per request.
+        self._listed[key] = frozenset(plan.key_ranges()) if plan.keyed else frozenset()
         while len(self._kept) > MAX_PLANS:
-            self._kept.popitem(last=False)
-
-
-async def _unguarded(doing: str, call: Awaitable[Any]) -> Any:
-    return await call
+            self._listed.pop(self._kept.popitem(last=False)[0], None)
 
 
 class _Planning:

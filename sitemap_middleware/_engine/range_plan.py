@@ -1,12 +1,12 @@
 """Section plans from the database: key ranges counted and sized where the rows live.
 
 A provider with :class:`SupportsRangeStats` answers one grouped query (see
-``_providers/ranges.py``); this module turns its ranges into pages. A page is a run of
-whole ranges: at most ``max_urls`` listed rows and at most ``room`` bytes, the bytes of a
-range being the bound its provider proves for plain rows, or, for a range holding any
-other row, what measuring that range row by row gives (as every row was measured
-before). Where the database cannot help (a generator, ``to_entry``, a location function)
-the section is measured in Python, one pass over its rows (``plan.py``).
+``_providers/ranges.py``); this module sizes its ranges and hands them, whole, to the
+page cutter (``_sansio/paging.py``, where the rule lives): the bytes of a range are the
+bound its provider proves for plain rows, or, for a range holding any other row, what
+measuring that range row by row gives (as every row was measured before). Where the
+database cannot help (a generator, ``to_entry``, a location function) the section is
+measured in Python, one pass over its rows (``plan.py``).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import Any
 
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import InvalidEntryError, ProviderError
-from .._providers.ranges import KeyRange, RangeStats, SupportsRangeStats
+from .._providers.ranges import RangeStats, SupportsRangeStats
 from .._sansio.models import entry_parts
-from .._sansio.paging import PagePlan
+from .._sansio.paging import PageCutter, PagePlan
 from .._sansio.render import UrlsetWriter
 from .._sansio.urls import BaseURL
 from .._sansio.values import to_datetime
@@ -71,8 +71,7 @@ async def plan_by_ranges(
     bound = _row_bound(stats.samples, base, measurer)
     if bound is None:
         return None
-    pages: list[PagePlan] = []
-    page: PagePlan | None = None
+    cutter = PageCutter(max_urls=max_urls, room=room)
     position = left_out = 0
     after: Any = None
     for each in stats.ranges:
@@ -81,38 +80,15 @@ async def plan_by_ranges(
         else:
             urls, size = each.urls, each.urls * bound + each.plain_bytes
             newest = _date(each.newest)
-        left_out += each.rows - urls
-        if size > room:
+        if not cutter.fits_alone(size):
             return None
-        if page is not None and (page.urls + urls > max_urls or page.size + size > room):
-            pages.append(page)
-            page = None
-        if page is None:
-            page = PagePlan(position, position, 0, 0, 0, None, each.first_key, None)
-        page = _grown(page, each, urls, size, newest)
+        cutter.add_block(
+            position, urls, size, lastmod=newest, first_key=each.first_key, last_key=each.last_key
+        )
+        left_out += each.rows - urls
         position += each.rows
         after = each.last_key
-    if page is not None and (page.urls or pages):
-        pages.append(page)
-    return tuple(pages), position, left_out
-
-
-def _grown(
-    page: PagePlan, each: KeyRange, urls: int, size: int, newest: datetime | None
-) -> PagePlan:
-    lastmod = page.lastmod
-    if newest is not None and (lastmod is None or newest > lastmod):
-        lastmod = newest
-    return PagePlan(
-        page.start,
-        page.stop + each.rows,
-        page.urls + urls,
-        page.size + size,
-        0,
-        lastmod,
-        page.first_key,
-        each.last_key,
-    )
+    return cutter.finish(position), position, left_out
 
 
 def _row_bound(

@@ -134,9 +134,10 @@ class SharedRenders:
         store = self.store
         return store if store.shared and isinstance(store, PlanStore) else None
 
-    async def guard(self, doing: str, call: Awaitable[Any]) -> Any:
-        """A store call as every other is made (see ``store_calls.py``)."""
-        return await self._calls.guard(doing, call)
+    @property
+    def calls(self) -> StoreCalls:
+        """How store calls are made (logged, backed off): section plans' too."""
+        return self._calls
 
     async def aclose(self) -> None:
         """Stop background refreshes and release the store's connections."""
@@ -159,8 +160,8 @@ class SharedRenders:
             return document  # incomplete (a section failed): never stored, never shared
         etag = document.etag
         if etag is not None:
-            # Key-range pages are stamped by their section's version, stored or not, so a
-            # page that changes while unlisted is never answered with its old stamp.
+            # Stamped stored or not (an unlisted key-range page shares its section's
+            # stamp), so a page that changes while unstored never keeps its old date.
             stamp_key, identity = document.stamped_as or (key, etag)
             modified = await self._last_modified(stamp_key, identity, document.last_modified)
             document = replace(document, last_modified=_sendable(modified))

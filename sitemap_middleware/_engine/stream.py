@@ -307,25 +307,20 @@ class EntryStream:
         if set(map(type, keys)) != {int}:
             self._last_key = None
             return
-        bounded = [after, *keys] if type(after) is int else keys
         # A provider whose keys name groups of items (a row in every language) repeats
         # each key, within a batch and across batches, never the range's start.
         repeats = self._repeats_keys
-        first = self._last_key is None
-        in_order = all(map(le if repeats else lt, bounded, islice(bounded, 1, None)))
-        if repeats and first and type(after) is int and keys[0] == after:
+        tie_first = repeats and self._last_key is not None  # a group across batches
+        in_order = all(map(le if repeats else lt, keys, islice(keys, 1, None)))  # C speed
+        if type(after) is int and not (le if tie_first else lt)(after, keys[0]):
             in_order = False
         if not in_order or (type(upto) is int and keys[-1] > upto):
+            ties = [tie_first, *[repeats] * (len(keys) - 1)]
             wrong = next(
                 (key, before)
-                for place, (key, before) in enumerate(zip(keys, [after, *keys], strict=False))
+                for key, before, tie in zip(keys, [after, *keys], ties, strict=False)
                 if (type(upto) is int and key > upto)
-                or (
-                    type(before) is int
-                    and (
-                        key < before or (key == before and (not repeats or (place == 0 and first)))
-                    )
-                )
+                or (type(before) is int and (key < before or (key == before and not tie)))
             )
             raise ProviderError(
                 self.name,

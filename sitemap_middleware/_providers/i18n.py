@@ -155,9 +155,7 @@ class _Localized:
                         limit -= 1
                     yield entry
         finally:
-            aclose = getattr(source, "aclose", None)
-            if aclose is not None:
-                await aclose()
+            await _close(source)
 
     def entries(self) -> AsyncIterator[Any]:
         return self._expanded(aiter(self.inner.entries()), 0, None)
@@ -195,9 +193,7 @@ async def _chained(inner: SupportsPages, pages: range, size: int) -> AsyncIterat
             async for item in source:
                 yield item
         finally:
-            aclose = getattr(source, "aclose", None)
-            if aclose is not None:
-                await aclose()
+            await _close(source)
 
 
 class _Versioned:
@@ -255,9 +251,7 @@ class _Keyed:
                 out = [entry for item in items for entry in expand(item, directory)]
                 yield out_keys, out
         finally:
-            aclose = getattr(source, "aclose", None)
-            if aclose is not None:
-                await aclose()
+            await _close(source)
 
     async def keyed(self, after: Any, upto: Any) -> AsyncIterator[tuple[Any, Any]]:
         async for keys, entries in self.keyed_batches(after, upto):
@@ -290,9 +284,15 @@ async def _batched(
         if keys:
             yield keys, items
     finally:
-        aclose = getattr(pairs, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        await _close(pairs)
+
+
+async def _close(source: object) -> None:
+    """Close an iterator of the provider's when we stop reading it (it may hold a
+    cursor or a connection)."""
+    aclose = getattr(source, "aclose", None)
+    if aclose is not None:
+        await aclose()
 
 
 #: Rows handed over at a time from a provider that yields them one by one.

@@ -14,14 +14,14 @@ portal's), so there is one per loop.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Generic, TypeVar
 from weakref import WeakKeyDictionary
 
 import anyio
 import anyio.lowlevel
 
-__all__ = ["SharedQuery"]
+__all__ = ["SharedQueries", "SharedQuery"]
 
 _T = TypeVar("_T")
 
@@ -37,6 +37,10 @@ class SharedQuery(Generic[_T]):
     def clear(self) -> None:
         """Forget the answer: the next caller runs the query."""
         self.answer = None
+
+    def latest(self) -> _T | None:
+        """The last answer, however old (None before the first)."""
+        return self.answer[1] if self.answer is not None else None
 
     async def get(self, query: Callable[[], Awaitable[_T]]) -> _T:
         arrived = time.monotonic()
@@ -65,3 +69,23 @@ class SharedQuery(Generic[_T]):
         if lock is None:
             lock = self._locks[loop] = anyio.Lock()
         return lock
+
+
+class SharedQueries(Generic[_T]):
+    """A :class:`SharedQuery` per key (a key range's version, say), the ``most`` used
+    most recently kept: clients can name keys without end."""
+
+    def __init__(self, ttl: float, most: int = 1024) -> None:
+        self.ttl = ttl
+        self._most = most
+        self._queries: dict[Hashable, SharedQuery[_T]] = {}
+
+    def clear(self) -> None:
+        self._queries.clear()
+
+    async def get(self, key: Hashable, query: Callable[[], Awaitable[_T]]) -> _T:
+        shared = self._queries.pop(key, None) or SharedQuery(self.ttl)
+        self._queries[key] = shared  # the most recent last
+        while len(self._queries) > self._most:
+            del self._queries[next(iter(self._queries))]
+        return await shared.get(query)

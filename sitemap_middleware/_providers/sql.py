@@ -42,7 +42,7 @@ from .._sansio.values import aware, to_datetime
 from .base import EntryLike, ProviderVersion, function_identity
 from .columns import Location, RowEntries, column_hint
 from .ranges import KeyRange, RangeStats
-from .shared_query import SharedQuery
+from .shared_query import SharedQueries, SharedQuery
 from .sql_aggregates import checksum_sum, range_stats_statement, register_sqlite_checksum
 from .sql_keys import key_bounds, key_problem, python_type, unique_by_schema
 from .sql_ranges import MAX_CHANGED, KeptRanges, MeasureKeys, measured, updated_ranges
@@ -63,10 +63,6 @@ def _aware(value: object) -> datetime | None:
 
 #: A zone written with the most characters (``+05:30``): the widest lastmod.
 _WIDEST_ZONE = timezone(timedelta(hours=5, minutes=30))
-
-
-#: Key ranges whose version queries are kept (a crawl's pages, many times over).
-_RANGES_KEPT = 1024
 
 
 class SQLAlchemyProvider:
@@ -202,7 +198,7 @@ class SQLAlchemyProvider:
         #: The ranges of the last plan, with a revision column (see sql_ranges.py).
         self._kept_ranges: KeptRanges | None = None
         #: Key range -> its shared version query (see range_version), the newest last.
-        self._ranges: dict[tuple[Any, Any], SharedQuery[tuple[int, ProviderVersion]]] = {}
+        self._ranges: SharedQueries[tuple[int, ProviderVersion]] = SharedQueries(metadata_ttl)
         self._bad_lastmod: object = None
         self._runner = StatementRunner(engine)
         self._dialect = engine.dialect.name
@@ -338,8 +334,8 @@ class SQLAlchemyProvider:
         """Every range measured, or with a revision column the kept ranges with those
         holding changed rows measured again (see ``sql_ranges.py``)."""
         if self._version_column is None:
-            kept_summary = self._metadata.answer  # this request's version check, if any
-            return await self._measure_all(measure, kept_summary[1][0] if kept_summary else 0)
+            checked = self._metadata.latest()  # this request's version check (a full read)
+            return await self._measure_all(measure, checked[0] if checked else 0)
         rows, _, revision = await self._summary()  # read before the ranges: never newer
         kept, ranges = self._kept_ranges, None
         if (
@@ -379,16 +375,7 @@ class SQLAlchemyProvider:
         bounds = self._bounds(after, upto)
         if bounds is None:
             return 0, ProviderVersion(token=f"0:{self._settings_tag}")
-        try:
-            shared = self._ranges.pop(bounds)
-        except KeyError:
-            shared = SharedQuery(self._metadata_ttl)
-        except TypeError:  # an unhashable bound: nothing to share
-            return await self._read_range(*bounds)
-        self._ranges[bounds] = shared  # the most recent last
-        while len(self._ranges) > _RANGES_KEPT:
-            del self._ranges[next(iter(self._ranges))]
-        return await shared.get(lambda: self._read_range(*bounds))
+        return await self._ranges.get(bounds, lambda: self._read_range(*bounds))
 
     async def _read_range(self, after: Any, upto: Any) -> tuple[int, ProviderVersion]:
         statement = select(*self._aggregates()).select_from(self._sub)

@@ -207,7 +207,7 @@ class PageCutter:
                 self._start = position
         if not self._urls:
             self._first_key = key
-        if not same or self._group is None or self._group.key != key:
+        if not same or self._group is None:
             self._group = _Group(position, key, self._last_key, self._lastmod)
         self._group.add(size, news, lastmod)
         self._urls += 1
@@ -260,6 +260,25 @@ class PageCutter:
         if lastmod is not None and (self._lastmod is None or lastmod > self._lastmod):
             self._lastmod = lastmod
         return True
+
+    def add_block(
+        self,
+        position: int,
+        urls: int,
+        size: int,
+        *,
+        lastmod: datetime | None = None,
+        first_key: Any = None,
+        last_key: Any = None,
+    ) -> None:
+        """Place consecutive items whole (a key range its database sized: ``urls`` of
+        them listed, ``size`` bytes in all, the first at raw ``position``): on the current
+        page if they fit, else starting the next. The caller checks :meth:`fits_alone`."""
+        run = {"lastmod": lastmod, "first_key": first_key, "last_key": last_key}
+        if not self.add_run(urls, size, **run):
+            self._close(position)
+            self._start = position
+            self.add_run(urls, size, **run)
 
     @property
     def current(self) -> int:

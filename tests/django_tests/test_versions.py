@@ -64,6 +64,19 @@ def _changed(alias: str, change: Callable[[], None], want: list[str], **kwargs: 
     assert status == 200 and again == body
 
 
+def _summaries_run(provider: Any) -> list[None]:
+    """One item for each whole-table aggregate ``provider`` runs from now on."""
+    runs: list[None] = []
+    read = provider._read_summary
+
+    async def counting() -> Any:
+        runs.append(None)
+        return await read()
+
+    provider._read_summary = counting
+    return runs
+
+
 def _seed(alias: str) -> None:
     write_tags(alias, [])
     _tag(alias, 10, "a", DAY - timedelta(days=2))
@@ -212,37 +225,18 @@ def test_concurrent_revalidations_share_one_version_query(alias: str) -> None:
     """Thirty concurrent conditional requests run one aggregate query, not thirty."""
     import anyio
 
-    from tests.helpers import fetch
+    from tests.helpers import revalidated_together
 
     _seed(alias)
     core = _core(alias)
     status, headers, _ = get(core, PATH)
     assert status == 200
     provider = core.config.resolved_sections[0].provider
-    queries = 0
-    read = provider._read_summary
-
-    async def counting() -> Any:
-        nonlocal queries
-        queries += 1
-        return await read()
-
-    provider._read_summary = counting
+    queries = _summaries_run(provider)
     provider._metadata.clear()
-    statuses: list[int] = []
-
-    async def main() -> None:
-        async def revalidate() -> None:
-            reply, _ = await fetch(core, PATH, if_none_match=headers["etag"])
-            statuses.append(reply.status)
-
-        async with anyio.create_task_group() as tg:
-            for _ in range(30):
-                tg.start_soon(revalidate)
-
-    anyio.run(main)
+    statuses = anyio.run(revalidated_together, core, PATH, headers["etag"])
     assert statuses == [304] * 30
-    assert queries == 1
+    assert len(queries) == 1
 
 
 @pytest.mark.parametrize("alias", ALIASES, indirect=True)
@@ -269,22 +263,14 @@ def test_a_key_range_page_is_validated_by_its_own_rows(alias: str) -> None:
     pages = [url.removeprefix("https://example.com") for url in locs_of_index(index)]
     assert status == 200 and len(pages) == 2 and all("~" in page for page in pages)
     etags = [get(core, page)[1]["etag"] for page in pages]
-    summaries = 0
-    read = tags._read_summary
-
-    async def counting() -> Any:
-        nonlocal summaries
-        summaries += 1
-        return await read()
-
-    tags._read_summary = counting  # type: ignore[method-assign]
+    summaries = _summaries_run(tags)
     assert [
         get(core, page, if_none_match=etag)[0] for page, etag in zip(pages, etags, strict=True)
     ] == [304] * 2
     Tag.objects.using(alias).filter(pk=5).update(code="renamed")  # the second page's
     assert get(core, pages[0], if_none_match=etags[0])[0] == 304
     assert get(core, pages[1], if_none_match=etags[1])[0] == 200
-    assert summaries == 0
+    assert len(summaries) == 0
 
 
 @pytest.mark.parametrize("alias", ALIASES, indirect=True)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import re
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -19,13 +21,13 @@ from urllib.parse import quote
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, event, insert
+from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, insert
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from sitemap_middleware import SitemapConfig, SQLAlchemyProvider
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._providers import sql_ranges
-from tests.helpers import check_document, child_urls, fetch, page_urls
+from tests.helpers import check_document, child_urls, fetch, page_urls, recorded_statements
 
 metadata = MetaData()
 items = Table(
@@ -36,6 +38,11 @@ items = Table(
     Column("updated_at", DateTime, nullable=True),
 )
 START = datetime(2025, 3, 1)
+#: Each example builds a database: slow, and large in data.
+DATABASE_EXAMPLES: dict[str, Any] = {
+    "deadline": None,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
+}
 #: Slugs: mostly plain, with what percent-encoding, XML escaping, dot segments and
 #: NULLs do to a location's length.
 SLUGS = st.one_of(
@@ -85,6 +92,18 @@ async def _crawl(core: SitemapCore, max_bytes: int) -> list[str]:
     return urls
 
 
+@contextmanager
+def _in_halves(halves: bool) -> Iterator[None]:
+    """Every table measured in two halves at once (as tables of 200,000 rows are), or
+    none."""
+    kept = sql_ranges.PARALLEL_ROWS
+    sql_ranges.PARALLEL_ROWS = 1 if halves else 10**12
+    try:
+        yield
+    finally:
+        sql_ranges.PARALLEL_ROWS = kept
+
+
 def _instant(text: bytes) -> datetime:
     return datetime.fromisoformat(text.decode())
 
@@ -110,11 +129,7 @@ def _entry_provider(engine: AsyncEngine) -> SQLAlchemyProvider:
     return SQLAlchemyProvider(engine, items, key="id", lastmod="updated_at", to_entry=to_entry)
 
 
-@settings(
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@settings(max_examples=40, **DATABASE_EXAMPLES)
 @given(
     count=st.integers(0, 300),
     slugs=st.lists(SLUGS, min_size=1, max_size=8),
@@ -138,8 +153,6 @@ def test_pages_planned_by_the_database_hold_every_row_once_within_budget(
     async def check() -> None:
         with tempfile.TemporaryDirectory() as folder:
             engine = await _engine(folder)
-            # (a big table's ranges are measured in two halves at once)
-            sql_ranges.PARALLEL_ROWS = 1 if halves else 200_000
             rows = [
                 {
                     "id": 2 * place + 1,
@@ -168,10 +181,8 @@ def test_pages_planned_by_the_database_hold_every_row_once_within_budget(
             assert len(planned) == len(set(planned))
             assert sorted(planned) == sorted(measured)
 
-    try:
+    with _in_halves(halves):
         asyncio.run(check())
-    finally:
-        sql_ranges.PARALLEL_ROWS = 200_000
 
 
 @pytest.mark.anyio
@@ -184,17 +195,11 @@ async def test_an_index_of_plain_rows_reads_no_row(tmp_path: Path, anyio_backend
     rows[2500]["slug"] = "caf\u00e9 & cr\u00e8me"  # one odd row: its range is measured
     async with engine.begin() as conn:
         await conn.execute(insert(items), rows)
-    statements: list[str] = []
-
-    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        statements.append(" ".join(statement.split()))
-
     core = _core(_column_provider(engine), 1000, 10 * 1024 * 1024)
-    event.listen(engine.sync_engine, "before_cursor_execute", record)
     try:
-        reply, body = await fetch(core, "/sitemap_index.xml")
+        with recorded_statements(engine) as statements:
+            reply, body = await fetch(core, "/sitemap_index.xml")
     finally:
-        event.remove(engine.sync_engine, "before_cursor_execute", record)
         await core.aclose()
         await engine.dispose()
     assert reply.status == 200 and len(child_urls(check_document(body))) == 6  # 990 a page
@@ -278,11 +283,7 @@ class _Table:
             )
 
 
-@settings(
-    max_examples=30,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@settings(max_examples=30, **DATABASE_EXAMPLES)
 @given(
     count=st.integers(0, 300),
     writes=st.lists(WRITES, min_size=1, max_size=6),
@@ -300,7 +301,6 @@ def test_ranges_measured_again_only_where_rows_changed_serve_what_a_fresh_plan_s
     async def check() -> None:
         with tempfile.TemporaryDirectory() as folder:
             engine = await _engine(folder)
-            sql_ranges.PARALLEL_ROWS = 1 if halves else 200_000
             table = _Table(engine)
             await table.fill(count)
             provider = _revisioned_provider(engine)
@@ -315,10 +315,8 @@ def test_ranges_measured_again_only_where_rows_changed_serve_what_a_fresh_plan_s
             finally:
                 await engine.dispose()
 
-    try:
+    with _in_halves(halves):
         asyncio.run(check())
-    finally:
-        sql_ranges.PARALLEL_ROWS = 200_000
 
 
 @pytest.mark.anyio
@@ -335,16 +333,10 @@ async def test_after_one_write_the_next_index_measures_one_range(
     core = _core(provider, 1000, 10 * 1024 * 1024)
     _, before = await fetch(core, "/sitemap_index.xml")
     await table.write("rename", 2500)
-    statements: list[str] = []
-
-    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        statements.append(" ".join(statement.split()))
-
-    event.listen(engine.sync_engine, "before_cursor_execute", record)
     try:
-        reply, after = await fetch(core, "/sitemap_index.xml")
+        with recorded_statements(engine) as statements:
+            reply, after = await fetch(core, "/sitemap_index.xml")
     finally:
-        event.remove(engine.sync_engine, "before_cursor_execute", record)
         await core.aclose()
         await engine.dispose()
     assert reply.status == 200 and after != before  # the changed page's lastmod moved
@@ -375,16 +367,8 @@ async def test_languages_over_a_keyset_section_page_by_key_range(
     reply, index = await fetch(core, "/sitemap_index.xml")
     pages = [url.removeprefix("https://example.com") for url in child_urls(check_document(index))]
     assert reply.status == 200 and len(pages) > 20 and all("~" in page for page in pages)
-    statements: list[str] = []
-
-    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        statements.append(" ".join(statement.split()))
-
-    event.listen(engine.sync_engine, "before_cursor_execute", record)
-    try:
+    with recorded_statements(engine) as statements:
         reply, deep = await fetch(core, pages[-2])
-    finally:
-        event.remove(engine.sync_engine, "before_cursor_execute", record)
     assert reply.status == 200
     assert all("sitemap_rows.id <= ?" in each for each in statements), statements
     urls: list[str] = []
@@ -427,15 +411,10 @@ async def test_a_fleet_plans_a_section_once(tmp_path: Path, anyio_backend: str) 
         return SitemapCore(config)
 
     first, second = instance(), instance()
-    statements: list[str] = []
-
-    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        statements.append(" ".join(statement.split()))
-
     try:
         _, planned = await fetch(first, "/sitemap_index.xml")
-        event.listen(engine.sync_engine, "before_cursor_execute", record)
-        _, shared = await fetch(second, "/sitemap_index.xml")
+        with recorded_statements(engine) as statements:
+            _, shared = await fetch(second, "/sitemap_index.xml")
         assert shared == planned and len(child_urls(check_document(shared))) == 4
         assert second._documents.plans.passes == 0
         assert not [each for each in statements if "row_number()" in each], statements
@@ -443,7 +422,6 @@ async def test_a_fleet_plans_a_section_once(tmp_path: Path, anyio_backend: str) 
         _, again = await fetch(second, "/sitemap_index.xml")
         assert second._documents.plans.passes == 1 and again != planned
     finally:
-        event.remove(engine.sync_engine, "before_cursor_execute", record)
         await first.aclose()
         await second.aclose()
         await engine.dispose()

@@ -32,7 +32,14 @@ from sitemap_middleware import ConfigurationError, Renders, SitemapConfig, SQLAl
 from sitemap_middleware._engine import shared
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._sansio.paging import encode_key_range
-from tests.helpers import check_document, child_urls, fetch, page_urls
+from tests.helpers import (
+    check_document,
+    child_urls,
+    fetch,
+    page_urls,
+    recorded_statements,
+    revalidated_together,
+)
 
 pytestmark = pytest.mark.anyio
 POSTGRES_ENV = "SITEMAP_TEST_POSTGRES_URL"
@@ -828,32 +835,15 @@ async def test_a_stored_key_range_page_that_changes_and_changes_back_is_stamped_
 async def test_concurrent_conditional_requests_share_one_version_query(engine: AsyncEngine) -> None:
     """Thirty concurrent revalidations after metadata_ttl run one aggregate query, not
     thirty full-table checksums."""
-    from sqlalchemy import event
 
     core = _core(engine, max_urls_per_page=50_000)
     etag, _, _ = await _validators(core, "/sitemap.xml")
     assert etag
     provider = core.config.resolved_sections[0].provider
-    summaries: list[str] = []
-
-    def count(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        if "count(" in statement.lower():
-            summaries.append(statement)
-
-    event.listen(engine.sync_engine, "before_cursor_execute", count)
-    try:
-        provider.forget()  # type: ignore[attr-defined]  # metadata_ttl has passed
-        statuses: list[int] = []
-
-        async def revalidate() -> None:
-            reply, _ = await fetch(core, "/sitemap.xml", if_none_match=etag)
-            statuses.append(reply.status)
-
-        async with anyio.create_task_group() as tg:
-            for _ in range(30):
-                tg.start_soon(revalidate)
-    finally:
-        event.remove(engine.sync_engine, "before_cursor_execute", count)
+    provider.forget()  # type: ignore[attr-defined]  # metadata_ttl has passed
+    with recorded_statements(engine) as statements:
+        statuses = await revalidated_together(core, "/sitemap.xml", etag)
+    summaries = [each for each in statements if "count(" in each.lower()]
     assert statuses == [304] * 30
     assert len(summaries) == 1, summaries
 
@@ -863,20 +853,13 @@ async def test_key_range_pages_the_index_lists_are_stored_made_up_ones_are_not(
 ) -> None:
     """A crawler's second pass over a keyset section is served from the store (issue 24,
     item 3); a range nobody listed is rendered and never kept (any number can be named)."""
-    from sqlalchemy import event
 
     provider, core = _published_keyset(engine, renders=Renders(ttl=60))
     _, index = await fetch(core, "/sitemap_index.xml")
     pages = [url.removeprefix("https://example.com") for url in child_urls(check_document(index))]
     assert len(pages) > 1 and all("~" in page for page in pages)
     first_pass = [await fetch(core, page) for page in pages]
-    row_reads: list[str] = []
-
-    def counting(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        row_reads.append(statement)
-
-    event.listen(engine.sync_engine, "before_cursor_execute", counting)
-    try:
+    with recorded_statements(engine) as row_reads:
         second_pass = [await fetch(core, page) for page in pages]
         assert [body for _, body in second_pass] == [body for _, body in first_pass]
         assert all(reply.cache == "hit" for reply, _ in second_pass)
@@ -888,8 +871,6 @@ async def test_key_range_pages_the_index_lists_are_stored_made_up_ones_are_not(
         assert first.status == 200 and b"<url>" in body
         reply2, _ = await fetch(core, made_up)
         assert reply2.cache != "hit"  # never stored
-    finally:
-        event.remove(engine.sync_engine, "before_cursor_execute", counting)
     await core.aclose()
 
 
@@ -943,16 +924,8 @@ async def test_a_key_range_page_is_validated_by_its_own_rows_not_the_whole_table
     etag, _, _ = await _validators(core, first)
     assert etag
     provider.forget()
-    statements: list[str] = []
-
-    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        statements.append(" ".join(statement.split()))
-
-    event.listen(engine.sync_engine, "before_cursor_execute", record)
-    try:
+    with recorded_statements(engine) as statements:
         reply, _ = await fetch(core, first, if_none_match=etag)
-    finally:
-        event.remove(engine.sync_engine, "before_cursor_execute", record)
     assert reply.status == 304
     assert statements and all("sitemap_rows.id <=" in each for each in statements), statements
     last_etag, _, _ = await _validators(core, last)
@@ -974,25 +947,9 @@ async def test_concurrent_revalidations_of_a_key_range_page_share_one_range_quer
     page = child_urls(check_document(index))[1].removeprefix("https://example.com")
     etag, _, _ = await _validators(core, page)
     assert etag
-    statements: list[str] = []
-
-    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        statements.append(" ".join(statement.split()))
-
     provider.forget()  # metadata_ttl has passed
-    event.listen(engine.sync_engine, "before_cursor_execute", record)
-    statuses: list[int] = []
-    try:
-
-        async def revalidate() -> None:
-            reply, _ = await fetch(core, page, if_none_match=etag)
-            statuses.append(reply.status)
-
-        async with anyio.create_task_group() as tg:
-            for _ in range(30):
-                tg.start_soon(revalidate)
-    finally:
-        event.remove(engine.sync_engine, "before_cursor_execute", record)
+    with recorded_statements(engine) as statements:
+        statuses = await revalidated_together(core, page, etag)
     assert statuses == [304] * 30
     assert len(statements) == 1 and "sitemap_rows.id <=" in statements[0], statements
 
