@@ -6,9 +6,10 @@ For each shape of ``lastmod`` and ``priority`` (``date`` objects, naive and awar
 datetimes in UTC and in other zones, W3C strings of each allowed form, float, int, str
 and ``Decimal`` priorities, ``SitemapEntry`` objects and dicts from ORM-like rows), a
 generator provider of N entries (``&`` in every URL) is served through the core: a
-section page (``/sitemap-p-1.xml``), ``/sitemap.xml`` and the first index (a fresh core:
-one planning pass). Each is timed in alternation with the plain-Python floor for that
-shape: loop, format the value the cheapest correct way, escape, join.
+section page (``/sitemap-p-1.xml``), ``/sitemap.xml`` and the first index (a fresh app:
+one planning pass), each through the ASGI and the WSGI middleware in process. Each is
+timed in alternation with the plain-Python floor for that shape: loop, format the value
+the cheapest correct way, escape, join.
 """
 
 from __future__ import annotations
@@ -23,9 +24,14 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import core_get
-from sitemap_middleware import Renders, SitemapConfig, SitemapEntry
-from sitemap_middleware._engine.core import SitemapCore
+from benchmarks.run import asgi_request, wsgi_call
+from sitemap_middleware import (
+    ASGISitemapMiddleware,
+    Renders,
+    SitemapConfig,
+    SitemapEntry,
+    WSGISitemapMiddleware,
+)
 
 START = datetime(2024, 1, 1, 8, 30, tzinfo=timezone.utc)
 PARIS = timezone(timedelta(hours=2))
@@ -130,13 +136,11 @@ class Generated:
             yield item
 
 
-def _core(raw: list[Any]) -> SitemapCore:
-    return SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com",
-            sections={"p": Generated(raw)},
-            renders=Renders(memory_bytes=0, plan_ttl=0),
-        )
+def _config(raw: list[Any]) -> SitemapConfig:
+    return SitemapConfig(
+        base_url="https://example.com",
+        sections={"p": Generated(raw)},
+        renders=Renders(memory_bytes=0, plan_ttl=0),
     )
 
 
@@ -146,47 +150,87 @@ def _time(call: Callable[[], Any]) -> float:
     return time.perf_counter() - started
 
 
+def _home(environ: Any, start_response: Any) -> list[bytes]:
+    start_response("404 Not Found", [])
+    return []
+
+
+async def _home_asgi(scope: Any, receive: Any, send: Any) -> None:
+    await send({"type": "http.response.start", "status": 404, "headers": []})
+    await send({"type": "http.response.body", "body": b""})
+
+
+class _ASGI:
+    """GETs through the ASGI middleware in process, on one event loop."""
+
+    def __init__(self, raw: list[Any]) -> None:
+        self.raw = raw
+        self.loop = asyncio.new_event_loop()
+        self.app = ASGISitemapMiddleware(_home_asgi, config=_config(raw))
+
+    def fresh(self) -> _ASGI:
+        other = _ASGI.__new__(_ASGI)
+        other.raw, other.loop = self.raw, self.loop
+        other.app = ASGISitemapMiddleware(_home_asgi, config=_config(self.raw))
+        return other
+
+    def get(self, path: str) -> bytes:
+        chunks: list[bytes] = []
+        self.loop.run_until_complete(asgi_request(self.app, path, on_chunk=chunks.append))
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        self.loop.close()
+
+
+class _WSGI:
+    """GETs through the WSGI middleware in process (its portal thread runs the core)."""
+
+    def __init__(self, raw: list[Any]) -> None:
+        self.raw = raw
+        self.app = WSGISitemapMiddleware(_home, config=_config(raw))
+
+    def fresh(self) -> _WSGI:
+        return _WSGI(self.raw)
+
+    def get(self, path: str) -> bytes:
+        return wsgi_call(self.app, path)
+
+    def close(self) -> None:
+        pass
+
+
 def _case(n: int, repeats: int, lastmod: str, priority: str, kind: str) -> dict[str, Any]:
     raw = items(n, lastmod, priority, kind)
-    loop = asyncio.new_event_loop()
-    core = _core(raw)
-
-    def page() -> None:
-        status, body, _ = loop.run_until_complete(core_get(core, "/sitemap-p-1.xml"))
-        assert status == 200 and body.count(b"<url>") == n, status
-
-    def combined() -> None:
-        status, _, _ = loop.run_until_complete(core_get(core, "/sitemap.xml"))
-        assert status == 200
-
-    def first_index() -> None:
-        status, _, _ = loop.run_until_complete(core_get(_core(raw), "/sitemap_index.xml"))
-        assert status == 200
-
-    def floor_render() -> None:
-        floor(raw, lastmod)
-
-    times: dict[str, list[float]] = {"floor": [], "page": [], "sitemap.xml": [], "index": []}
-    try:
-        page()  # warm
-        for _ in range(repeats):
-            times["floor"].append(_time(floor_render))
-            times["page"].append(_time(page))
-            times["floor"].append(_time(floor_render))
-            times["sitemap.xml"].append(_time(combined))
-            times["index"].append(_time(first_index))
-    finally:
-        loop.close()
+    times: dict[str, list[float]] = {"floor": []}
+    row: dict[str, Any] = {"lastmod": lastmod, "priority": priority, "items": kind}
+    for adapter in (_ASGI(raw), _WSGI(raw)):
+        name = type(adapter).__name__.strip("_")
+        try:
+            assert adapter.get("/sitemap-p-1.xml").count(b"<url>") == n  # warm
+            for _ in range(repeats):
+                fresh = adapter.fresh()  # built before the clock: its first index is timed
+                times["floor"].append(_time(lambda: floor(raw, lastmod)))
+                times.setdefault(f"{name} page", []).append(
+                    _time(lambda a=adapter: a.get("/sitemap-p-1.xml"))  # type: ignore[misc]
+                )
+                times["floor"].append(_time(lambda: floor(raw, lastmod)))
+                times.setdefault(f"{name} sitemap.xml", []).append(
+                    _time(lambda a=adapter: a.get("/sitemap.xml"))  # type: ignore[misc]
+                )
+                times.setdefault(f"{name} index", []).append(
+                    _time(lambda f=fresh: f.get("/sitemap_index.xml"))  # type: ignore[misc]
+                )
+        finally:
+            adapter.close()
     best = {key: min(values) for key, values in times.items()}
-    return {
-        "lastmod": lastmod,
-        "priority": priority,
-        "items": kind,
-        "floor_ms": round(best["floor"] * 1000, 1),
-        "page_x_floor": round(best["page"] / best["floor"], 2),
-        "sitemap_xml_x_floor": round(best["sitemap.xml"] / best["floor"], 2),
-        "index_x_floor": round(best["index"] / best["floor"], 2),
-    }
+    row["floor_ms"] = round(best["floor"] * 1000, 1)
+    for key, value in best.items():
+        if key != "floor":
+            row[key.replace(" ", "_").replace(".", "_") + "_x_floor"] = round(
+                value / best["floor"], 2
+            )
+    return row
 
 
 def measure(n: int, repeats: int, cases: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
@@ -197,11 +241,16 @@ def measure(n: int, repeats: int, cases: list[tuple[str, str, str]]) -> list[dic
     return rows
 
 
+COLUMNS = [
+    f"{adapter}_{doc}_x_floor"
+    for adapter in ("ASGI", "WSGI")
+    for doc in ("page", "sitemap_xml", "index")
+]
+
+
 def _row(r: dict[str, Any]) -> str:
-    return (
-        f"| {r['lastmod']} | {r['priority']} | {r['items']} | {r['floor_ms']} | "
-        f"{r['page_x_floor']}× | {r['sitemap_xml_x_floor']}× | {r['index_x_floor']}× |"
-    )
+    ratios = " | ".join(f"{r[column]}×" for column in COLUMNS)
+    return f"| {r['lastmod']} | {r['priority']} | {r['items']} | {r['floor_ms']} | {ratios} |"
 
 
 def all_cases() -> list[tuple[str, str, str]]:
@@ -221,9 +270,10 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     print(f"{args.n:,} entries a page; best of {args.repeats}, in alternation with the floor")
-    print("| lastmod | priority | items | floor ms | page × floor | /sitemap.xml × floor | "
-          "first index × floor |")  # fmt: skip
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    documents = ("page", "/sitemap.xml", "first index")
+    ratios = [f"{adapter} {doc} × floor" for adapter in ("ASGI", "WSGI") for doc in documents]
+    print("| lastmod | priority | items | floor ms | " + " | ".join(ratios) + " |")
+    print("| --- " * (4 + len(ratios)) + "|")
     rows = measure(args.n, args.repeats, all_cases())
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))

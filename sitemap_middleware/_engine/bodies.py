@@ -6,6 +6,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 from typing import Protocol
 
 from .._exceptions import SitemapError
+from .._sansio.batches import Batch
 from .._sansio.models import Admitted, SitemapEntry
 from .._sansio.render import Chunker, UrlsetWriter
 from .stream import EntryStream, logger
@@ -182,7 +183,7 @@ class ClosingBody:
 async def urlset_body(
     writer: URLWriter,
     streams: list[EntryStream],
-    first: list[Admitted],
+    first: Batch,
 ) -> AsyncGenerator[bytes, None]:
     """Render a urlset (or text sitemap) from open streams; abort, never truncate quietly."""
     chunker = Chunker()

@@ -16,11 +16,11 @@ from .._caches.store import PlanStore
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import InvalidEntryError, ProviderError
 from .._providers.base import SupportsKeyset, SupportsVersion
+from .._sansio.batches import PlainBatch
 from .._sansio.etag import content_etag, document_etag, version_parts
 from .._sansio.htmlview import HTML_TYPE
 from .._sansio.index_writer import IndexWriter
 from .._sansio.limits import MAX_BYTES, MAX_INDEX_ENTRIES, MAX_NEWS_PER_FILE
-from .._sansio.models import PlainBatch
 from .._sansio.paging import PagePlan, decode_key_range
 from .._sansio.render import Chunker
 from .._sansio.routing import TEXT_SITEMAP_NAME, Kind, Target, page_name

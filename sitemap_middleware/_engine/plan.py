@@ -21,8 +21,9 @@ from .._providers.base import (
     SupportsRangeVersion,
     SupportsVersion,
 )
+from .._sansio.batches import PlainBatch
 from .._sansio.etag import version_parts
-from .._sansio.models import Admitted, PlainBatch
+from .._sansio.models import Admitted
 from .._sansio.paging import PageCutter, PagePlan, encode_key_range
 from .._sansio.render import UrlsetWriter, urlset_overhead
 from .._sansio.routing import STYLESHEET_NAME

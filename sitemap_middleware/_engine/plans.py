@@ -26,7 +26,7 @@ from .._caches.store import PlanStore
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import ProviderError
 from .._providers.base import ProviderVersion
-from .._sansio.models import PlainBatch
+from .._sansio.batches import PlainBatch
 from .._sansio.urls import BaseURL
 from .plan import SectionPlan, plan_section, section_version
 from .plan_codec import decode_plan, encode_plan

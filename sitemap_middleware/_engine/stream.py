@@ -21,15 +21,9 @@ from .._providers.base import (
     SupportsPages,
     UrlProvider,
 )
+from .._sansio.batches import Batch, PlainBatch, plain_batch
 from .._sansio.extensions import alternate_problem, is_old_news
-from .._sansio.models import (
-    Admitted,
-    PlainBatch,
-    SitemapEntry,
-    entry_parts,
-    plain_batch,
-    resolve_mapped,
-)
+from .._sansio.models import Admitted, SitemapEntry, entry_parts, resolve_mapped
 from .._sansio.urls import BaseURL
 
 __all__ = ["BATCH_SIZE", "EntryStream", "call_provider", "logger"]
@@ -329,13 +323,17 @@ class EntryStream:
             )
         self._last_key = keys[-1]
 
-    async def next_batch(self) -> list[Admitted]:
-        """The next batch of valid entries with their absolute URLs; empty when done."""
+    async def next_batch(self) -> Batch:
+        """The next batch of valid entries with their absolute URLs; empty when done.
+
+        A plain batch comes as it was admitted, by column (a :class:`PlainBatch`,
+        which writers take whole); any other as a list of each valid entry.
+        """
         if self._replay is not None:
             if not self._replay:
                 return []
             await anyio.lowlevel.checkpoint()  # a client's disconnect still stops us
-            return self._replay.pop().admitted()
+            return self._replay.pop()
         while True:
             raw = await self.next_raw()
             if not raw:
@@ -344,20 +342,16 @@ class EntryStream:
             if batch:
                 return batch
 
-    def admit(self, raw: list[Any]) -> list[Admitted]:
+    def admit(self, raw: list[Any]) -> Batch:
         """The valid items of a raw batch, as rendering needs them."""
-        return [item for item in self.admit_each(raw) if item is not None]
+        plain = plain_batch(raw, self._base)
+        if plain is not None:  # every item valid, none extended: nothing to log or leave out
+            return plain
+        return [item for item in self.admit_one_by_one(raw) if item is not None]
 
     def plain(self, raw: list[Any]) -> PlainBatch | None:
         """The whole batch admitted at once when it is plain (see :func:`plain_batch`)."""
         return plain_batch(raw, self._base)
-
-    def admit_each(self, raw: list[Any]) -> Sequence[Admitted | None]:
-        """Each raw item admitted, or ``None`` where it is left out (position kept)."""
-        plain = plain_batch(raw, self._base)
-        if plain is not None:  # every item valid, none extended: nothing to log or leave out
-            return plain.admitted()
-        return self.admit_one_by_one(raw)
 
     def admit_one_by_one(self, raw: list[Any]) -> list[Admitted | None]:
         """:meth:`admit_each` by the per-entry rules (a batch known not to be plain)."""

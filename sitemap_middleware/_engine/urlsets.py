@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import InvalidEntryError, ProviderError
-from .._sansio.models import Admitted
+from .._sansio.batches import Batch
 from .._sansio.paging import PagePlan
 from .._sansio.render import UrlsetWriter
 from .._sansio.text_writer import TextWriter
@@ -103,7 +103,7 @@ class Urlsets:
         ``allow_empty``: a listed page of a provider with ``allow_empty_first_page``
         (Django's) is answered even with no entry left, as Django answers it.
         """
-        first: list[Admitted] = []
+        first: Batch = []
         try:
             for stream in streams:
                 first = await stream.next_batch()

@@ -5,40 +5,29 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import date, datetime
-from decimal import Decimal
-from itertools import repeat
-from operator import add, itemgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._exceptions import InvalidEntryError
 from .extensions import Alternate, Image, NewsArticle, Video
 from .limits import MAX_IMAGES_PER_URL, MAX_URL_LENGTH
 from .types import CHANGEFREQS, ChangeFreq
-from .urls import BaseURL, Located, canonical_url_match, normalize_loc
-from .values import check_number, date_value_and_text, w3c_values
-from .xml import (
-    CHANGEFREQ_ELEMENT,
-    PRIORITY_ELEMENT,
-    escaped_loc_size,
-    lastmod_element,
-    priority_element,
-)
+from .urls import canonical_url_match, normalize_loc
+from .values import check_number, date_value_and_text
+from .xml import CHANGEFREQ_ELEMENT, PRIORITY_ELEMENT, lastmod_element, priority_element
 
 __all__ = [
     "Admitted",
     "Mapped",
-    "PlainBatch",
     "SitemapEntry",
     "coerce_entry",
     "entry_parts",
-    "plain_batch",
     "resolve_mapped",
     "simple_fields",
 ]
 
 _T = TypeVar("_T")
 _CHANGEFREQ_CHOICES = ", ".join(sorted(CHANGEFREQS))
-_PLAIN_KEYS = frozenset(("loc", "lastmod", "changefreq", "priority"))
+PLAIN_KEYS = frozenset(("loc", "lastmod", "changefreq", "priority"))
 
 SimpleFields = tuple[str, "date | datetime | None", "ChangeFreq | None", "float | None", str]
 
@@ -265,87 +254,13 @@ def entry_parts(item: object) -> Admitted:
     if type(item) is Mapped:
         item = item.resolve()
     if type(item) is dict:
-        if "loc" in item and item.keys() <= _PLAIN_KEYS:
+        if "loc" in item and item.keys() <= PLAIN_KEYS:
             loc, _, _, _, tail = simple_fields(**item)
             return loc, tail, None
     elif type(item) is str:
         return normalize_loc(item), "", None
     entry = coerce_entry(item)
     return entry.loc, entry._tail, entry if entry._extended else None
-
-
-@dataclass(frozen=True, slots=True)
-class PlainBatch:
-    """A batch admitted whole: absolute locs (and their escaped size), and their simple
-    fields by column.
-
-    ``lastmod_texts`` (W3C texts of one length), ``changefreqs`` (the words, each one of
-    the seven) and ``priorities`` (the numbers, each one of the eleven usual ones) are
-    None when the items carry no such field; ``newest`` is the newest lastmod (aware; a
-    date is its midnight UTC). The elements are built only when :attr:`tails` is read:
-    a planning pass needs their sizes alone.
-    """
-
-    locs: list[str]
-    #: ``len()`` of all the locs as written (XML-escaped), together.
-    loc_size: int
-    lastmod_texts: list[str] | None = None
-    newest: datetime | None = None
-    changefreqs: list[str] | None = None
-    priorities: list[float] | None = None
-
-    @property
-    def tails(self) -> list[str]:
-        """Each entry's pre-rendered ``<lastmod>``/``<changefreq>``/``<priority>``."""
-        parts: list[list[str]] = []
-        if self.lastmod_texts is not None:
-            # The texts hold no line break (W3C texts): split the joined elements apart.
-            joined = "</lastmod>\n<lastmod>".join(self.lastmod_texts)
-            parts.append(f"<lastmod>{joined}</lastmod>".split("\n"))
-        if self.changefreqs is not None:
-            parts.append(list(map(CHANGEFREQ_ELEMENT.__getitem__, self.changefreqs)))
-        if self.priorities is not None:
-            parts.append(list(map(PRIORITY_ELEMENT.__getitem__, self.priorities)))
-        if not parts:
-            return [""] * len(self.locs)
-        if len(parts) == 1:
-            return parts[0]
-        return list(map("".join, zip(*parts, strict=False)))
-
-    def admitted(self) -> list[Admitted]:
-        """The batch as rendering takes it: ``(loc, tail, None)`` per entry."""
-        return list(zip(self.locs, self.tails, repeat(None)))
-
-    def tail_sizes(self) -> list[int]:
-        """``len()`` of each of :attr:`tails`, without building them."""
-        fixed = 0
-        if self.lastmod_texts is not None:
-            fixed = len(lastmod_element(self.lastmod_texts[0]))  # one length in a batch
-        sizes: list[int] = [fixed] * len(self.locs)
-        if self.changefreqs is not None:
-            sizes = list(map(add, sizes, map(_CHANGEFREQ_SIZE.__getitem__, self.changefreqs)))
-        if self.priorities is not None:
-            sizes = list(map(add, sizes, map(_PRIORITY_SIZE.__getitem__, self.priorities)))
-        return sizes
-
-    def tails_size(self) -> int:
-        """``sum()`` of :meth:`tail_sizes`, from a few counts."""
-        count = len(self.locs)
-        size = 0
-        if self.lastmod_texts is not None:
-            size = len(lastmod_element(self.lastmod_texts[0])) * count
-        if self.changefreqs is not None:  # the words' letters, and the tags around each
-            size += len("".join(self.changefreqs)) + _CHANGEFREQ_TAGS * count
-        if self.priorities is not None:  # a few distinct numbers: counted, not mapped
-            numbers = self.priorities
-            size += sum(_PRIORITY_SIZE[p] * numbers.count(p) for p in set(numbers))
-        return size
-
-
-#: Sizes of the elements, by word and by number (the sizes :func:`plain_batch` admits).
-_CHANGEFREQ_SIZE = {word: len(element) for word, element in CHANGEFREQ_ELEMENT.items()}
-_CHANGEFREQ_TAGS = len(CHANGEFREQ_ELEMENT["daily"]) - len("daily")
-_PRIORITY_SIZE = {number: len(element) for number, element in PRIORITY_ELEMENT.items()}
 
 
 def resolve_mapped(raw: list[Any]) -> list[Any]:
@@ -368,83 +283,3 @@ def resolve_mapped(raw: list[Any]) -> list[Any]:
                     item = dict(item)
         append(item)
     return out
-
-
-_LOC = itemgetter("loc")
-_COLUMN = {key: itemgetter(key) for key in _PLAIN_KEYS}
-
-
-def plain_batch(raw: list[Any], base: BaseURL) -> PlainBatch | None:
-    """:func:`entry_parts` and :meth:`BaseURL.locate` of a whole batch, when it is plain.
-
-    Plain: every item is a URL string, or every item a dict with the same protocol keys
-    (``loc`` and any of ``lastmod``, ``changefreq``, ``priority``), each value in the form
-    the per-item path keeps as it is (a canonical URL under ``base``, a W3C text, one of
-    the seven words, one of the eleven usual priorities). Then the results are those of
-    the per-item path, computed column by column at C speed. Anything else (one unusual
-    value is enough) returns None, and each item takes the per-item path, which
-    validates, normalises, reports and leaves out as for any item.
-    """
-    if not raw:
-        return None
-    kinds = set(map(type, raw))
-    if kinds == {str}:
-        located = base.all_located(raw)
-        return _plain(located) if located is not None else None
-    if kinds != {dict}:
-        return None
-    keys = raw[0].keys()
-    if "loc" not in keys or not _PLAIN_KEYS.issuperset(keys) or set(map(len, raw)) != {len(keys)}:
-        return None
-    try:  # the same number of keys and every key of the first: the same keys
-        columns = {key: list(map(_COLUMN[key], raw)) for key in keys}
-    except KeyError:
-        return None
-    located = base.all_located(columns["loc"])
-    if located is None:
-        return None
-    lastmods = columns.get("lastmod")
-    dated = w3c_values(lastmods) if lastmods is not None else (None, None)
-    if dated is None:
-        return None
-    words = columns.get("changefreq")
-    if words is not None and not (
-        set(map(type, words)) == {str} and CHANGEFREQ_ELEMENT.keys() >= set(words)
-    ):
-        return None  # an unusual word: the per-item path decides
-    numbers = columns.get("priority")
-    if numbers is not None:
-        numbers = _usual_priorities(numbers)
-        if numbers is None:
-            return None  # an unusual number (NaN is none of the keys): the per-item path decides
-    return _plain(located, dated[1], dated[0], words, numbers)
-
-
-#: Priority types read as :func:`check_number` reads them (``float()``); bool is not one.
-_NUMBER_TYPES = frozenset((float, int, str, Decimal))
-
-
-def _usual_priorities(numbers: list[Any]) -> list[float] | None:
-    """The numbers as floats when each is one of the eleven usual priorities, whatever
-    its type (an int, a numeric text, a ``Decimal`` from a NUMERIC column), else None."""
-    kinds = set(map(type, numbers))
-    if kinds != {float}:
-        if not _NUMBER_TYPES.issuperset(kinds):
-            return None
-        try:
-            numbers = list(map(float, numbers))
-        except (ValueError, OverflowError):  # no number (or a huge int): each item decides
-            return None
-    return numbers if PRIORITY_ELEMENT.keys() >= set(numbers) else None
-
-
-def _plain(
-    located: Located,
-    lastmod_texts: list[str] | None = None,
-    newest: datetime | None = None,
-    changefreqs: list[str] | None = None,
-    priorities: list[float] | None = None,
-) -> PlainBatch:
-    urls, length, ampersands, apostrophes = located
-    size = escaped_loc_size(length, ampersands, apostrophes)
-    return PlainBatch(urls, size, lastmod_texts, newest, changefreqs, priorities)

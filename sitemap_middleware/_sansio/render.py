@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
 from operator import add
+from typing import Any
 
 from .._exceptions import SitemapLimitError
+from .batches import PlainBatch, TailPiece
 from .extensions import NewsArticle, Video
 from .limits import MAX_NEWS_PER_FILE
 from .models import Admitted, SitemapEntry
@@ -132,10 +134,24 @@ class LimitedWriter:
 _URL_TAGS = len("<url><loc></loc></url>\n")
 #: A simple entry's element around its "escaped loc</loc>tail".
 _URL_OPEN, _URL_CLOSE = "<url><loc>", "</url>\n"
-_URL_BETWEEN = _URL_CLOSE + _URL_OPEN
-_URL_ENDS = len(_URL_BETWEEN)
 #: The longest namespace declaration an extension element can carry.
 _LONGEST_XMLNS = max(len(f' xmlns:{p}="{ns}"') for p, ns in EXTENSION_NS.items())
+
+
+def _interleave(count: int, pieces: list[TailPiece | Sequence[str]]) -> str:
+    """``"".join`` of every entry's pieces in turn: a piece is a column (one text per
+    entry) or one text for all. Slice assignment lays the columns side by side in C."""
+    merged: list[Any] = []
+    for piece in pieces:
+        if type(piece) is str and merged and type(merged[-1]) is str:
+            merged[-1] += piece
+        else:
+            merged.append(piece)
+    step = len(merged)
+    slots: list[str] = [""] * (step * count)
+    for offset, piece in enumerate(merged):
+        slots[offset::step] = [piece] * count if type(piece) is str else piece
+    return "".join(slots)
 
 
 class UrlsetWriter(LimitedWriter):
@@ -182,8 +198,18 @@ class UrlsetWriter(LimitedWriter):
         Each item is ``(absolute loc, pre-rendered simple children, entry when it has
         extensions)``; the writer renders the extensions.
         """
-        if type(batch) is list and (plain := self._plain(batch)) is not None:
-            return plain
+        if type(batch) is PlainBatch:
+            pieces = batch.tail_pieces()
+            whole = self._whole(batch.locs, batch.loc_size, pieces, batch.tails_size())
+            if whole is not None:
+                return whole
+        elif type(batch) is list and batch:
+            locs, tails, extensions = zip(*batch, strict=False)
+            if extensions.count(None) == len(batch):
+                loc_size = len(escape_loc("".join(locs)))
+                whole = self._whole(locs, loc_size, [list(tails)], sum(map(len, tails)))
+                if whole is not None:
+                    return whole
         # The hot path of the package: per URL, one string build, a byte count and the
         # limit check, with the counters in locals and one call per batch.
         parts: list[str] = []
@@ -219,33 +245,29 @@ class UrlsetWriter(LimitedWriter):
         self.count, self.size = count, size
         return "".join(parts)
 
-    def _plain(self, batch: list[Admitted]) -> str | None:
+    def _whole(
+        self, locs: Sequence[str], loc_size: int, pieces: list[TailPiece], tails_size: int
+    ) -> str | None:
         """:meth:`urls` of a batch without extensions that fits whole, or None.
 
         The same text and counters as the per-URL loop, built a column at a time; a batch
-        with extensions, or one that reaches a limit, takes the loop (which decides).
+        that reaches a limit, or may hold an entry larger than ``room``, takes the loop
+        (which decides).
         """
-        if not batch:
-            return ""
-        locs, tails, extended = zip(*batch, strict=False)
-        if extended.count(None) != len(batch):
+        count = len(locs)
+        size = self.plain_size(count, loc_size, tails_size)
+        if self.count + count > self.max_items or self.size + size > self.max_bytes - self._closing:
             return None
-        text = "\n".join(locs)
-        if text.count("\n") != len(batch) - 1:
-            return None  # never for admitted URLs (no line breaks); the loop writes them
-        if "&" in text or "'" in text:
-            text = escape_loc(text)
-        # Each "loc</loc>tail", then all of them between "<url><loc>" and "</url>\n".
-        middles = list(map(add, f"{text}</loc>".replace("\n", "</loc>\n").split("\n"), tails))
-        written = _URL_OPEN + _URL_BETWEEN.join(middles) + _URL_CLOSE
-        size = len(written)  # loc and the simple fields are always ASCII
-        if (
-            (self._room is not None and max(map(len, middles)) + _URL_ENDS > self._room)
-            or self.count + len(batch) > self.max_items
-            or self.size + size > self.max_bytes - self._closing
-        ):
-            return None
-        self.count += len(batch)
+        if self._room is not None:
+            escaped = 6 if loc_size != sum(map(len, locs)) else 1  # "'" is 6 once escaped
+            longest = max(map(len, locs)) * escaped + _URL_TAGS
+            longest += sum(len(p) if type(p) is str else max(map(len, p)) for p in pieces)
+            if longest > self._room:
+                return None
+        written = _interleave(count, [_URL_OPEN, locs, "</loc>", *pieces, _URL_CLOSE])
+        if loc_size != sum(map(len, locs)):
+            written = escape_loc(written)  # only locs can hold "&" or "'"
+        self.count += count
         self.size += size
         return written
 

@@ -180,7 +180,7 @@ async def test_an_error_before_the_first_byte_reaches_every_reader() -> None:
 
 async def test_concurrent_cold_requests_through_the_core_make_one_provider_pass() -> None:
     """20 concurrent requests for one cold 5,000-URL page: one planning pass and one render
-    pass, 20 identical bodies."""
+    pass at most, 20 identical bodies."""
     provider = CountingProvider(5000)
     core = SitemapCore(SitemapConfig(base_url="https://example.com", sections={"p": provider}))
     bodies: list[bytes] = []
@@ -199,7 +199,9 @@ async def test_concurrent_cold_requests_through_the_core_make_one_provider_pass(
     async with anyio.create_task_group() as tg:
         for number in range(20):
             tg.start_soon(get, "gzip" if number % 4 == 0 else "identity")
-    assert provider.iterations == 2  # the page's plan, then its one render
+    # The page's plan, then its one render; the render writes what the plan read when
+    # the request that planned it opens the render (a one-page section), as it may.
+    assert provider.iterations in (1, 2)
     assert len(bodies) == 15 and len(set(bodies)) == 1
     check_document(bodies[0])
 

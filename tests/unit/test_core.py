@@ -96,18 +96,19 @@ async def test_conditional_request_is_answered_without_iterating() -> None:
 
 
 async def test_head_answers_headers_without_rendering() -> None:
-    """HEAD sends GET's headers and no body; cold, it plans the section and reads one batch
-    (GET's status); once GET has stored the render, it reads nothing."""
+    """HEAD sends GET's headers and no body; cold, it plans the section (a one-page section:
+    its status from the batches the plan read, no second pass); once GET has stored the
+    render, it reads nothing."""
     provider = CountingProvider(10)
     core = _core({"p": provider})
     head, body = await fetch(core, "/sitemap-p-1.xml", method="HEAD")
     assert head.status == 200 and body == b""
-    assert provider.iterations == 2  # the plan, kept for the version; one batch
+    assert provider.iterations == 1  # the plan, kept for the version
     get, _ = await fetch(core, "/sitemap-p-1.xml")
     assert head.headers == get.headers
-    assert provider.iterations == 3
+    assert provider.iterations == 2
     again, _ = await fetch(core, "/sitemap-p-1.xml", method="HEAD")
-    assert again.headers == get.headers and provider.iterations == 3
+    assert again.headers == get.headers and provider.iterations == 2
 
 
 async def test_head_status_matches_get() -> None:
@@ -273,7 +274,7 @@ async def test_mid_stream_failure_aborts_without_closing_tag(
 ) -> None:
     """After headers, a provider failure raises out of the body: no closing tag after a gap."""
     provider = CountingProvider(5000, fail_after=2000, healthy_passes=1)
-    core = _core({"p": provider})
+    core = _core({"p": provider}, max_urls_per_page=4000)  # two pages: the render reads again
     from tests.helpers import RequestInfo
 
     request = RequestInfo("GET", "/sitemap-p-1.xml", {})
@@ -392,7 +393,8 @@ async def test_provider_hanging_mid_stream_is_cut_off() -> None:
     from sitemap_middleware import ProviderTimeoutError
 
     provider = CountingProvider(3000, hang_after=1500, healthy_passes=1)
-    core = _core({"p": provider}, provider_timeout=0.2)
+    # Two pages: the render reads again (a one-page section's render writes the plan's read).
+    core = _core({"p": provider}, provider_timeout=0.2, max_urls_per_page=2000)
     from tests.helpers import RequestInfo
 
     request = RequestInfo("GET", "/sitemap-p-1.xml", {})

@@ -317,10 +317,10 @@ def test_entries_expose_only_their_fields_and_survive_copy_and_pickle() -> None:
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from sitemap_middleware._sansio.batches import plain_batch  # noqa: E402
 from sitemap_middleware._sansio.models import (  # noqa: E402
     Mapped,
     entry_parts,
-    plain_batch,
     resolve_mapped,
 )
 from sitemap_middleware._sansio.urls import BaseURL  # noqa: E402
@@ -538,7 +538,8 @@ def _check_plain(raw: list[Any]) -> None:
     assert plain.tails_size() == sum(map(len, plain.tails))
     assert plain.loc_size == sum(len(escape_loc(loc)) for loc in plain.locs)
     if plain.newest is not None:
-        values = [to_datetime(date_value_and_text("lastmod", i["lastmod"])[0]) for i in raw]
+        lastmods = [i.lastmod if isinstance(i, SitemapEntry) else i["lastmod"] for i in raw]
+        values = [to_datetime(date_value_and_text("lastmod", v)[0]) for v in lastmods if v]
         # As written (whole seconds): what the per-entry planner reads back from the tail.
         assert plain.newest == max(values).replace(microsecond=0)
 
@@ -624,7 +625,8 @@ def test_mapped_rows_are_resolved_once_each_and_a_failing_one_costs_itself() -> 
 def test_zone_offsets_with_sixty_minutes_or_more_are_normalised() -> None:
     """Python reads "+05:99" as an offset; XML Schema does not: such a text is written
     normalised instead of verbatim, on the batch path and the per-entry path alike."""
-    from sitemap_middleware._sansio.models import entry_parts, plain_batch
+    from sitemap_middleware._sansio.batches import plain_batch
+    from sitemap_middleware._sansio.models import entry_parts
 
     items = [{"loc": "https://ex.com/a", "lastmod": "2024-01-01T10:00:00+05:99"}] * 2
     batch = plain_batch(items, BaseURL.parse("https://ex.com/"))
@@ -637,7 +639,7 @@ def test_zone_offsets_with_sixty_minutes_or_more_are_normalised() -> None:
 def test_the_batch_path_keeps_lastmods_to_the_second_as_written() -> None:
     """A page's newest lastmod is what its entries write (whole seconds), whichever path
     admits them, so plans and index ETags do not depend on the path."""
-    from sitemap_middleware._sansio.models import plain_batch
+    from sitemap_middleware._sansio.batches import plain_batch
 
     items = [
         {"loc": f"https://ex.com/p{i}", "lastmod": datetime(2024, 1, 1, 10, 0, 0, 123456)}
@@ -829,3 +831,37 @@ def test_a_priority_too_large_for_a_float_is_an_invalid_entry(value: object) -> 
     for the document) where any other out-of-range priority is an invalid entry."""
     with pytest.raises(InvalidEntryError, match="priority .* must be between 0 and 1"):
         SitemapEntry("/a", priority=value)  # type: ignore[arg-type]
+
+
+@st.composite
+def _entry_batches(draw: Any) -> list[Any]:
+    """SitemapEntry objects as providers build them (validated already), some extended."""
+    keys = draw(st.sets(st.sampled_from(["lastmod", "changefreq", "priority"])))
+    lastmod = draw(st.sampled_from(["lastmod_str", "lastmod_value"]))
+    fields = {
+        "lastmod": _GOOD["lastmod"]
+        if lastmod == "lastmod_value"
+        else st.sampled_from(["2024-05-01", "2024-05-01T10:20:30+02:00"]),
+        "changefreq": _GOOD["changefreq"],
+        "priority": st.sampled_from([0.5, 1.0, 0.0, 0.3, 1, Decimal("0.8")]),
+    }
+    row = st.fixed_dictionaries(
+        {"loc": _GOOD["loc"] | st.sampled_from(["/a", "/shop/b?x=1&y=2"])}
+        | {key: fields[key] | st.none() for key in keys}
+    )
+    rows = draw(st.lists(row, min_size=1, max_size=6))
+    extended = draw(st.booleans())
+    out = [SitemapEntry(**row) for row in rows]
+    if extended:
+        out[-1] = SitemapEntry(out[-1].loc, images=["https://example.com/shop/i.png"])
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(_entry_batches())
+def test_plain_batch_takes_sitemap_entries_and_gives_what_each_gives(raw: list[Any]) -> None:
+    """Entries without extensions are admitted a batch at a time, each as the per-item
+    path admits it (issue 24: SitemapEntry objects on the fast path)."""
+    if all(not entry.images for entry in raw) and len({entry.loc[0] == "/" for entry in raw}) == 1:
+        assert plain_batch(raw, _BASE) is not None
+    _check_plain(raw)

@@ -293,3 +293,52 @@ def test_plain_sizes_are_the_measured_sizes() -> None:
     assert writer.plain_sizes(locs, map(len, tails)) == [len(writer.urls([item])) for item in batch]
     loc_size = sum(len(escape_loc(loc)) for loc in locs)
     assert writer.plain_size(len(locs), loc_size, sum(map(len, tails))) == sum(writer.sizes(batch))
+
+
+_PLAIN_ROWS: st.SearchStrategy[dict[str, Any]] = st.fixed_dictionaries(
+    {
+        "loc": st.sampled_from(
+            ["https://example.com/a", "https://example.com/p?x=1&y='2'", "https://example.com/b"]
+        )
+    },
+    optional={
+        "lastmod": st.sampled_from(["2024-05-01", "2024-05-01T10:20:30+02:00"]),
+        "changefreq": st.sampled_from(["daily", "never"]),
+        "priority": st.sampled_from([0.5, 1.0]),
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(_PLAIN_ROWS, min_size=1, max_size=6).map(lambda rows: [rows[0]] * len(rows))
+        | st.lists(_PLAIN_ROWS, min_size=1, max_size=6).map(
+            lambda rows: [SitemapEntry(**row) for row in rows]
+        ),
+        max_size=4,
+    ),
+    st.integers(1, 12),
+    st.integers(150, 900),
+    st.sampled_from([None, 60, 10_000]),
+    st.booleans(),
+)
+def test_batches_admitted_whole_are_written_as_url_by_url(
+    batches: list[Any], max_urls: int, max_bytes: int, room: int | None, cap: bool
+) -> None:
+    """A batch admitted at once (columns, no tuple per URL) is written exactly as its
+    URLs one by one: the same text, counts, refusals and the same page left full."""
+    from sitemap_middleware._sansio.batches import plain_batch
+    from sitemap_middleware._sansio.urls import BaseURL
+
+    base = BaseURL.parse("https://example.com")
+    plain = [plain_batch(raw, base) for raw in batches]
+    assert all(batch is not None for batch in plain)
+    results = []
+    for whole in (True, False):
+        writer = _writer(max_urls=max_urls, max_bytes=max_bytes, room=room)
+        writer.cap = cap
+        writer.open()
+        given_ = [batch if whole else iter(list(batch)) for batch in plain]  # type: ignore[arg-type]
+        results.append(_outcome(writer, given_, True))
+    assert results[0] == results[1]
