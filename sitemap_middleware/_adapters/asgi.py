@@ -85,7 +85,10 @@ class ASGISitemapMiddleware:
             await self.app(scope, receive, send)
             return
         if (ask := self.core.app_robots_request(target, request)) is None:
-            await send_reply(await self.core.respond(target, request), receive, send)
+            reply = self.core.respond_now(target, request) or await self.core.respond(
+                target, request
+            )
+            await send_reply(reply, receive, send)
             return
         # The app runs beside us: robots.txt is answered once the app's file is complete
         # or app_timeout has passed, whatever the app does next (a background task, a

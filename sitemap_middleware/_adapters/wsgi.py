@@ -75,11 +75,13 @@ class WSGISitemapMiddleware:
         target = self.core.route(request)
         if target is None:
             return self.app(environ, start_response)
+        portal = self._portal or get_portal()
         app_robots = None
         if (ask := self.core.app_robots_request(target, request)) is not None:
             app_robots = fetch_app_robots(self.app, environ, ask)
-        portal = self._portal or get_portal()
-        reply = portal.call(self.core.respond, target, request, app_robots)
+        reply = None if ask is not None else self.core.respond_now(target, request)
+        if reply is None:  # not stored (a stored render answers now: no hop to the loop)
+            reply = portal.call(self.core.respond, target, request, app_robots)
         start_response(_status_line(reply.status), reply.headers)
         if reply.body is None:
             return []

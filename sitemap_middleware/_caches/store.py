@@ -14,6 +14,7 @@ document, so one instance renders while the others wait for its bytes.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import secrets
 import time
@@ -242,6 +243,19 @@ class MemoryRenderStore:
 
     async def unlock(self, key: str, token: str) -> None:
         return None
+
+    def peek(self, key: str, *, gzip: bool = False) -> tuple[RenderMeta, bytes] | None:
+        """A live render and its body, read without awaiting: from any thread (it never
+        drops or resizes; the event loop's calls do)."""
+        item = self._items.get(key)
+        if item is None or item[0] < time.monotonic():
+            return None
+        body = item[3] if gzip else item[2]
+        if body is None:
+            return None
+        with contextlib.suppress(KeyError):  # dropped by the loop's thread meanwhile
+            self._items.move_to_end(key)
+        return item[1], body
 
     def _live(self, key: str) -> _Item | None:
         item = self._items.get(key)

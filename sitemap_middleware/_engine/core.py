@@ -189,7 +189,47 @@ class SitemapCore:
 
     # -- documents -------------------------------------------------------------------------
 
-    async def _document(self, target: Target, request: RequestInfo, base: BaseURL) -> Reply:
+    def respond_now(self, target: Target, request: RequestInfo) -> Reply | None:
+        """What :meth:`respond` answers, when a fresh render in the in-process store
+        answers it (``Renders(ttl=...)``): built without awaiting, so the WSGI adapter
+        sends it from the request thread. ``None``: call :meth:`respond`.
+        """
+        if target.kind is Kind.ROBOTS or not target.is_sitemap:
+            return None
+        started = self._observers.start()
+        try:
+            base = self._check(request)
+            encoding, negotiable = self._encoding(target, request)
+        except HTTPError:
+            return None  # respond() answers it (the same checks, in the same order)
+        stored = self._shared.stored_now(
+            target, base, encoding == "gzip", self.config.http.gzip_level
+        )
+        if stored is None:
+            return None
+        document, data = stored
+        headers, etag, vouched = self._head(target, document, encoding, negotiable)
+        if self._not_modified(request, etag, vouched):
+            reply = Reply(304, not_modified_filter(headers), cache=document.cache)
+        elif request.method == "HEAD":  # the stored body is in hand: GET's 200
+            reply = Reply(200, headers, cache=document.cache)
+        else:
+            headers.append(("Content-Length", str(len(data))))
+            reply = Reply(200, headers, StoredBody(data), document.cache)
+        reply.body = self._observers.watch(
+            target,
+            request.method,
+            request.path,
+            reply.status,
+            reply.headers,
+            reply.body,
+            started,
+            reply.cache,
+        )
+        return reply
+
+    def _encoding(self, target: Target, request: RequestInfo) -> tuple[Encoding, bool]:
+        """The encoding to send and whether it was negotiated (406 when none is acceptable)."""
         http = self.config.http
         negotiable = http.gzip and not target.gzip_file
         encoding = (
@@ -199,6 +239,10 @@ class SitemapCore:
         )
         if encoding is None:
             raise HTTPError(406, "Not Acceptable: identity is refused and gzip is not available")
+        return encoding, negotiable
+
+    async def _document(self, target: Target, request: RequestInfo, base: BaseURL) -> Reply:
+        encoding, negotiable = self._encoding(target, request)
 
         if not target.is_sitemap:  # the stylesheet: static bytes, nothing to share
             document = await self._fresh_document(target, base, request.path)
@@ -242,6 +286,32 @@ class SitemapCore:
         negotiable: bool,
     ) -> Reply:
         http = self.config.http
+        headers, etag, vouched = self._head(target, document, encoding, negotiable)
+        if self._not_modified(request, etag, vouched):
+            if _is_star(request) or not document.exists:
+                await _confirm(document)  # a 304 only for a representation that exists
+            return Reply(304, not_modified_filter(headers), cache=document.cache)
+        if request.method == "HEAD":
+            await _confirm(document)  # the status GET would get: 404 and 503 included
+            return Reply(200, headers, cache=document.cache)
+        if encoding == "gzip" and document.open_gzip is not None:
+            body = await document.open_gzip(http.gzip_level)  # stored, or one compressor
+        else:
+            body = await document.open()
+            if encoding == "gzip":
+                body = gzip_chunks(body, http.gzip_level)
+        if isinstance(body, StoredBody | SizedStream):  # a stored body: its length is known
+            headers.append(("Content-Length", str(body.length)))
+        if isinstance(body, StoredBody):  # whole in hand: nothing can fail mid-body
+            return Reply(200, headers, body, document.cache)
+        return Reply(200, headers, logging_abort(request.path, body), document.cache)
+
+    def _head(
+        self, target: Target, document: Document, encoding: Encoding, negotiable: bool
+    ) -> tuple[list[tuple[str, str]], str | None, datetime | None]:
+        """A document's reply headers, its representation's ETag and the date a 304 may
+        rest on (``None``: none)."""
+        http = self.config.http
         etag = (
             representation_etag(document.etag, encoding, target.gzip_file)
             if document.etag is not None
@@ -267,24 +337,7 @@ class SitemapCore:
         # Without an ETag the date is the provider's alone, which a delete leaves put:
         # it earns no 304 unless the user vouches for it (stamped dates come with ETags).
         vouched = last_modified if etag is not None or http.trust_provider_times else None
-        if self._not_modified(request, etag, vouched):
-            if _is_star(request) or not document.exists:
-                await _confirm(document)  # a 304 only for a representation that exists
-            return Reply(304, not_modified_filter(headers), cache=document.cache)
-        if request.method == "HEAD":
-            await _confirm(document)  # the status GET would get: 404 and 503 included
-            return Reply(200, headers, cache=document.cache)
-        if encoding == "gzip" and document.open_gzip is not None:
-            body = await document.open_gzip(http.gzip_level)  # stored, or one compressor
-        else:
-            body = await document.open()
-            if encoding == "gzip":
-                body = gzip_chunks(body, http.gzip_level)
-        if isinstance(body, StoredBody | SizedStream):  # a stored body: its length is known
-            headers.append(("Content-Length", str(body.length)))
-        if isinstance(body, StoredBody):  # whole in hand: nothing can fail mid-body
-            return Reply(200, headers, body, document.cache)
-        return Reply(200, headers, logging_abort(request.path, body), document.cache)
+        return headers, etag, vouched
 
     # -- robots.txt ------------------------------------------------------------------------
 

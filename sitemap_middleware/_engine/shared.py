@@ -121,6 +121,28 @@ class SharedRenders:
             return stale
         return await self._share(key, document, meta)
 
+    def stored_now(
+        self, target: Target, base: BaseURL, gzip: bool, level: int
+    ) -> tuple[Document, bytes] | None:
+        """The stored render :meth:`document` answers with, and its body (gzip: compressed
+        at ``level``), when the in-process store holds it fresh (``Renders(ttl=...)``):
+        read without awaiting. ``None`` where :meth:`document` has more to do."""
+        store = self.store
+        if not isinstance(store, MemoryRenderStore) or not self.renders.ttl:
+            return None
+        key = self.key(target, base)
+        found = store.peek(key, gzip=gzip)
+        if found is None:
+            return None
+        meta, body = found
+        if wall_clock() - meta.rendered_at >= self.renders.ttl:
+            return None
+        if len(body) != (meta.gzip_length if gzip else meta.length) or (
+            gzip and meta.gzip_level != level
+        ):
+            return None
+        return self._stored(key, meta), body
+
     async def stale(
         self, target: Target, base: BaseURL, name: str, exc: HTTPError
     ) -> Document | None:

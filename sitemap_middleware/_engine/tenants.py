@@ -97,6 +97,11 @@ class TenantCores:
         core = self.core_for(request)
         return core.app_robots_request(target, request) if core is not None else None
 
+    def respond_now(self, target: Target, request: RequestInfo) -> Reply | None:
+        """:meth:`SitemapCore.respond_now` of the request's site (``None``: respond())."""
+        core = None if self._evicted else self.core_for(request)
+        return core.respond_now(target, request) if core is not None else None
+
     async def respond(
         self, target: Target, request: RequestInfo, app_robots: AppRobots | None = None
     ) -> Reply:

@@ -106,15 +106,16 @@ async def test_streams_start_then_chunks_then_final_empty_body() -> None:
 
 
 async def test_head_sends_headers_and_empty_body() -> None:
-    """HEAD gets GET's headers and one empty body message; it plans, then reads one batch."""
+    """HEAD gets GET's headers and one empty body message; cold, it plans (a one-page
+    section: its status from the plan's read), then reads one batch."""
     provider = CountingProvider(10)
     middleware = _middleware({"p": provider})
     messages = await _call(middleware, _scope("/sitemap-p-1.xml", "HEAD"))
     assert [m["type"] for m in messages] == ["http.response.start", "http.response.body"]
     assert messages[1]["body"] == b"" and not messages[1].get("more_body", False)
-    assert provider.iterations == 2  # the planning pass, then HEAD's first batch (its status)
+    assert provider.iterations == 1  # the planning pass; its read gives HEAD's status
     await _call(middleware, _scope("/sitemap-p-1.xml", "HEAD"))
-    assert provider.iterations == 3  # the plan is kept for this version: one batch only
+    assert provider.iterations == 2  # the plan is kept for this version: one batch only
 
 
 async def test_other_paths_and_scopes_pass_through_untouched() -> None:
@@ -216,7 +217,10 @@ async def test_provider_failure_mid_stream_propagates_to_server() -> None:
 
     with pytest.raises(ProviderError):
         await _call(
-            _middleware({"p": CountingProvider(5000, fail_after=3000, healthy_passes=1)}),
+            _middleware(  # two pages: the page's render reads again, past the plan
+                {"p": CountingProvider(5000, fail_after=3000, healthy_passes=1)},
+                max_urls_per_page=4000,
+            ),
             _scope("/sitemap-p-1.xml"),
         )
 
