@@ -23,7 +23,9 @@ def store() -> RedisRenderStore:
     url = os.environ.get(REDIS_ENV)
     if not url:
         pytest.skip(f"{REDIS_ENV} is not set: no Redis server (scripts/test starts one)")
-    return RedisRenderStore(url, prefix=f"test-{uuid.uuid4().hex}:")
+    # Nothing kept in process: what these tests read comes from Redis (the local copies
+    # have a test of their own).
+    return RedisRenderStore(url, prefix=f"test-{uuid.uuid4().hex}:", local_bytes=0)
 
 
 def _meta(body: bytes, etag: str = "abc123") -> RenderMeta:
@@ -209,3 +211,52 @@ async def test_a_large_body_streams_in_chunks_checked_as_they_go(
         assert await store.body("doc", meta) is None
     finally:
         await store.aclose()
+
+
+@asyncio_only
+@pytest.mark.anyio
+async def test_a_body_read_once_is_sent_again_from_this_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A body streamed from Redis and found whole is kept in this process by its digest:
+    the next request for that content reads no body from Redis (issue 24: Redis-backed
+    pages at the speed of static files). Other content is never answered from it, and a
+    damaged read is never kept."""
+    url = os.environ.get(REDIS_ENV)
+    if not url:
+        pytest.skip(f"{REDIS_ENV} is not set: no Redis server (scripts/test starts one)")
+    store = RedisRenderStore(url, prefix=f"test-{uuid.uuid4().hex}:")
+    monkeypatch.setattr(redis_store, "READ_BYTES", 1000)
+    body = b"".join(b"<url><loc>https://example.com/%d</loc></url>" % i for i in range(300))
+    meta, _, gz = describe_render("abc123", "application/xml", None, 1_700_000_000.0, [body], 1)
+    other = RedisRenderStore(os.environ[REDIS_ENV], prefix=store._prefix, local_bytes=0)
+    client = store._client()
+    try:
+        await other.save("doc", meta, body, 60, gz)  # rendered by another instance
+        damaged = body[:5000] + b"X" + body[5001:]
+        await client.set(store._key("doc", "b:abc123"), damaged)
+        found = await store.body("doc", meta)
+        assert found is not None and not isinstance(found, bytes)
+        with pytest.raises(StoredBodyError):
+            async for _ in found:
+                pass
+        await other.save("doc", meta, body, 60, gz)
+        found = await store.body("doc", meta)
+        assert found is not None and not isinstance(found, bytes)  # not kept when damaged
+        assert b"".join([chunk async for chunk in found]) == body
+        await client.delete(store._key("doc", "b:abc123"), store._key("doc", "g:abc123"))
+        assert await store.body("doc", meta) == body  # no body read from Redis
+        assert await other.body("doc", meta) is None  # (which no longer holds it)
+        changed = body.replace(b"/1<", b"/one<")
+        meta2, _, gz2 = describe_render("def456", "application/xml", None, 1.0, [changed], 1)
+        await other.save("doc", meta2, changed, 60, gz2)
+        found = await store.body("doc", meta2)
+        assert found is not None and not isinstance(found, bytes)
+        assert b"".join([chunk async for chunk in found]) == changed
+        assert await store.body("doc", meta) == body  # still the first content's own bytes
+        none = RedisRenderStore(os.environ[REDIS_ENV], prefix=store._prefix, local_bytes=0)
+        assert await none.body("doc", meta) is None  # local_bytes=0 keeps nothing
+        await none.aclose()
+    finally:
+        await store.aclose()
+        await other.aclose()

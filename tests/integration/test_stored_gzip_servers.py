@@ -76,7 +76,8 @@ def test_a_body_streamed_from_redis_is_checked_and_a_damaged_one_never_passes(
     if not url:
         pytest.skip("SITEMAP_TEST_REDIS_URL is not set: no Redis server")
     monkeypatch.setattr(redis_store, "READ_BYTES", 64 * 1024)
-    store = RedisRenderStore(url, prefix=f"test-{uuid.uuid4().hex}:")
+    # Nothing kept in process: every body is read from Redis (as by the fleet's others).
+    store = RedisRenderStore(url, prefix=f"test-{uuid.uuid4().hex}:", local_bytes=0)
     provider = Counted()
     config = SitemapConfig(
         base_url="https://example.com",
