@@ -4,8 +4,9 @@
 
 For each shape of ``lastmod`` and ``priority`` (``date`` objects, naive and aware
 datetimes in UTC and in other zones, W3C strings of each allowed form, float, int, str
-and ``Decimal`` priorities, ``SitemapEntry`` objects and dicts from ORM-like rows), a
-generator provider of N entries (``&`` in every URL) is served through the core: a
+and ``Decimal`` priorities; dicts, ``SitemapEntry`` objects, SQLAlchemy ``RowMapping``s
+from SQLite, and objects turned into dicts by ``CallableProvider(..., map=)``), a
+provider of N entries (``&`` in every URL) is served through the core: a
 section page (``/sitemap-p-1.xml``), ``/sitemap.xml`` and the first index (a fresh app:
 one planning pass), each through the ASGI and the WSGI middleware in process. Each is
 timed in alternation with the plain-Python floor for that shape: loop, format the value
@@ -27,6 +28,7 @@ from typing import Any
 from benchmarks.run import asgi_request, wsgi_call
 from sitemap_middleware import (
     ASGISitemapMiddleware,
+    CallableProvider,
     Renders,
     SitemapConfig,
     SitemapEntry,
@@ -88,6 +90,49 @@ PRIORITIES: dict[str, Any] = {
 }
 
 
+class Product:
+    """An ORM-like row: a slotted object with attributes (as an ORM instance has)."""
+
+    __slots__ = ("changefreq", "loc", "priority", "updated")
+
+    def __init__(self, loc: str, updated: Any, changefreq: str, priority: Any) -> None:
+        self.loc, self.updated, self.changefreq, self.priority = loc, updated, changefreq, priority
+
+
+def product_entry(product: Product) -> dict[str, Any]:
+    """The user's mapping function, given to ``CallableProvider(..., map=)``."""
+    return {
+        "loc": product.loc,
+        "lastmod": product.updated,
+        "changefreq": product.changefreq,
+        "priority": product.priority,
+    }
+
+
+def _row_mappings(rows: list[dict[str, Any]]) -> list[Any]:
+    """``row._mapping`` of each row read back from an in-memory SQLite table (before
+    any timing): loc, lastmod (a DATETIME, read back naive), changefreq, priority."""
+    import sqlalchemy as sa
+
+    table = sa.Table(
+        "urls",
+        sa.MetaData(),
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("loc", sa.String),
+        sa.Column("lastmod", sa.DateTime),
+        sa.Column("changefreq", sa.String),
+        sa.Column("priority", sa.Float),
+    )
+    engine = sa.create_engine("sqlite://")
+    table.metadata.create_all(engine)
+    with engine.begin() as connection:
+        connection.execute(table.insert(), rows)
+        columns = [table.c.loc, table.c.lastmod, table.c.changefreq, table.c.priority]
+        fetched = connection.execute(sa.select(*columns).order_by(table.c.id)).all()
+    engine.dispose()
+    return [row._mapping for row in fetched]
+
+
 def items(n: int, lastmod: str, priority: str, kind: str) -> list[Any]:
     make = LASTMODS[lastmod][0]
     value = PRIORITIES[priority]
@@ -96,10 +141,13 @@ def items(n: int, lastmod: str, priority: str, kind: str) -> list[Any]:
             SitemapEntry(_loc(i), lastmod=make(i), changefreq="daily", priority=value)
             for i in range(n)
         ]
-    return [
+    if kind == "ORM rows via map=":
+        return [Product(_loc(i), make(i), "daily", value) for i in range(n)]
+    rows = [
         {"loc": _loc(i), "lastmod": make(i), "changefreq": "daily", "priority": value}
         for i in range(n)
     ]
+    return _row_mappings(rows) if kind == "RowMapping" else rows
 
 
 def floor(raw: list[Any], lastmod: str) -> bytes:
@@ -110,6 +158,8 @@ def floor(raw: list[Any], lastmod: str) -> bytes:
         if isinstance(item, SitemapEntry):  # validated when built: a datetime or a date
             loc, priority = item.loc, item.priority
             lastmod = item.lastmod.isoformat(timespec="seconds")  # type: ignore[union-attr,call-arg]
+        elif isinstance(item, Product):
+            loc, lastmod, priority = item.loc, text(item.updated), item.priority
         else:
             loc, lastmod, priority = item["loc"], text(item["lastmod"]), item["priority"]
         append(
@@ -137,9 +187,11 @@ class Generated:
 
 
 def _config(raw: list[Any]) -> SitemapConfig:
+    mapped = bool(raw) and isinstance(raw[0], Product)  # the ORM rows: the user's map=
+    provider = CallableProvider(lambda: raw, map=product_entry) if mapped else Generated(raw)
     return SitemapConfig(
         base_url="https://example.com",
-        sections={"p": Generated(raw)},
+        sections={"p": provider},
         renders=Renders(memory_bytes=0, plan_ttl=0),
     )
 
@@ -260,6 +312,11 @@ def all_cases() -> list[tuple[str, str, str]]:
     ]
     cases += [("date", "Decimal", "dict")]
     cases += [("w3c str +00:00", "float", "SitemapEntry"), ("aware UTC", "float", "SitemapEntry")]
+    cases += [("naive datetime", "float", "RowMapping")]
+    cases += [
+        ("aware UTC", "float", "ORM rows via map="),
+        ("naive datetime", "int", "ORM rows via map="),
+    ]
     return cases
 
 

@@ -74,7 +74,9 @@ def test_shape_matrix_runs_on_a_tiny_workload() -> None:
 
     rows = shapes.measure(200, 1, shapes.all_cases())
     assert len(rows) == len(shapes.all_cases())
-    assert all(row["page_x_floor"] > 0 and row["index_x_floor"] > 0 for row in rows)
+    assert all(row[column] > 0 for row in rows for column in shapes.COLUMNS)
+    kinds = {row["items"] for row in rows}
+    assert {"RowMapping", "ORM rows via map="} <= kinds
 
 
 @pytest.mark.slow

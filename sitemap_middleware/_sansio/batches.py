@@ -10,7 +10,7 @@ the same results (``tests/unit/test_models.py``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -142,7 +142,9 @@ def plain_batch(raw: list[Any], base: BaseURL) -> PlainBatch | None:
     Plain: every item is a URL string; or every item a dict with the same protocol keys
     (``loc`` and any of ``lastmod``, ``changefreq``, ``priority``), each value in the
     form the per-item path keeps as it is (a canonical URL under ``base``, a W3C text,
-    one of the seven words, one of the eleven usual priorities); or every item a
+    one of the seven words, one of the eleven usual priorities), or every item a
+    ``Mapping`` of one other type that would be such a dict (``row._mapping`` of
+    SQLAlchemy rows: read by key, as ``SitemapEntry(**item)`` reads it); or every item a
     ``SitemapEntry`` without extensions (validated when built). Then the results are
     those of the per-item path, computed column by column at C speed. Anything else (one
     unusual value is enough) returns None, and each item takes the per-item path, which
@@ -157,13 +159,21 @@ def plain_batch(raw: list[Any], base: BaseURL) -> PlainBatch | None:
     if kinds == {SitemapEntry}:
         return _entries(raw, base)
     if kinds != {dict}:
-        return None
-    keys = raw[0].keys()
-    if "loc" not in keys or not PLAIN_KEYS.issuperset(keys) or set(map(len, raw)) != {len(keys)}:
-        return None
-    try:  # the same number of keys and every key of the first: the same keys
+        (kind,) = kinds if len(kinds) == 1 else (object,)
+        if not issubclass(kind, Mapping):
+            return None
+        if issubclass(kind, dict):  # read as dict() reads it (a defaultdict adds no key)
+            raw = list(map(dict, raw))
+    try:
+        keys = raw[0].keys()
+        if "loc" not in keys or not PLAIN_KEYS.issuperset(keys):
+            return None
+        if set(map(len, raw)) != {len(keys)}:
+            return None
+        # The same number of keys and every key of the first: the same keys (a mapping
+        # has the keys it can look up); read as SitemapEntry(**item) reads them.
         columns = {key: list(map(_COLUMN[key], raw)) for key in keys}
-    except KeyError:
+    except Exception:  # a key missing, or a mapping that cannot be read: each item decides
         return None
     located = base.all_located(columns["loc"])
     if located is None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
+from types import MappingProxyType
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -865,3 +867,66 @@ def test_plain_batch_takes_sitemap_entries_and_gives_what_each_gives(raw: list[A
     if all(not entry.images for entry in raw) and len({entry.loc[0] == "/" for entry in raw}) == 1:
         assert plain_batch(raw, _BASE) is not None
     _check_plain(raw)
+
+
+def _row_mappings(rows: list[dict[str, Any]]) -> list[Any]:
+    """The rows as SQLAlchemy returns them (``row._mapping``), from an in-memory SQLite."""
+    sqlalchemy = pytest.importorskip("sqlalchemy")
+    engine = sqlalchemy.create_engine("sqlite://")
+    columns = ["loc", "lastmod", "changefreq", "priority"]
+    table = sqlalchemy.table("urls", *(sqlalchemy.column(name) for name in columns))
+    keys = list(rows[0])  # the same keys in every row (a select names its columns)
+    with engine.connect() as connection:
+        connection.exec_driver_sql(f"CREATE TABLE urls ({', '.join(columns)})")
+        connection.execute(
+            sqlalchemy.insert(table), [{name: row.get(name) for name in columns} for row in rows]
+        )
+        select = sqlalchemy.select(*(table.c[name] for name in keys)).order_by(
+            sqlalchemy.literal_column("rowid")
+        )
+        return [row._mapping for row in connection.execute(select)]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_plain_batch_takes_mappings_of_one_type_and_gives_what_each_gives(data: Any) -> None:
+    """A batch of one Mapping type that is not dict (``row._mapping``, a mapping proxy)
+    is admitted a batch at a time when its rows would be as dicts, each as the per-item
+    path (``SitemapEntry(**item)``) admits it; any other is left to each item."""
+    rows = data.draw(_usual_batches() if data.draw(st.booleans()) else _batches())
+    rows = [row for row in rows if type(row) is dict] or [{"loc": "/a"}]
+    proxies = [MappingProxyType(row) for row in rows]
+    if plain_batch([dict(row) for row in rows], _BASE) is not None:
+        assert plain_batch(proxies, _BASE) is not None
+    _check_plain(proxies)
+    if len({tuple(row) for row in rows}) == 1 and not any(map(_stored_apart, rows)):
+        mappings = _row_mappings(rows)
+        assert [dict(row) for row in mappings] == rows
+        if plain_batch(rows, _BASE) is not None:
+            assert plain_batch(mappings, _BASE) is not None
+        _check_plain(mappings)
+
+
+def _stored_apart(row: dict[str, Any]) -> bool:
+    """Whether SQLite would give a value of the row back other than as it was given."""
+    return not all(
+        value is None
+        or type(value) is str
+        or (type(value) is int and -(2**63) <= value < 2**63)
+        or (type(value) is float and value == value)  # NaN is stored as NULL
+        for value in row.values()
+    )
+
+
+def test_plain_batch_leaves_mixed_mapping_types_to_each_item() -> None:
+    row = {"loc": "https://example.com/shop/a", "priority": 0.5}
+    assert plain_batch([MappingProxyType(row), row], _BASE) is None
+    assert plain_batch([MappingProxyType({**row, "images": ()})] * 2, _BASE) is None
+    _check_plain([MappingProxyType({**row, "images": ()})] * 2)
+    # A defaultdict answers any key: read as dict() reads it, it gains none.
+    rows = [defaultdict(float, row), defaultdict(float, {"loc": row["loc"], "images": ()})]
+    assert plain_batch(rows, _BASE) is None
+    assert [set(each) for each in rows] == [{"loc", "priority"}, {"loc", "images"}]
+    _check_plain(rows)
+    assert plain_batch([defaultdict(float, row)] * 2, _BASE) is not None
+    _check_plain([defaultdict(float, row)] * 2)
