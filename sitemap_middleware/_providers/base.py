@@ -25,7 +25,7 @@ from time import perf_counter
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from .._exceptions import InvalidEntryError
-from .._sansio.models import Mapped, SitemapEntry, coerce_entry
+from .._sansio.models import Mapped, SitemapEntry, coerce_entry, map_each
 from .._sansio.values import to_datetime
 from .threads import MAX_SECTION_THREADS, WorkerThreads
 
@@ -285,8 +285,8 @@ class CallableProvider:
         name = getattr(function, "__name__", "map")
         try:
             async for batch in batches:
-                # Resolved row by row by the middleware: a failing row costs that row only.
-                yield [Mapped(function, item, name) for item in batch]
+                # Row by row: a failing row costs that row only (its error is its item).
+                yield map_each(function, batch, name)
         finally:
             await batches.aclose()  # type: ignore[attr-defined]
 

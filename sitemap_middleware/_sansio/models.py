@@ -21,6 +21,7 @@ __all__ = [
     "SitemapEntry",
     "coerce_entry",
     "entry_parts",
+    "map_each",
     "resolve_mapped",
     "simple_fields",
 ]
@@ -261,6 +262,23 @@ def entry_parts(item: object) -> Admitted:
         return normalize_loc(item), "", None
     entry = coerce_entry(item)
     return entry.loc, entry._tail, entry if entry._extended else None
+
+
+def map_each(function: Callable[[Any], Any], items: list[Any], name: str) -> list[Any]:
+    """What :func:`resolve_mapped` gives for ``Mapped(function, item, name)`` of each
+    item, without wrapping each: a provider's ``map=`` applied a batch at a time."""
+    out: list[Any] = []
+    append = out.append
+    for item in items:
+        try:
+            value = function(item)
+        except Exception as exc:
+            value = Mapped(function, item, name).error(exc)
+        else:
+            if type(value) is dict:  # a mapping may fill and return one dict each time
+                value = dict(value)
+        append(value)
+    return out
 
 
 def resolve_mapped(raw: list[Any]) -> list[Any]:

@@ -930,3 +930,29 @@ def test_plain_batch_leaves_mixed_mapping_types_to_each_item() -> None:
     _check_plain(rows)
     assert plain_batch([defaultdict(float, row)] * 2, _BASE) is not None
     _check_plain([defaultdict(float, row)] * 2)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(-3, 9), max_size=12))
+def test_map_each_gives_what_resolving_each_mapped_row_gives(rows: list[int]) -> None:
+    """A provider's map= applied a batch at a time (no Mapped per row): the same values,
+    the same error per failing row, and a fresh dict for a mapping that reuses one."""
+    from sitemap_middleware._sansio.models import map_each
+
+    shared: dict[str, Any] = {}
+
+    def to_entry(row: int) -> Any:
+        if row < 0:
+            raise ValueError(f"row {row} is gone")
+        if row == 0:
+            raise InvalidEntryError("loc", row, "no page")
+        if row % 2:
+            shared["loc"] = f"/p/{row}"
+            return shared  # the same dict each time, refilled
+        return f"/q/{row}"
+
+    def shown(values: list[Any]) -> list[Any]:
+        return [(type(v).__name__, str(v)) if isinstance(v, Exception) else v for v in values]
+
+    expected = shown(resolve_mapped([Mapped(to_entry, row, "to_entry") for row in rows]))
+    assert shown(map_each(to_entry, rows, "to_entry")) == expected
