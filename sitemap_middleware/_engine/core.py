@@ -136,7 +136,10 @@ class SitemapCore:
                 reply = await self._document(target, request, base)
         except HTTPError as exc:
             reply = self._error(request, exc)
-        # The one observation hook: log and report this reply when its body ends.
+        return self._watched(reply, target, request, started)
+
+    def _watched(self, reply: Reply, target: Target, request: RequestInfo, started: float) -> Reply:
+        """The one observation hook: log and report this reply when its body ends."""
         reply.body = self._observers.watch(
             target,
             request.method,
@@ -216,17 +219,7 @@ class SitemapCore:
         else:
             headers.append(("Content-Length", str(len(data))))
             reply = Reply(200, headers, StoredBody(data), document.cache)
-        reply.body = self._observers.watch(
-            target,
-            request.method,
-            request.path,
-            reply.status,
-            reply.headers,
-            reply.body,
-            started,
-            reply.cache,
-        )
-        return reply
+        return self._watched(reply, target, request, started)
 
     def _encoding(self, target: Target, request: RequestInfo) -> tuple[Encoding, bool]:
         """The encoding to send and whether it was negotiated (406 when none is acceptable)."""

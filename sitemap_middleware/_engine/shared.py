@@ -22,16 +22,13 @@ Only complete renders of complete documents (no section left out) are stored.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
-from typing import Any
 
 import anyio
-import sniffio
 
 from .._caches.store import MemoryRenderStore, PlanStore, RenderMeta, RenderStore, describe_render
 from .._config import SitemapConfig
@@ -42,6 +39,7 @@ from .bodies import stored_body
 from .coalesce import Flights, Opener
 from .documents import Document, HTTPError, unavailable
 from .observe import CacheStatus
+from .refresh import BackgroundRefreshes
 from .store_calls import LOG_STORE_FAILED, StoreCalls
 from .stream import logger
 from .views import view_key
@@ -84,8 +82,7 @@ class SharedRenders:
         #: The largest render stored, and held for readers at different speeds.
         self.max_bytes = self.renders.max_bytes or config.max_bytes_per_page
         self.flights = Flights()
-        self._refreshing: set[str] = set()
-        self._tasks: set[Any] = set()
+        self._refreshes = BackgroundRefreshes()
         self._calls = StoreCalls()  # logging, and the back-off after a failure
         #: Renders stored with their gzip flight's bytes when it ends: (level, save).
         self._gzipping: dict[str, tuple[int, Callable[[bytes | None], Awaitable[None]]]] = {}
@@ -163,11 +160,7 @@ class SharedRenders:
 
     async def aclose(self) -> None:
         """Stop background refreshes and release the store's connections."""
-        for task in list(self._tasks):
-            task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(BaseException):  # cancelled, or failed and logged
-                await task
+        await self._refreshes.aclose()
         aclose = getattr(self.store, "aclose", None)
         if aclose is not None:
             try:
@@ -394,23 +387,9 @@ class SharedRenders:
 
     def _revalidate_later(self, key: str, name: str, meta: RenderMeta, fresh: Fresh) -> bool:
         """Start one background refresh of ``key``; False where none can run (trio)."""
-        try:
-            library = sniffio.current_async_library()
-        except sniffio.AsyncLibraryNotFoundError:  # pragma: no cover - always in a loop
-            return False
-        if library != "asyncio":
-            return False
-        if key in self._refreshing:
-            return True
-        import asyncio
+        return self._refreshes.start(key, lambda: self._refresh(name, key, meta, fresh))
 
-        self._refreshing.add(key)
-        task = asyncio.get_running_loop().create_task(self._refresh(key, name, meta, fresh))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return True
-
-    async def _refresh(self, key: str, name: str, meta: RenderMeta, fresh: Fresh) -> None:
+    async def _refresh(self, name: str, key: str, meta: RenderMeta, fresh: Fresh) -> None:
         try:
             document = await self._share(key, await fresh(), meta)
             body = await document.open()
@@ -421,8 +400,6 @@ class SharedRenders:
                 await body.aclose()  # type: ignore[attr-defined]
         except Exception as exc:
             logger.warning(LOG_REFRESH_FAILED, name, type(exc).__name__, exc)
-        finally:
-            self._refreshing.discard(key)
 
     # -- the store, which may fail ---------------------------------------------------------
 
