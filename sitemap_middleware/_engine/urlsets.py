@@ -22,7 +22,9 @@ from .stream import EntryStream, logger
 
 __all__ = ["LOG_FAILED", "Urlsets", "strict_error"]
 
-LOG_FAILED = "sitemap %s: answering %d: %s"
+#: Logged where a render fails before its first byte; the status is what the request gets
+#: unless a stored render answers instead (stale-if-error: logged on its own line).
+LOG_FAILED = "sitemap %s: cannot be rendered (%d): %s"
 
 
 def strict_error() -> HTTPError:

@@ -161,7 +161,7 @@ def test_render_mode_failure_before_the_first_byte_is_503(
     assert len(page_urls(check_document(recovered.content))) == 2000
     messages = [r.getMessage() for r in caplog.records if r.name == "sitemap_middleware"]
     assert not any("after headers were sent" in m for m in messages), messages
-    assert any("answering 503" in m for m in messages), messages
+    assert any("cannot be rendered (503)" in m for m in messages), messages
 
 
 @servers
