@@ -14,9 +14,9 @@ document, so one instance renders while the others wait for its bytes.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import secrets
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
@@ -197,6 +197,9 @@ class MemoryRenderStore:
         self._size = 0
         self._items: OrderedDict[str, _Item] = OrderedDict()
         self._stamps: OrderedDict[str, tuple[str, datetime]] = OrderedDict()
+        #: Request threads peek (WSGI) while the loop saves and evicts: each look or
+        #: change of the items is one step under this lock.
+        self._lock = threading.Lock()
 
     async def meta(self, key: str) -> RenderMeta | None:
         item = self._live(key)
@@ -214,17 +217,19 @@ class MemoryRenderStore:
         size = len(body) + len(gzip or b"")
         if size > self._max_bytes:
             return
-        self._drop(key)
-        self._items[key] = (time.monotonic() + keep, meta, body, gzip)
-        self._size += size
-        while self._size > self._max_bytes:
-            self._drop(next(iter(self._items)))
+        with self._lock:
+            self._drop(key)
+            self._items[key] = (time.monotonic() + keep, meta, body, gzip)
+            self._size += size
+            while self._size > self._max_bytes:
+                self._drop(next(iter(self._items)))
 
     async def touch(self, key: str, meta: RenderMeta, keep: float) -> None:
-        item = self._items.get(key)
-        if item is not None and item[1].etag == meta.etag:
-            self._items[key] = (time.monotonic() + keep, meta, item[2], item[3])
-            self._items.move_to_end(key)
+        with self._lock:
+            item = self._items.get(key)
+            if item is not None and item[1].etag == meta.etag:
+                self._items[key] = (time.monotonic() + keep, meta, item[2], item[3])
+                self._items.move_to_end(key)
 
     async def stamp(self, key: str, identity: str, now: datetime) -> datetime:
         last = self._stamps.get(key)
@@ -245,27 +250,23 @@ class MemoryRenderStore:
         return None
 
     def peek(self, key: str, *, gzip: bool = False) -> tuple[RenderMeta, bytes] | None:
-        """A live render and its body, read without awaiting: from any thread (it never
-        drops or resizes; the event loop's calls do)."""
-        item = self._items.get(key)
-        if item is None or item[0] < time.monotonic():
-            return None
-        body = item[3] if gzip else item[2]
-        if body is None:
-            return None
-        with contextlib.suppress(KeyError):  # dropped by the loop's thread meanwhile
-            self._items.move_to_end(key)
-        return item[1], body
-
-    def _live(self, key: str) -> _Item | None:
-        item = self._items.get(key)
+        """A live render and its body, read without awaiting: safe from any thread."""
+        item = self._live(key)
         if item is None:
             return None
-        if item[0] < time.monotonic():
-            self._drop(key)
-            return None
-        self._items.move_to_end(key)
-        return item
+        body = item[3] if gzip else item[2]
+        return None if body is None else (item[1], body)
+
+    def _live(self, key: str) -> _Item | None:
+        with self._lock:
+            item = self._items.get(key)
+            if item is None:
+                return None
+            if item[0] < time.monotonic():
+                self._drop(key)
+                return None
+            self._items.move_to_end(key)
+            return item
 
     def _drop(self, key: str) -> None:
         item = self._items.pop(key, None)

@@ -70,7 +70,9 @@ class ServedDocument:
 class DocumentObserver(Protocol):
     """A hook called once per served document (metrics exporters implement it).
 
-    Called on the serving loop (or the WSGI portal's); keep it quick and non-blocking.
+    Called from whichever thread finishes the reply: the serving loop, the WSGI portal's,
+    or (a stored page answered at once) a WSGI request thread; keep it quick,
+    non-blocking and thread-safe (as ``prometheus_client`` metrics and ``logging`` are).
     Exceptions are logged and never reach the request.
     """
 

@@ -127,6 +127,8 @@ class SharedRenders:
         store = self.store
         if not isinstance(store, MemoryRenderStore) or not self.renders.ttl:
             return None
+        if self._calls.backing_off():  # document() renders without the store meanwhile
+            return None
         key = self.key(target, base)
         found = store.peek(key, gzip=gzip)
         if found is None:

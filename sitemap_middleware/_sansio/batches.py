@@ -168,11 +168,13 @@ def plain_batch(raw: list[Any], base: BaseURL) -> PlainBatch | None:
         keys = raw[0].keys()
         if "loc" not in keys or not PLAIN_KEYS.issuperset(keys):
             return None
-        if set(map(len, raw)) != {len(keys)}:
-            return None
-        # The same number of keys and every key of the first: the same keys (a mapping
-        # has the keys it can look up); read as SitemapEntry(**item) reads them.
-        columns = {key: list(map(_COLUMN[key], raw)) for key in keys}
+        if kinds == {dict}:
+            if set(map(len, raw)) != {len(keys)}:
+                return None
+            # The same number of keys and every key of the first: the same keys.
+        elif len(set(map(frozenset, raw))) != 1:  # each lists the same keys (and no more:
+            return None  # a mapping may answer keys it does not list)
+        columns = {key: list(map(_COLUMN[key], raw)) for key in keys}  # as **item reads
     except Exception:  # a key missing, or a mapping that cannot be read: each item decides
         return None
     located = base.all_located(columns["loc"])

@@ -152,3 +152,55 @@ def test_a_warm_wsgi_request_makes_no_portal_call(monkeypatch: pytest.MonkeyPatc
         == 304
     )
     assert calls == []
+
+
+def test_peeking_from_threads_never_breaks_the_loops_store_calls() -> None:
+    """Request threads peek while the loop saves and evicts (a store of a few bodies):
+    no call on either side fails (found by a hostile review: 'OrderedDict mutated during
+    iteration' in save(), which backed the store off)."""
+    import sys
+    import threading
+
+    from sitemap_middleware._caches.store import MemoryRenderStore, RenderMeta
+
+    store = MemoryRenderStore(max_bytes=3000)
+    keys = [f"k{i}" for i in range(40)]
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def peek() -> None:
+        while not stop.is_set():
+            for key in keys:
+                try:
+                    found = store.peek(key)
+                except Exception as exc:  # pragma: no cover - the failure looked for
+                    errors.append(exc)
+                    continue
+                if found is not None:
+                    assert found[0].etag == key and found[1].startswith(key.encode())
+
+    async def save() -> None:
+        for round_ in range(150):
+            for key in keys:
+                body = (key + "-" * 1000).encode()
+                meta = RenderMeta(key, "application/xml", None, time.time(), len(body), "")
+                try:
+                    await store.save(key, meta, body, 60)
+                    await store.meta(keys[round_ % 40])
+                except Exception as exc:  # pragma: no cover - the failure looked for
+                    errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often: the race shows within a second
+    threads = [threading.Thread(target=peek) for _ in range(4)]
+    try:
+        for thread in threads:
+            thread.start()
+        anyio.run(save)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+        sys.setswitchinterval(interval)
+    assert errors == []
+    assert store._size == sum(len(i[2]) + len(i[3] or b"") for i in store._items.values())
