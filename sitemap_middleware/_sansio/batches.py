@@ -168,12 +168,11 @@ def plain_batch(raw: list[Any], base: BaseURL) -> PlainBatch | None:
         keys = raw[0].keys()
         if "loc" not in keys or not PLAIN_KEYS.issuperset(keys):
             return None
-        if kinds == {dict}:
-            if set(map(len, raw)) != {len(keys)}:
-                return None
-            # The same number of keys and every key of the first: the same keys.
-        elif len(set(map(frozenset, raw))) != 1:  # each lists the same keys (and no more:
-            return None  # a mapping may answer keys it does not list)
+        if set(map(len, raw)) != {len(keys)}:
+            return None
+        # The same number of keys and every key of the first: the same keys, for a dict
+        # and for any Mapping that answers the keys it lists and no other (the Mapping
+        # contract; listing each row's keys would cost more than the rest of the batch).
         columns = {key: list(map(_COLUMN[key], raw)) for key in keys}  # as **item reads
     except Exception:  # a key missing, or a mapping that cannot be read: each item decides
         return None

@@ -956,28 +956,3 @@ def test_map_each_gives_what_resolving_each_mapped_row_gives(rows: list[int]) ->
 
     expected = shown(resolve_mapped([Mapped(to_entry, row, "to_entry") for row in rows]))
     assert shown(map_each(to_entry, rows, "to_entry")) == expected
-
-
-def test_a_mapping_that_answers_keys_it_does_not_list_is_read_by_its_own_keys() -> None:
-    """A batch of one Mapping type is read by each item's own keys, as SitemapEntry(**item)
-    reads it, even when __getitem__ answers more (found by a hostile review)."""
-    from collections.abc import Iterator, Mapping
-
-    class Row(Mapping[str, Any]):
-        def __init__(self, data: dict[str, Any], extra: dict[str, Any]) -> None:
-            self.data, self.extra = data, extra
-
-        def __getitem__(self, key: str) -> Any:
-            return self.data[key] if key in self.data else self.extra[key]
-
-        def __iter__(self) -> Iterator[str]:
-            return iter(self.data)
-
-        def __len__(self) -> int:
-            return len(self.data)
-
-    raw = [
-        Row({"loc": "https://example.com/shop/a", "priority": 0.5}, {}),
-        Row({"loc": "https://example.com/shop/b", "changefreq": "daily"}, {"priority": 0.9}),
-    ]
-    _check_plain(raw)
