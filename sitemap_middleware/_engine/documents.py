@@ -186,8 +186,8 @@ class Documents:
         etag = document_etag(
             self.config.fingerprint, base.prefix, kind, [plan.validator_parts for plan in plans]
         )
-        if etag is None:
-            return None, None
+        # Without an ETag, a time every section gives is still sent (as Django's view
+        # sends it); alone it earns no 304 (see core.py).
         return etag, last_modified(plans)
 
     def index_validators(

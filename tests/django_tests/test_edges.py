@@ -386,3 +386,19 @@ def test_page_answers_match_djangos_for_the_same_sitemap() -> None:
     status, _, body = get(core_for({"bad": bad}), "/sitemap.xml")
     assert as_bytes(status, body) == body
     assert locs(body) == ["https://example.com/x%20y", "https://example.com/z"]
+
+
+@pytest.mark.parametrize("alias", ALIASES)
+def test_the_root_of_a_dated_generic_sitemap_sends_last_modified(
+    alias: str, tags: Callable[..., None]
+) -> None:
+    """Issue 26: /sitemap.xml of a GenericSitemap(date_field=...) sends Last-Modified, as
+    Django's sitemap view and the section's own page do."""
+    alias = _alias(alias)
+    tags([("a", DAY), ("c", DAY - timedelta(days=1))], alias)
+    core = core_for({"generic": _tag_sitemaps(alias)["generic"]})
+    page = get(core, "/sitemap-generic-1.xml")
+    root = get(core, "/sitemap.xml")
+    assert page[0] == root[0] == 200 and locs(page[2]) == locs(root[2])
+    assert page[1]["last-modified"] == "Thu, 01 Feb 2024 00:00:00 GMT"
+    assert root[1].get("last-modified") == page[1]["last-modified"]
