@@ -245,6 +245,9 @@ class DjangoSitemapProvider:
     #: page the count gives exists even if every entry on it is left out: Django's
     #: paginator (``allow_empty_first_page``) and view answer 200 for both.
     allow_empty_first_page = True
+    #: The index lists ``get_latest_lastmod()`` for every page, as Django's does,
+    #: whatever the entries' own lastmods (an override, None, a date).
+    page_dates_override = True
 
     def __init__(
         self,
@@ -343,10 +346,12 @@ class DjangoSitemapProvider:
             return aware_datetime(row["latest"]), row["undated"] == 0
         return None, False
 
-    async def page_last_modified(self, page_size: int) -> list[datetime | None]:
-        def read() -> list[datetime | None]:
+    async def page_last_modified(self, page_size: int) -> list[date | None]:
+        def read() -> list[date | None]:
             listing = self._listing()
-            latest = aware_datetime(listing.sitemap.get_latest_lastmod())
+            given = listing.sitemap.get_latest_lastmod()
+            # A date stays a date: Django's index writes it as one ("2024-02-01").
+            latest = given if type(given) is date else aware_datetime(given)
             return [latest] * -(-listing.count() // page_size)
 
         return await run_orm(read)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from importlib import resources
 
 from .._caches.store import PlanStore
@@ -78,7 +78,7 @@ class IndexChild:
     number: int
     name: str  # the XML file name (with its key range for keyset pages)
     urls: int
-    lastmod: datetime | None
+    lastmod: date | None  # a datetime, or a date a provider gives (written as a date)
 
 
 @dataclass(frozen=True, slots=True)

@@ -332,7 +332,7 @@ async def _plan_by_ranges(
 ) -> SectionPlan | None:
     async def measure(after: Any, upto: Any) -> tuple[int, int, datetime | None]:
         plan = await plan_section(config, section, base, version, key_range=(after, upto))
-        newest = max((page.lastmod for page in plan.pages if page.lastmod), default=None)
+        newest = max((to_datetime(p.lastmod) for p in plan.pages if p.lastmod), default=None)
         return plan.count, plan.size, newest
 
     ranged = await plan_by_ranges(config, section, base, measurer, max_urls, room, measure)
@@ -356,7 +356,9 @@ async def _provider_lastmods(
     """Page lastmods a provider reports itself (``page_last_modified``), where they apply.
 
     They describe pages of ``max_urls`` items each: usable when the bytes did not move a
-    boundary, and only where the entries carried no lastmod of their own.
+    boundary, and only where the entries carried no lastmod of their own, unless the
+    provider's dates are the ones to list (``page_dates_override``: Django's index lists
+    ``get_latest_lastmod()`` for every page, None and dates included).
     """
     provider = section.provider
     size = section.max_urls
@@ -364,7 +366,8 @@ async def _provider_lastmods(
         return pages
     if any(page.start != number * size for number, page in enumerate(pages)):
         return pages
-    if all(page.lastmod is not None for page in pages):
+    overrides = getattr(provider, "page_dates_override", False) is True
+    if not overrides and all(page.lastmod is not None for page in pages):
         return pages
     answer = await call_provider(
         section.name, config.provider_timeout, lambda: provider.page_last_modified(size)
@@ -378,17 +381,18 @@ async def _provider_lastmods(
     found = list(answer)
     dates = [_page_date(section.name, value) for value in found[: len(pages)]]
     return tuple(
-        replace(page, lastmod=dates[number])
-        if page.lastmod is None and number < len(dates)
+        replace(page, lastmod=dates[number] if number < len(dates) else None)
+        if overrides or (page.lastmod is None and number < len(dates))
         else page
         for number, page in enumerate(pages)
     )
 
 
-def _page_date(section: str, value: object) -> datetime | None:
-    """A page lastmod from ``page_last_modified()``, aware (naive means UTC)."""
+def _page_date(section: str, value: object) -> date | None:
+    """A page lastmod from ``page_last_modified()``: an aware datetime (naive means
+    UTC), or a date, which the index writes as a date."""
     if value is None:
         return None
     if not isinstance(value, date):
         raise ProviderError(section, f"page_last_modified() gave {value!r}, not a datetime")
-    return to_datetime(value)
+    return to_datetime(value) if isinstance(value, datetime) else value

@@ -8,7 +8,7 @@ UUIDs) are not shared.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from .._providers.base import ProviderVersion
@@ -65,7 +65,7 @@ def decode_plan(data: bytes, identity: str) -> SectionPlan | None:
                 _int(urls),
                 _int(size),
                 _int(news),
-                _datetime(lastmod),
+                _date(lastmod),
                 first_key,
                 last_key,
             )
@@ -95,6 +95,13 @@ def _bool(value: object) -> bool:
     if type(value) is not bool:
         raise TypeError(value)
     return value
+
+
+def _date(text: str | None) -> date | None:
+    """A page lastmod as encoded: a datetime, or a date (a provider's, written as one)."""
+    if text is not None and len(text) == 10:
+        return date.fromisoformat(text)
+    return _datetime(text)
 
 
 def _datetime(text: str | None) -> datetime | None:

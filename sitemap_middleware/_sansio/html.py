@@ -138,7 +138,7 @@ class IndexView:
         )
 
     def sitemap(
-        self, *, section: str, page: int, count: int, lastmod: datetime | None, xml_name: str
+        self, *, section: str, page: int, count: int, lastmod: date | None, xml_name: str
     ) -> str:
         """One row: the page's view (row header), URL count, lastmod and XML file."""
         view = escape(self._view.page_name(self._page_prefix, section, page))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date
 
 from .limits import MAX_INDEX_ENTRIES
 from .render import SITEMAP_NS, LimitedWriter, prolog
@@ -29,7 +29,7 @@ class IndexWriter(LimitedWriter):
     def open(self) -> str:
         return self._start(f'{prolog(self._stylesheet_href)}<sitemapindex xmlns="{SITEMAP_NS}">\n')
 
-    def sitemap(self, loc: str, lastmod: datetime | None) -> str:
+    def sitemap(self, loc: str, lastmod: date | None) -> str:
         text = f"<sitemap><loc>{escape_loc(loc)}</loc>"
         if lastmod is not None:
             text += f"<lastmod>{format_w3c(lastmod)}</lastmod>"

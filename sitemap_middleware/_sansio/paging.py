@@ -33,7 +33,7 @@ import binascii
 import json
 from collections.abc import Hashable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from .limits import MAX_NEWS_PER_FILE
@@ -56,7 +56,8 @@ class PagePlan:
     urls: int
     size: int
     news: int
-    lastmod: datetime | None
+    #: The newest lastmod of its entries (aware), or the date its provider gives.
+    lastmod: date | None
     first_key: Any = None
     last_key: Any = None
 

@@ -402,3 +402,67 @@ def test_the_root_of_a_dated_generic_sitemap_sends_last_modified(
     assert page[0] == root[0] == 200 and locs(page[2]) == locs(root[2])
     assert page[1]["last-modified"] == "Thu, 01 Feb 2024 00:00:00 GMT"
     assert root[1].get("last-modified") == page[1]["last-modified"]
+
+
+def _index_lastmods(body: bytes) -> dict[str, str | None]:
+    from lxml import etree
+
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    root = etree.fromstring(body)
+    return {
+        item.findtext("s:loc", namespaces=ns).rsplit("/", 1)[-1]: item.findtext(
+            "s:lastmod", namespaces=ns
+        )
+        for item in root.findall("s:sitemap", ns)
+    }
+
+
+@pytest.mark.parametrize("alias", ALIASES)
+def test_the_index_takes_get_latest_lastmod_as_django_does(
+    alias: str, tags: Callable[..., None]
+) -> None:
+    """Issue 26: every page of a section is listed with ``get_latest_lastmod()`` as
+    Django's index lists it, whatever the items' own lastmods: an override, None
+    (unknown: no <lastmod>) and a date (written as a date)."""
+    from django.contrib.sitemaps import Sitemap
+
+    from tests.djangoproject.shop.models import Tag
+
+    alias = _alias(alias)
+    tags([("a", DAY), ("b", DAY - timedelta(days=1)), ("c", DAY)], alias)
+
+    class Overridden(Sitemap):
+        limit = 2
+
+        def items(self) -> Any:
+            return Tag.objects.using(alias).order_by("pk")
+
+        def location(self, tag: Any) -> str:
+            return f"/tags/{tag.code}/"
+
+        def lastmod(self, tag: Any) -> datetime:
+            return tag.updated
+
+        def get_latest_lastmod(self) -> Any:
+            return datetime(2030, 1, 1, 12, tzinfo=UTC)
+
+    class Unknown(Overridden):
+        def get_latest_lastmod(self) -> Any:
+            return None
+
+    class Dated(Overridden):
+        def get_latest_lastmod(self) -> Any:
+            return DAY.date()
+
+    core = core_for({"over": Overridden, "unknown": Unknown, "dated": Dated})
+    status, _, body = get(core, "/sitemap_index.xml")
+    assert status == 200
+    check_document(body)
+    assert _index_lastmods(body) == {
+        "sitemap-over-1.xml": "2030-01-01T12:00:00+00:00",
+        "sitemap-over-2.xml": "2030-01-01T12:00:00+00:00",
+        "sitemap-unknown-1.xml": None,
+        "sitemap-unknown-2.xml": None,
+        "sitemap-dated-1.xml": "2024-02-01",
+        "sitemap-dated-2.xml": "2024-02-01",
+    }

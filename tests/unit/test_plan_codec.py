@@ -21,7 +21,7 @@ PAGES = st.builds(
     st.integers(0, 50_000),
     st.integers(0, 10**8),
     st.integers(0, 1000),
-    TIMES,
+    TIMES | st.dates(),  # a provider's date (Django's get_latest_lastmod) stays a date
     KEYS,
     KEYS,
 )
