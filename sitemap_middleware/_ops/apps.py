@@ -25,8 +25,13 @@ __all__ = ["client_for_app", "interface_of", "load_app"]
 Interface = Literal["asgi", "wsgi"]
 
 
-def load_app(spec: str) -> object:
-    """Import ``module:attribute`` (``attribute`` may be dotted); clear errors for typos."""
+def load_app(spec: str | object) -> object:
+    """Import ``module:attribute`` (``attribute`` may be dotted); clear errors for typos.
+
+    An app object (what ``manage.py sitemap`` passes) is taken as it is.
+    """
+    if not isinstance(spec, str):
+        return spec
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
         raise ValueError(f"--app must look like 'module:app', got {spec!r}")

@@ -53,9 +53,12 @@ INSTALLED_APPS = [
     "django.contrib.sites",
     "django.contrib.sitemaps",
     "tests.djangoproject.shop",
+    "sitemap_middleware.django",
 ]
 SITE_ID = 1
 ROOT_URLCONF = "tests.djangoproject.urls"
+#: The README's settings example (the sitemaps: the dict the URLconf passes to Django).
+SITEMAP_MIDDLEWARE = {"base_url": "https://example.com"}
 TEMPLATES = [{"BACKEND": "django.template.backends.django.DjangoTemplates", "APP_DIRS": True}]
 MIDDLEWARE: list[str] = []
 USE_TZ = True

@@ -22,13 +22,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._config import Section, SitemapConfig
-from ._django.hosts import HostSource, django_trusted_hosts, site_base_url
-from ._django.queryset import DjangoQuerySetProvider
-from ._django.sitemaps import DjangoSitemapProvider, django_sections, sitemap_protocols
-from ._exceptions import ConfigurationError
-from ._providers.base import ProviderLike
-from ._settings import TrustedHosts
+from .._config import Section, SitemapConfig
+from .._django.hosts import HostSource, django_trusted_hosts, site_base_url
+from .._django.project import find_sitemaps, settings_config
+from .._django.queryset import DjangoQuerySetProvider
+from .._django.sitemaps import DjangoSitemapProvider, django_sections, sitemap_protocols
+from .._exceptions import ConfigurationError
+from .._providers.base import ProviderLike
+from .._settings import TrustedHosts
 
 if TYPE_CHECKING:
     from django.contrib.sitemaps import Sitemap
@@ -38,7 +39,9 @@ __all__ = [
     "DjangoSitemapProvider",
     "django_sections",
     "django_trusted_hosts",
+    "find_sitemaps",
     "site_base_url",
+    "settings_config",
     "sitemap_config",
 ]
 

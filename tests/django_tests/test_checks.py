@@ -1,0 +1,95 @@
+"""The project's own configuration (``SITEMAP_MIDDLEWARE``) and ``manage.py check``
+(issue 26, item 3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _django(django_project: dict[str, str]) -> None:
+    """Django set up with the test project (its URLconf passes ``sitemaps`` to Django's
+    views under /django/)."""
+
+
+def _check(**setting: Any) -> list[Any]:
+    from django.test import override_settings
+
+    from sitemap_middleware._django.checks import check_configuration
+
+    with override_settings(**setting):
+        return check_configuration()
+
+
+def test_nothing_is_checked_without_the_setting() -> None:
+    assert _check(SITEMAP_MIDDLEWARE=None) == []
+    assert _check() == []  # the test project's own setting: a valid configuration
+
+
+def test_the_sitemaps_come_from_the_urlconf_and_the_rest_from_the_setting() -> None:
+    from django.test import override_settings
+
+    from sitemap_middleware._django.project import find_sitemaps, settings_config
+    from tests.djangoproject.shop.sitemaps import sitemaps
+
+    assert find_sitemaps() == sitemaps
+    with override_settings(SITEMAP_MIDDLEWARE={"base_url": "https://example.com"}):
+        config = settings_config()
+    assert [s.name for s in config.resolved_sections] == list(sitemaps)
+    assert config.base.origin == "https://example.com"
+    assert _check(SITEMAP_MIDDLEWARE={"base_url": "https://example.com"}) == []
+
+
+def test_a_base_url_django_does_not_answer_for_is_a_warning() -> None:
+    found = _check(SITEMAP_MIDDLEWARE={"base_url": "https://shop.example.org:8443"})
+    assert [message.id for message in found] == ["sitemap_middleware.W001"]
+    assert "'shop.example.org'" in found[0].msg and "ALLOWED_HOSTS" in found[0].hint
+
+
+@pytest.mark.parametrize(
+    ("setting", "says"),
+    [
+        # A Sitemap whose protocol disagrees with base_url's scheme.
+        ({"base_url": "http://example.com"}, "protocol is 'https'"),
+        ({"sitemaps": "tests.djangoproject.shop.nowhere.sitemaps"}, "cannot be imported"),
+        ({"base_url": "https://example.com", "max_urls_per_page": 0}, "max_urls_per_page"),
+        ("https://example.com", "must be a dict"),
+    ],
+    ids=["protocol", "import", "value", "not-a-dict"],
+)
+def test_what_start_up_would_refuse_is_an_error(setting: Any, says: str) -> None:
+    found = _check(SITEMAP_MIDDLEWARE=setting)
+    assert [message.id for message in found] == ["sitemap_middleware.E001"], found
+    assert says in found[0].msg
+
+
+def test_a_nullable_key_is_an_error() -> None:
+    """Sections named by dotted path are built when checked: a QuerySet keyed by a
+    nullable field is refused there, as at start-up."""
+    found = _check(
+        SITEMAP_MIDDLEWARE={
+            "base_url": "https://example.com",
+            "sections": "tests.djangoproject.shop.bad_sections.sections",
+        }
+    )
+    assert [message.id for message in found] == ["sitemap_middleware.E001"]
+    assert "nullable" in found[0].msg
+
+
+def test_manage_py_sitemap_check_and_export_ask_the_project(tmp_path: Any) -> None:
+    """``manage.py sitemap check|export`` are the CLI's commands on the project's own
+    WSGI app, in process (its URLconf, its database, its middleware)."""
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    with pytest.raises(SystemExit) as done:
+        call_command("sitemap", "check", "--no-progress", "--max-urls", "5")
+    assert done.value.code == 0
+    with pytest.raises(SystemExit) as done:
+        call_command("sitemap", "export", str(tmp_path / "out"))
+    assert done.value.code == 0
+    assert (tmp_path / "out" / "sitemap_index.xml").is_file()
+    with pytest.raises(CommandError, match="use one of check, export"):
+        call_command("sitemap", "explode")
