@@ -55,6 +55,7 @@ from ._settings import (
 
 if TYPE_CHECKING:
     from ._django.queryset import DjangoQuerySetProvider
+    from ._django.routes import DjangoRoutesProvider
     from ._django.sitemaps import DjangoSitemapProvider
     from ._providers.sql import SQLAlchemyProvider
 
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
 _OPTIONAL = {
     "SQLAlchemyProvider": "._providers.sql",
     "DjangoQuerySetProvider": "._django.queryset",
+    "DjangoRoutesProvider": "._django.routes",
     "DjangoSitemapProvider": "._django.sitemaps",
 }
 
@@ -69,6 +71,7 @@ _OPTIONAL = {
 _EXTRAS = {
     "SQLAlchemyProvider": "sql",
     "DjangoQuerySetProvider": "django",
+    "DjangoRoutesProvider": "django",
     "DjangoSitemapProvider": "django",
 }
 
@@ -98,6 +101,7 @@ __all__ = [
     "ConfigurationError",
     "DirectoryProvider",
     "DjangoQuerySetProvider",
+    "DjangoRoutesProvider",
     "DjangoSitemapProvider",
     "DocumentObserver",
     "ExportPathError",

@@ -19,7 +19,13 @@ def test_all_is_sorted_and_complete() -> None:
         and not isinstance(getattr(sitemap_middleware, name), types.ModuleType)
     }
     public -= {"annotations", "TYPE_CHECKING"}
-    lazy = {"__version__", "SQLAlchemyProvider", "DjangoQuerySetProvider", "DjangoSitemapProvider"}
+    lazy = {
+        "__version__",
+        "SQLAlchemyProvider",
+        "DjangoQuerySetProvider",
+        "DjangoRoutesProvider",
+        "DjangoSitemapProvider",
+    }
     assert set(exported) - lazy == public
     for name in exported:
         assert getattr(sitemap_middleware, name) is not None

@@ -145,6 +145,7 @@ def test_readme_has_the_examples_it_promises() -> None:
         "Alternate(",
         "WSGISitemapMiddleware(\n    application",
         "DjangoQuerySetProvider(",
+        "DjangoRoutesProvider(",
     ):
         assert name in text, name
 

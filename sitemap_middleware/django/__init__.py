@@ -1,4 +1,4 @@
-"""Django as a first-class citizen: Sitemap classes, QuerySets and the host model.
+"""Django as a first-class citizen: Sitemap classes, QuerySets, the URLconf and hosts.
 
 Needs the ``django`` extra (``pip install '.[django]'`` from a clone). Migrating a
 site that uses ``django.contrib.sitemaps`` is a few lines in ``wsgi.py`` or ``asgi.py``::
@@ -26,6 +26,7 @@ from .._config import Section, SitemapConfig
 from .._django.hosts import HostSource, django_trusted_hosts, site_base_url
 from .._django.project import find_sitemaps, settings_config
 from .._django.queryset import DjangoQuerySetProvider
+from .._django.routes import DjangoRoutesProvider
 from .._django.sitemaps import DjangoSitemapProvider, django_sections, sitemap_protocols
 from .._exceptions import ConfigurationError
 from .._providers.base import ProviderLike
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DjangoQuerySetProvider",
+    "DjangoRoutesProvider",
     "DjangoSitemapProvider",
     "django_sections",
     "django_trusted_hosts",
