@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from .._config import Section, SitemapConfig
 from .._django.hosts import HostSource, django_trusted_hosts, site_base_url
 from .._django.project import find_sitemaps, settings_config
+from .._django.push import IndexNowPush, notify_on_change
 from .._django.queryset import DjangoQuerySetProvider
 from .._django.routes import DjangoRoutesProvider
 from .._django.sitemaps import DjangoSitemapProvider, django_sections, sitemap_protocols
@@ -39,9 +40,11 @@ __all__ = [
     "DjangoQuerySetProvider",
     "DjangoRoutesProvider",
     "DjangoSitemapProvider",
+    "IndexNowPush",
     "django_sections",
     "django_trusted_hosts",
     "find_sitemaps",
+    "notify_on_change",
     "site_base_url",
     "settings_config",
     "sitemap_config",
