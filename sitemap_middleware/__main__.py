@@ -1,6 +1,7 @@
-"""Command line: ``sitemap-middleware demo | check | export`` (or ``python -m sitemap_middleware``).
+"""Command line: ``sitemap-middleware demo | check | export | notify`` (or ``python -m
+sitemap_middleware``).
 
-``check`` and ``export`` need the ``cli`` extra (httpx, rich, lxml).
+``check``, ``export`` and ``notify`` need the ``cli`` extra (httpx, rich, lxml).
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ import sys
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sitemap-middleware",
-        description="Sitemaps for ASGI and WSGI apps: run the demo, check a site, export files.",
+        description=(
+            "Sitemaps for ASGI and WSGI apps: run the demo, check a site, export files, "
+            "push changes to IndexNow."
+        ),
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo = commands.add_parser(
@@ -21,11 +25,13 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("demo_args", nargs=argparse.REMAINDER)
     try:
         from ._ops.cli import add_check_parser, add_export_parser
+        from ._ops.notify import add_notify_parser
     except ImportError:  # pragma: no cover - without the cli extra
         pass
     else:
         add_check_parser(commands)
         add_export_parser(commands)
+        add_notify_parser(commands)
     return parser
 
 

@@ -91,5 +91,5 @@ def test_manage_py_sitemap_check_and_export_ask_the_project(tmp_path: Any) -> No
         call_command("sitemap", "export", str(tmp_path / "out"))
     assert done.value.code == 0
     assert (tmp_path / "out" / "sitemap_index.xml").is_file()
-    with pytest.raises(CommandError, match="use one of check, export"):
+    with pytest.raises(CommandError, match="use one of check, export, notify"):
         call_command("sitemap", "explode")

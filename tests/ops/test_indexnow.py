@@ -371,3 +371,57 @@ def test_timeouts_and_backoffs_must_be_positive() -> None:
     for name, value in [("timeout", 0), ("timeout", -1.0), ("backoff", -1), ("max_backoff", -1)]:
         with pytest.raises(ConfigurationError, match=f"{name} must be"):
             IndexNowNotifier(host="example.com", key=KEY, **{name: value})  # type: ignore[arg-type]
+
+
+class _Pages:
+    """A section whose URLs a test changes between runs (no version: read each time)."""
+
+    def __init__(self, paths: list[str]) -> None:
+        self.paths = paths
+
+    async def entries(self) -> Any:
+        for path in self.paths:
+            yield path
+
+
+def test_the_notify_command_pushes_what_changed_since_its_snapshot(
+    site: tuple[str, SitemapConfig],
+    endpoint: tuple[str, IndexNowEndpoint],
+    tmp_path: Any,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``sitemap-middleware notify``: the first run writes the snapshot and pushes nothing;
+    later runs push what was added, changed or removed; a dry run sends and writes
+    nothing; a failed push keeps the old snapshot, so the next run pushes again."""
+    from sitemap_middleware import ASGISitemapMiddleware
+    from sitemap_middleware.__main__ import build_parser
+
+    url, _ = site
+    endpoint_url, state = endpoint
+    pages = _Pages(["/", "/about"])
+    config = SitemapConfig(base_url=url, sections={"pages": pages}, indexnow_key=KEY)
+    app = ASGISitemapMiddleware(lambda *a: None, config=config)  # type: ignore[arg-type]
+    snapshot = tmp_path / "state" / "snapshot.json"
+
+    def run(*extra: str) -> int:
+        argv = ["notify", "--app", "x:y", "--snapshot", str(snapshot)]
+        namespace = build_parser().parse_args([*argv, "--endpoint", endpoint_url, *extra])
+        namespace.app = app  # the app object itself (as manage.py sitemap passes it)
+        status: int = namespace.handler(namespace)
+        return status
+
+    assert run() == 0 and snapshot.is_file() and state.received == []
+    assert "first run" in capsys.readouterr().out
+    pages.paths.append("/new")
+    assert run("--dry-run") == 0 and state.received == []
+    assert f"{url}/new" in capsys.readouterr().out
+    assert run() == 0
+    assert [body["urlList"] for body in state.received] == [[f"{url}/new"]]
+    assert run() == 0 and len(state.received) == 1  # nothing changed: nothing sent
+    pages.paths.remove("/about")
+    state.fail = 100  # every attempt answers 500
+    assert run("--json", "--retries", "0") == 1
+    assert '"ok": false' in capsys.readouterr().out
+    state.fail = 0
+    assert run() == 0
+    assert state.received[-1]["urlList"] == [f"{url}/about"]  # pushed again, removed

@@ -1,4 +1,4 @@
-"""``manage.py sitemap check|export``: see ``sitemap_middleware._django.command``."""
+"""``manage.py sitemap check|export|notify``: see ``sitemap_middleware._django.command``."""
 
 from __future__ import annotations
 
@@ -12,12 +12,13 @@ from ...._django.command import run
 
 class Command(BaseCommand):  # type: ignore[misc]
     help = (
-        "Check the project's sitemaps like a search engine, or export them to static "
-        "files: the sitemap-middleware CLI's check and export, on this project in process"
+        "Check the project's sitemaps like a search engine, export them to static files, "
+        "or push what changed to IndexNow: the sitemap-middleware CLI's check, export and "
+        "notify, on this project in process"
     )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("arguments", nargs=argparse.REMAINDER, help="check|export …")
+        parser.add_argument("arguments", nargs=argparse.REMAINDER, help="check|export|notify …")
 
     def handle(self, *args: Any, **options: Any) -> None:
         raise SystemExit(run(list(options["arguments"])))
