@@ -1,7 +1,7 @@
-"""Command line: ``sitemap-middleware demo | check | export | notify`` (or ``python -m
+"""Command line: ``sitemap-middleware demo | check | export | notify | explain`` (or ``python -m
 sitemap_middleware``).
 
-``check``, ``export`` and ``notify`` need the ``cli`` extra (httpx, rich, lxml).
+``check``, ``export``, ``notify`` and ``explain`` need the ``cli`` extra (httpx, rich, lxml).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("demo_args", nargs=argparse.REMAINDER)
     try:
         from ._ops.cli import add_check_parser, add_export_parser
+        from ._ops.explain import add_explain_parser
         from ._ops.notify import add_notify_parser
     except ImportError:  # pragma: no cover - without the cli extra
         pass
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_check_parser(commands)
         add_export_parser(commands)
         add_notify_parser(commands)
+        add_explain_parser(commands)
     return parser
 
 

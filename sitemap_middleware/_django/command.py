@@ -1,4 +1,4 @@
-"""``manage.py sitemap check|export|notify``: the CLI's commands on the project itself.
+"""``manage.py sitemap check|export|notify|explain``: the CLI's commands on the project itself.
 
 The app they ask in-process is the project's ``WSGI_APPLICATION`` when the sitemap
 middleware wraps it (as the README's migration does), else Django's WSGI app wrapped
@@ -13,7 +13,7 @@ from typing import Any
 __all__ = ["project_app", "run"]
 
 #: The CLI's commands a Django project takes here.
-COMMANDS = ("check", "export", "notify")
+COMMANDS = ("check", "export", "notify", "explain")
 #: What ``--app`` says until the project's app is built (never imported).
 _PROJECT = "<this Django project>:app"
 

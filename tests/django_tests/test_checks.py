@@ -91,5 +91,15 @@ def test_manage_py_sitemap_check_and_export_ask_the_project(tmp_path: Any) -> No
         call_command("sitemap", "export", str(tmp_path / "out"))
     assert done.value.code == 0
     assert (tmp_path / "out" / "sitemap_index.xml").is_file()
-    with pytest.raises(CommandError, match="use one of check, export, notify"):
+    with pytest.raises(CommandError, match="use one of check, export, notify, explain"):
         call_command("sitemap", "explode")
+
+
+def test_manage_py_sitemap_explain_asks_the_project(capsys: pytest.CaptureFixture[str]) -> None:
+    from django.core.management import call_command
+
+    with pytest.raises(SystemExit) as done:
+        call_command("sitemap", "explain", "/about/", "/nowhere/")
+    assert done.value.code == 1  # one of them is not listed
+    text = capsys.readouterr().out
+    assert "/nowhere/\n  not listed: no section yields it" in text

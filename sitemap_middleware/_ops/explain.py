@@ -1,0 +1,162 @@
+"""The ``explain`` command: why a URL is, or is not, listed.
+
+For each URL asked about: the sitemap files that list it (section, page file, position
+in the section), or why none does: outside ``base_url`` (the location rule), left out as
+an invalid entry (the reason, as the logs give it), in a section that failed, or yielded
+by no section. The same plans and the same per-entry rules as the served documents.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from .._config import SitemapConfig
+from .._exceptions import InvalidEntryError, ProviderError
+from .._sansio.models import SitemapEntry, entry_parts
+from .._sansio.urls import normalize_loc
+
+__all__ = ["Explanation", "add_explain_parser", "explain"]
+
+
+@dataclass(slots=True)
+class Explanation:
+    """What the sitemaps say about one URL."""
+
+    url: str
+    #: ``(section, sitemap file, position in the section)`` of each listing.
+    listed: list[tuple[str, str, int]] = field(default_factory=list)
+    #: Why items of the providers that name this URL were left out.
+    left_out: list[str] = field(default_factory=list)
+    #: Why the URL cannot be listed at all, or which sections could not be read.
+    problems: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        listed = [{"section": s, "file": f, "position": p} for s, f, p in self.listed]
+        return {"url": self.url, "listed": listed, "left_out": self.left_out,
+                "problems": self.problems}  # fmt: skip
+
+    def format_text(self) -> str:
+        lines = [self.url]
+        lines += [f"  listed in {f} (section {s!r}, item {p + 1})" for s, f, p in self.listed]
+        if len(self.listed) > 1:
+            lines.append(f"  listed {len(self.listed)} times")
+        lines += [f"  left out: {reason}" for reason in self.left_out]
+        lines += [f"  {problem}" for problem in self.problems]
+        if not (self.listed or self.left_out or self.problems):
+            lines.append("  not listed: no section yields it")
+        return "\n".join(lines)
+
+
+async def explain(config: SitemapConfig, urls: list[str]) -> list[Explanation]:
+    """An :class:`Explanation` of each of ``urls`` (absolute, or paths under the base)."""
+    from .._engine.core import SitemapCore
+    from .._engine.stream import EntryStream
+
+    base = config.base
+    found: dict[str, Explanation] = {}
+    answers: list[Explanation] = []
+    for url in urls:
+        answer = Explanation(url)
+        answers.append(answer)
+        try:
+            found[base.locate(normalize_loc(url))] = answer
+        except InvalidEntryError as exc:
+            answer.problems.append(f"not listed: {exc}")
+    core = SitemapCore(config)
+    plans, failed = await core._documents.plans.plan_all(base)
+    for name in failed:
+        for answer in answers:
+            answer.problems.append(f"section {name!r} failed, so whether it lists this is unknown")
+    children = core._documents.index_children(plans)
+    names = {(c.section or "", c.number): c.name for c in children}
+    by_name = {plan.name: plan for plan in plans}
+    for section in config.resolved_sections:
+        plan = by_name.get(section.name)
+        if plan is None:
+            continue
+        stream = EntryStream(
+            section.name, section.provider, base, timeout=config.provider_timeout, strict=False
+        )
+        try:
+            while raw := await stream.next_raw():
+                start = stream.pulled - len(raw)
+                plain = stream.plain(raw)
+                locs: list[str | None] = list(plain.locs) if plain is not None else []
+                if plain is None:
+                    for item in raw:
+                        try:
+                            locs.append(base.locate(entry_parts(item)[0]))
+                        except InvalidEntryError as exc:
+                            locs.append(None)
+                            if (refused := found.get(_raw_loc(base, item) or "")) is not None:
+                                refused.left_out.append(f"section {section.name!r}: {exc}")
+                for offset, loc in enumerate(locs):
+                    if loc is not None and (listed := found.get(loc)) is not None:
+                        position = start + offset
+                        number = next(
+                            (
+                                n
+                                for n, p in enumerate(plan.pages, 1)
+                                if p.start <= position < p.stop
+                            ),
+                            0,
+                        )
+                        file = names.get((section.name, number), "(past the planned pages)")
+                        listed.listed.append((section.name, file, position))
+        except ProviderError as exc:
+            for answer in answers:
+                answer.problems.append(f"section {section.name!r} failed while read: {exc}")
+        finally:
+            await stream.aclose()
+    await core.aclose()
+    return answers
+
+
+def _raw_loc(base: Any, item: object) -> str | None:
+    """The absolute URL an item that was left out meant, as far as it says one."""
+    if isinstance(item, SitemapEntry):
+        loc: object = item.loc
+    elif isinstance(item, dict):
+        loc = item.get("loc")
+    else:
+        loc = item
+    if not isinstance(loc, str):
+        return None
+    try:
+        return str(base.locate(normalize_loc(loc)))
+    except InvalidEntryError:
+        return None
+
+
+def add_explain_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "explain",
+        help="say why URLs are or are not listed in the app's sitemaps",
+        description=(
+            "For each URL: the sitemap files that list it, or why none does (outside "
+            "base_url, left out as invalid, a failed section, or no section yields it). "
+            "Exit status 1 when one is not listed."
+        ),
+    )
+    parser.add_argument("urls", nargs="+", metavar="URL", help="absolute, or a path")
+    parser.add_argument("--app", metavar="MODULE:APP", required=True, help="the ASGI/WSGI app")
+    parser.add_argument("--json", action="store_true", help="print the answers as JSON")
+    parser.set_defaults(handler=_explain_command)
+
+
+def _explain_command(args: argparse.Namespace) -> int:
+    from .apps import load_app
+    from .export import find_config
+
+    config = find_config(load_app(args.app))
+    answers = anyio.run(explain, config, list(args.urls))
+    if args.json:
+        print(json.dumps([answer.as_dict() for answer in answers], indent=2))
+    else:
+        print("\n".join(answer.format_text() for answer in answers))
+    return 0 if all(answer.listed for answer in answers) else 1

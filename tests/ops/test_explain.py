@@ -1,0 +1,71 @@
+"""``sitemap-middleware explain``: why a URL is, or is not, listed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from sitemap_middleware import ASGISitemapMiddleware, SitemapConfig
+from sitemap_middleware.__main__ import build_parser
+
+
+class _Items:
+    def __init__(self, items: list[Any]) -> None:
+        self.items = items
+
+    async def entries(self) -> Any:
+        for item in self.items:
+            yield item
+
+
+class _Failing:
+    async def entries(self) -> Any:
+        raise RuntimeError("database went away")
+        yield  # pragma: no cover
+
+
+def _run(config: SitemapConfig, *argv: str) -> int:
+    namespace = build_parser().parse_args(["explain", *argv, "--app", "x:y"])
+    namespace.app = ASGISitemapMiddleware(lambda *a: None, config=config)  # type: ignore[arg-type]
+    status: int = namespace.handler(namespace)
+    return status
+
+
+def test_explain_says_where_a_url_is_listed_and_why_one_is_not(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    config = SitemapConfig(
+        base_url="https://example.com/shop",
+        sections={
+            # Paths are joined to the base directory: "/about" is .../shop/about.
+            "pages": _Items(["/", "/about", {"loc": "/bad", "priority": 7}]),
+            "more": [f"/p/{i}" for i in range(5)] + ["https://example.com/shop/about"],
+        },
+        max_urls_per_page=3,
+    )
+    assert _run(config, "/about", "--json") == 0
+    (about,) = json.loads(capsys.readouterr().out)
+    assert about["listed"] == [
+        {"section": "pages", "file": "sitemap-pages-1.xml", "position": 1},
+        {"section": "more", "file": "sitemap-more-2.xml", "position": 5},
+    ]
+    status = _run(config, "https://example.com/shop/bad", "https://other.example/x", "/nowhere")
+    text = capsys.readouterr().out
+    assert status == 1
+    assert "left out: section 'pages': invalid priority 7" in text
+    assert "not listed: invalid loc 'https://other.example/x'" in text
+    assert "/nowhere\n  not listed: no section yields it" in text
+
+
+def test_explain_says_when_a_section_could_not_be_read(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    config = SitemapConfig(
+        base_url="https://example.com", sections={"a": ["/x"], "broken": _Failing()}
+    )
+    assert _run(config, "/x", "/y") == 1
+    text = capsys.readouterr().out
+    assert "listed in sitemap-a-1.xml" in text
+    assert "section 'broken' failed" in text
