@@ -55,7 +55,6 @@ class Explanation:
 async def explain(config: SitemapConfig, urls: list[str]) -> list[Explanation]:
     """An :class:`Explanation` of each of ``urls`` (absolute, or paths under the base)."""
     from .._engine.core import SitemapCore
-    from .._engine.stream import EntryStream
 
     base = config.base
     found: dict[str, Explanation] = {}
@@ -68,6 +67,20 @@ async def explain(config: SitemapConfig, urls: list[str]) -> list[Explanation]:
         except InvalidEntryError as exc:
             answer.problems.append(f"not listed: {exc}")
     core = SitemapCore(config)
+    try:
+        await _find(core, config, found, answers)
+    finally:
+        await core.aclose()
+    return answers
+
+
+async def _find(
+    core: Any, config: SitemapConfig, found: dict[str, Explanation], answers: list[Explanation]
+) -> None:
+    """Fill ``found``'s explanations from the plans and a pass over every section."""
+    from .._engine.stream import EntryStream
+
+    base = config.base
     plans, failed = await core._documents.plans.plan_all(base)
     for name in failed:
         for answer in answers:
@@ -113,8 +126,6 @@ async def explain(config: SitemapConfig, urls: list[str]) -> list[Explanation]:
                 answer.problems.append(f"section {section.name!r} failed while read: {exc}")
         finally:
             await stream.aclose()
-    await core.aclose()
-    return answers
 
 
 def _raw_loc(base: Any, item: object) -> str | None:
