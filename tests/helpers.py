@@ -196,6 +196,18 @@ async def fetch(
     return reply, await collect(reply)
 
 
+class ListProvider:
+    """A generator provider over a list a test may change between requests (no version:
+    every pass reads it as it is now)."""
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = items
+
+    async def entries(self) -> Any:
+        for item in list(self.items):
+            yield item
+
+
 def header(reply: Reply, name: str) -> str | None:
     for key, value in reply.headers:
         if key.lower() == name.lower():

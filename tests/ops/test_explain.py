@@ -9,15 +9,7 @@ import pytest
 
 from sitemap_middleware import ASGISitemapMiddleware, SitemapConfig
 from sitemap_middleware.__main__ import build_parser
-
-
-class _Items:
-    def __init__(self, items: list[Any]) -> None:
-        self.items = items
-
-    async def entries(self) -> Any:
-        for item in self.items:
-            yield item
+from tests.helpers import ListProvider
 
 
 class _Failing:
@@ -40,7 +32,7 @@ def test_explain_says_where_a_url_is_listed_and_why_one_is_not(
         base_url="https://example.com/shop",
         sections={
             # Paths are joined to the base directory: "/about" is .../shop/about.
-            "pages": _Items(["/", "/about", {"loc": "/bad", "priority": 7}]),
+            "pages": ListProvider(["/", "/about", {"loc": "/bad", "priority": 7}]),
             "more": [f"/p/{i}" for i in range(5)] + ["https://example.com/shop/about"],
         },
         max_urls_per_page=3,

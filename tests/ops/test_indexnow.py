@@ -25,7 +25,7 @@ from sitemap_middleware import (
     take_snapshot,
 )
 from sitemap_middleware._ops.indexnow import _retry_after, retry_wait
-from tests.helpers import CountingProvider
+from tests.helpers import CountingProvider, ListProvider
 from tests.integration.servers import bound_socket, serve, serve_uvicorn
 from tests.ops.hostile_sites import indexnow_hostile
 from tests.ops.indexnow_server import IndexNowEndpoint
@@ -373,17 +373,6 @@ def test_timeouts_and_backoffs_must_be_positive() -> None:
             IndexNowNotifier(host="example.com", key=KEY, **{name: value})  # type: ignore[arg-type]
 
 
-class _Pages:
-    """A section whose URLs a test changes between runs (no version: read each time)."""
-
-    def __init__(self, paths: list[str]) -> None:
-        self.paths = paths
-
-    async def entries(self) -> Any:
-        for path in self.paths:
-            yield path
-
-
 def test_the_notify_command_pushes_what_changed_since_its_snapshot(
     site: tuple[str, SitemapConfig],
     endpoint: tuple[str, IndexNowEndpoint],
@@ -398,7 +387,7 @@ def test_the_notify_command_pushes_what_changed_since_its_snapshot(
 
     url, _ = site
     endpoint_url, state = endpoint
-    pages = _Pages(["/", "/about"])
+    pages = ListProvider(["/", "/about"])
     config = SitemapConfig(base_url=url, sections={"pages": pages}, indexnow_key=KEY)
     app = ASGISitemapMiddleware(lambda *a: None, config=config)  # type: ignore[arg-type]
     snapshot = tmp_path / "state" / "snapshot.json"
@@ -412,13 +401,13 @@ def test_the_notify_command_pushes_what_changed_since_its_snapshot(
 
     assert run() == 0 and snapshot.is_file() and state.received == []
     assert "first run" in capsys.readouterr().out
-    pages.paths.append("/new")
+    pages.items.append("/new")
     assert run("--dry-run") == 0 and state.received == []
     assert f"{url}/new" in capsys.readouterr().out
     assert run() == 0
     assert [body["urlList"] for body in state.received] == [[f"{url}/new"]]
     assert run() == 0 and len(state.received) == 1  # nothing changed: nothing sent
-    pages.paths.remove("/about")
+    pages.items.remove("/about")
     state.fail = 100  # every attempt answers 500
     assert run("--json", "--retries", "0") == 1
     assert '"ok": false' in capsys.readouterr().out
