@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from .batches import PlainBatch
 from .models import Admitted, SitemapEntry
 from .render import LimitedWriter
 
@@ -20,10 +21,12 @@ class TextWriter(LimitedWriter):
         return ""
 
     def urls(self, batch: Iterable[Admitted]) -> str:
+        # A batch admitted whole gives its locs as they are (its tails are never built).
+        locs = batch.locs if isinstance(batch, PlainBatch) else [loc for loc, _, _ in batch]
         if not self.cap:
-            return "".join([self._account(loc + "\n") for loc, _, _ in batch])
+            return "".join([self._account(loc + "\n") for loc in locs])
         parts = []
-        for loc, _, _ in batch:
+        for loc in locs:
             line = loc + "\n"
             if self.count >= self.max_items or self.size + len(line) > self.max_bytes:
                 self.full = True
