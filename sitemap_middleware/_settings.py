@@ -177,10 +177,10 @@ class HTTPSettings:
     :param x_robots_tag: ``X-Robots-Tag`` of sitemap documents (``None`` to omit).
     :param retry_after: ``Retry-After`` seconds on a 503 from a failing provider.
     :param trust_provider_times: answer ``If-Modified-Since`` with a 304 from a provider's
-        time alone (a time-only ``ProviderVersion``, Django's ``GenericSitemap``), as
-        Django's ``ConditionalGetMiddleware`` would. Off by default: a time cannot tell
-        that an older item was deleted, so such a 304 can be stale. The
-        ``Last-Modified`` header is sent either way.
+        time alone (a time-only ``ProviderVersion``: Django's ``GenericSitemap``, or any
+        ``Sitemap`` under ``item_dates=True``), as Django's ``ConditionalGetMiddleware``
+        would. Off by default: a time cannot tell that an older item was deleted, so such
+        a 304 can be stale. The ``Last-Modified`` header is sent either way.
     """
 
     gzip: bool = True

@@ -227,14 +227,20 @@ class DjangoSitemapProvider:
     :param sitemap: a ``Sitemap`` subclass or instance.
     :param batch_size: items converted per hand-over to the event loop.
     :param section: the section name warnings give (default: the class name).
+    :param item_dates: opt-in, Django's ``Last-Modified`` for any sitemap: ``version()``
+        reads every item's ``lastmod`` (in a worker thread, as Django's view does on
+        every request) and gives the newest when every listed item has one. The cost
+        is one pass over ``items()`` per version check, i.e. per request for a page, the
+        index or ``/sitemap.xml``. With ``HTTPSettings(trust_provider_times=True)``
+        ``If-Modified-Since`` is answered from it as Django answers it.
 
     Capabilities: ``count()`` (``QuerySet.count()`` or ``len()``, times the languages
     under ``i18n``), ``page()`` (one slice of ``items()``, as Django's paginator takes),
     ``page_last_modified()`` (every page of the section gets ``get_latest_lastmod()``,
     as in Django's index) and, for a ``GenericSitemap`` with a ``date_field``,
-    ``version()`` from the newest date, which gives ETag, Last-Modified and 304s while
-    no item's date is NULL (as Django's view sends Last-Modified; see :meth:`version`).
-    Other sitemaps get no version: whether every item has a lastmod cannot be known
+    ``version()`` from the newest date, which gives Last-Modified while no item's date
+    is NULL (as Django's view sends it; see :meth:`version`). Other sitemaps get no
+    version unless ``item_dates=True``: whether every item has a lastmod cannot be known
     without reading them all (``get_latest_lastmod()`` is used for the index only).
 
     Use it in a section with ``max_urls=sitemap.limit`` (``django_sections`` does) so
@@ -255,6 +261,7 @@ class DjangoSitemapProvider:
         *,
         batch_size: int = BATCH_SIZE,
         section: str | None = None,
+        item_dates: bool = False,
     ) -> None:
         from django.contrib.sitemaps import GenericSitemap, Sitemap
 
@@ -266,7 +273,10 @@ class DjangoSitemapProvider:
             )
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+        check_item_dates(item_dates)
         self.sitemap = sitemap
+        #: Read every item's lastmod for version() (see :meth:`version`).
+        self.item_dates = item_dates
         self.batch_size = batch_size
         #: The section name its warnings give (django_sections sets it).
         self.section = section or self.name
@@ -321,11 +331,17 @@ class DjangoSitemapProvider:
         all (no ETag either: a version without a time would be given the time it was
         first seen, and the next version, once every item is dated, an older one). A
         ``GenericSitemap`` with a ``date_field`` is checked by one aggregate query; any
-        other sitemap cannot be checked without reading every item, so it gets no version.
+        other sitemap cannot be checked without reading every item, so it gets no version
+        unless ``item_dates=True`` asks for that pass (Django's view makes it on every
+        request). The date is the section's, so on a section of several pages it is the
+        newest of all of them (never older than Django's page date).
         """
-        if not self.versioned:
+        if self.versioned:
+            latest, every_item_dated = await run_orm(self._freshness)
+        elif self.item_dates and hasattr(self.sitemap, "lastmod"):
+            latest, every_item_dated = await run_orm(lambda: item_freshness(self._listing()))
+        else:
             return ProviderVersion()
-        latest, every_item_dated = await run_orm(self._freshness)
         if latest is None or not every_item_dated:
             return ProviderVersion()
         return ProviderVersion(last_modified=latest)
@@ -357,17 +373,52 @@ class DjangoSitemapProvider:
         return await run_orm(read)
 
 
+def check_item_dates(value: object) -> None:
+    if not isinstance(value, bool):
+        raise ConfigurationError(
+            f"item_dates must be True or False, got {value!r} (True: Last-Modified from "
+            "every item's lastmod, read on each version check)"
+        )
+
+
+def item_freshness(listing: _Listing) -> tuple[datetime | None, bool]:
+    """The newest lastmod of the listed items and whether every one has a date, read as
+    Django's ``_urls()`` reads them (one pass; stops at the first undated item)."""
+    sitemap = listing.sitemap
+    items = _iterate(listing.items)
+    if sitemap.i18n:  # an item listed in no language is not on the page
+        if not _fixed_languages(sitemap):
+            items = (item for item in items if sitemap.get_languages_for_item(item))
+        elif not sitemap._languages():
+            return None, True
+    latest: datetime | None = None
+    for item in items:
+        # Django's _get: a method called with the item (not the (item, language) pair).
+        modified = aware_datetime(_field(sitemap, "lastmod", item))
+        if modified is None:  # None, or no date: Django sends no Last-Modified then
+            return None, False
+        latest = modified if latest is None else max(latest, modified)
+    return latest, True
+
+
 def django_sections(
-    sitemaps: Mapping[str, Sitemap | type[Sitemap]], *, batch_size: int = BATCH_SIZE
+    sitemaps: Mapping[str, Sitemap | type[Sitemap]],
+    *,
+    batch_size: int = BATCH_SIZE,
+    item_dates: bool = False,
 ) -> dict[str, Section]:
-    """The ``sitemaps`` dict of a Django URLconf as sections, each paged by its ``limit``."""
+    """The ``sitemaps`` dict of a Django URLconf as sections, each paged by its ``limit``
+    (``item_dates``: see :class:`DjangoSitemapProvider`)."""
     from .._config import Section
 
     if not isinstance(sitemaps, Mapping):
         raise TypeError(f"sitemaps must be a mapping of section name to Sitemap, got {sitemaps!r}")
+    check_item_dates(item_dates)
     sections = {}
     for name, sitemap in sitemaps.items():
-        provider = DjangoSitemapProvider(sitemap, batch_size=batch_size, section=name)
+        provider = DjangoSitemapProvider(
+            sitemap, batch_size=batch_size, section=name, item_dates=item_dates
+        )
         if provider.limit > MAX_URLS:
             raise ConfigurationError(
                 f"section {name!r}: {provider.name}.limit is {provider.limit}, but a sitemap "

@@ -57,6 +57,7 @@ def sitemap_config(
     base_url: str | None = None,
     sections: Mapping[str, ProviderLike | Section] | None = None,
     hosts: HostSource | TrustedHosts | None = None,
+    item_dates: bool = False,
     **settings: Any,
 ) -> SitemapConfig:
     """A :class:`~sitemap_middleware.SitemapConfig` serving a Django ``sitemaps`` dict.
@@ -71,6 +72,13 @@ def sitemap_config(
         :class:`~sitemap_middleware.TrustedHosts` (behind proxies:
         ``TrustedHosts(hosts=django_trusted_hosts(), forwarded="x-forwarded")``).
         ``None`` (the default): every URL comes from ``base_url``.
+    :param item_dates: ``True`` gives every sitemap of ``sitemaps`` Django's
+        ``Last-Modified``: the newest item lastmod, when every item has one, read from
+        every item (in a worker thread) on each version check, as Django's view reads them
+        on every request (see :class:`DjangoSitemapProvider`). A ``GenericSitemap`` with a
+        ``date_field`` gives it either way, from one aggregate query. Add
+        ``http=HTTPSettings(trust_provider_times=True)`` to answer ``If-Modified-Since``
+        from it as Django does.
     :param settings: any other ``SitemapConfig`` keyword.
 
     Raises :class:`~sitemap_middleware.ConfigurationError` when a sitemap's ``protocol``
@@ -87,7 +95,9 @@ def sitemap_config(
         base_url = site_base_url(next(iter(protocols), "https"))
     if isinstance(hosts, str):
         hosts = TrustedHosts(hosts=django_trusted_hosts(hosts))
-    merged: dict[str, ProviderLike | Section] = dict(django_sections(sitemaps))
+    merged: dict[str, ProviderLike | Section] = dict(
+        django_sections(sitemaps, item_dates=item_dates)
+    )
     for name, section in (sections or {}).items():
         if name in merged:
             raise ConfigurationError(f"section {name!r} is both a Django sitemap and in sections")

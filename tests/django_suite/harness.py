@@ -20,7 +20,10 @@ domain (``RequestSite`` without the Sites framework) under the scheme the sitema
 else the request's, as Django's views build their URLs per request.
 
 With ``SITEMAP_DJANGO_SUITE_DECLARE_XHTML=1`` (a diagnostic pass, not the middleware's
-answer) a urlset without ``xmlns:xhtml`` is given one.
+answer) a urlset without ``xmlns:xhtml`` is given one. With
+``SITEMAP_DJANGO_SUITE_DJANGO_SETTINGS=1`` (the settings pass) the config is built with
+the settings a user wanting Django's behaviour sets (:data:`DJANGO_SETTINGS`): the
+middleware's own answers, under those settings.
 
 Django's ``TestCase`` keeps each test's rows in an open transaction of the main thread's
 connection, which the middleware's ORM worker threads would not see; as Django's
@@ -38,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
 
-__all__ = ["install"]
+__all__ = ["django_settings", "install"]
 
 _shared: dict[str, Any] = {}
 _URLSET = b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
@@ -46,6 +49,18 @@ _URLSET = b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
 #: Django's template always writes and the middleware writes only with ``<xhtml:link>``s,
 #: to show which tests differ by nothing else.
 _URLSET_XHTML = _URLSET[:-1] + b' xmlns:xhtml="http://www.w3.org/1999/xhtml">'
+
+
+def django_settings() -> dict[str, Any]:
+    """``sitemap_config()`` keywords that give Django's behaviour where a setting can
+    (README, *Django's own tests*): a plain ``Sitemap``'s ``Last-Modified`` from its items'
+    lastmods, ``If-Modified-Since`` answered from it, and Django's ``X-Robots-Tag``."""
+    from sitemap_middleware import HTTPSettings
+
+    return {
+        "item_dates": True,
+        "http": HTTPSettings(trust_provider_times=True, x_robots_tag="noindex, noodp, noarchive"),
+    }
 
 
 def _not_ours(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
@@ -71,6 +86,8 @@ def _answer(request: Any, sitemaps: Mapping[str, Any], path: str, names: dict[st
     from sitemap_middleware import WSGISitemapMiddleware
     from sitemap_middleware.django import sitemap_config
 
+    if os.environ.get("SITEMAP_DJANGO_SUITE_DJANGO_SETTINGS"):
+        names = {**names, **django_settings()}
     config = sitemap_config(sitemaps, base_url=_base_url(request, sitemaps), **names)
     environ = dict(request.environ)
     environ.update(PATH_INFO="/" + path, QUERY_STRING="", SCRIPT_NAME="")
