@@ -23,6 +23,7 @@ from ._exceptions import (
     SitemapError,
     SitemapLimitError,
 )
+from ._feed_settings import Feed, LlmsTxt
 from ._ops.changes import Snapshot, changed_urls, take_snapshot
 from ._ops.indexnow import IndexNowBatch, IndexNowNotifier, IndexNowResult
 from ._ops.metrics import PrometheusObserver
@@ -105,6 +106,7 @@ __all__ = [
     "DjangoSitemapProvider",
     "DocumentObserver",
     "ExportPathError",
+    "Feed",
     "FlaskRoutesProvider",
     "HTMLView",
     "HTTPSettings",
@@ -114,6 +116,7 @@ __all__ = [
     "IndexNowResult",
     "InvalidEntryError",
     "Languages",
+    "LlmsTxt",
     "Mapped",
     "MemoryRenderCache",
     "MemoryRenderStore",

@@ -14,6 +14,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from ._exceptions import ConfigurationError, InvalidEntryError
+from ._feed_settings import Feed, LlmsTxt
 from ._providers.base import ProviderLike, UrlProvider, as_provider
 from ._providers.i18n import Languages, localized
 from ._sansio.htmlview import HTMLView
@@ -33,7 +34,7 @@ from ._settings import (
 if TYPE_CHECKING:
     from ._engine.observe import DocumentObserver
 
-__all__ = ["Section", "SitemapConfig", "Tenants"]
+__all__ = ["Feed", "LlmsTxt", "Section", "SitemapConfig", "Tenants"]
 
 #: Default page budget: the protocol's older 10 MB limit, which every crawler we know
 #: accepts (some libraries refuse documents over 20 MB, well under the 50 MiB maximum).
@@ -124,6 +125,9 @@ class SitemapConfig:
         :class:`PrometheusObserver`, or anything with ``document_served(event)``).
     :param indexnow_key: your IndexNow key; the key file ``<key>.txt`` is then served in
         the sitemap directory for search engines to verify notifications.
+    :param feeds: :class:`Feed` values: Atom or RSS feeds of the newest entries of some
+        sections, served in the sitemap directory and listed in robots.txt.
+    :param llms_txt: an :class:`LlmsTxt` to serve ``llms.txt`` from some sections.
     """
 
     base_url: str
@@ -148,6 +152,8 @@ class SitemapConfig:
     renders: Renders = Renders()
     observers: Sequence[DocumentObserver] = ()
     indexnow_key: str | None = None
+    feeds: Sequence[Feed] = ()
+    llms_txt: LlmsTxt | None = None
 
     base: BaseURL = field(init=False, repr=False)
     html_view: HTMLView | None = field(init=False, repr=False)
@@ -166,6 +172,30 @@ class SitemapConfig:
         object.__setattr__(self, "resolved_sections", self._resolve_sections())
         object.__setattr__(self, "html_view", self._html_view())
         object.__setattr__(self, "fingerprint", self._fingerprint())
+        self._check_feeds()
+
+    def _check_feeds(self) -> None:
+        """Feeds and llms.txt name sections that exist, and files nothing else is called."""
+        feeds, llms = self.feeds, self.llms_txt
+        if isinstance(feeds, str | Feed) or not all(isinstance(f, Feed) for f in feeds):
+            raise ConfigurationError(f"SitemapConfig.feeds must be a list of Feed, got {feeds!r}")
+        if llms is not None and not isinstance(llms, LlmsTxt):
+            raise ConfigurationError(f"SitemapConfig.llms_txt must be an LlmsTxt, got {llms!r}")
+        object.__setattr__(self, "feeds", tuple(feeds))
+        taken = {self.sitemap_name, self.index_name, f"{self.indexnow_key}.txt", "llms.txt"}
+        wanted = [(f"feed {f.name!r}", f.sections) for f in self.feeds]
+        if llms is not None:
+            wanted.append(("llms_txt", llms.all_sections()))
+        for feed in self.feeds:
+            if feed.name in taken or _page_like(self.page_prefix, feed.name):
+                raise ConfigurationError(
+                    f"Feed.name {feed.name!r} is taken by another document; choose another name"
+                )
+            taken.add(feed.name)
+        for owner, names in wanted:
+            for name in names:
+                if self.section(name) is None:
+                    raise ConfigurationError(f"{owner} names no section {name!r}")
 
     def _check_values(self) -> None:
         check_int("SitemapConfig", "max_urls_per_page", self.max_urls_per_page, 1, MAX_URLS)

@@ -208,3 +208,34 @@ def test_readme_quickstart_runs_as_written(framework: str, tmp_path: Path) -> No
     finally:
         process.terminate()
         process.wait(20)
+
+
+def test_readme_feeds_example_serves_valid_feeds_and_llms_txt() -> None:
+    """The *Feeds and llms.txt* block: its feeds are valid, its drafts left out."""
+    from tests.unit.test_feeds import check_atom, check_rss
+
+    (source,) = [block for block in BLOCKS if "Feed(" in block]
+    namespace: dict[str, Any] = {"__name__": "readme_example"}
+    exec(compile(source, str(README), "exec"), namespace)
+
+    async def serve() -> dict[str, bytes]:
+        core = SitemapCore(namespace["config"])
+        bodies = {}
+        for path in ("/feed.atom", "/feed.rss", "/llms.txt", "/robots.txt"):
+            reply, bodies[path] = await fetch(core, path)
+            assert reply.status == 200, bodies[path]
+        return bodies
+
+    bodies = anyio.run(serve)
+    atom = check_atom(bodies["/feed.atom"])
+    ids = [e.findtext("{http://www.w3.org/2005/Atom}id") for e in atom.iter("{*}entry")]
+    assert ids == [
+        "https://example.com/blog/latte-art",
+        "https://example.com/blog/caf%C3%A9-opening",
+    ]
+    check_rss(bodies["/feed.rss"])
+    llms = bodies["/llms.txt"].decode()
+    assert llms.startswith("# Example\n\n> A coffee shop.\n\n## Blog\n\n- [")
+    assert "- [Latte art & foam](https://example.com/blog/latte-art)" in llms
+    assert "https://example.com/blog/drafts" in llms and "## Pages" in llms
+    assert "Sitemap: https://example.com/feed.rss" in bodies["/robots.txt"].decode()

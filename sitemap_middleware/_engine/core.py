@@ -35,6 +35,7 @@ from .._sansio.urls import BaseURL
 from .answer import FAILED_SECTIONS_HEADER, TEXT_TYPE, Document, HTTPError, unavailable
 from .bodies import SizedStream, StoredBody, bytes_body, logging_abort
 from .documents import Documents
+from .feeds import FeedDocuments
 from .observe import CacheStatus, Observers
 from .rendered import RenderLimits, RenderValidation
 from .shared import SharedRenders
@@ -92,6 +93,7 @@ class SitemapCore:
         self.routes = Routes.from_config(config)
         self._shared = SharedRenders(config)
         self._documents = Documents(config, self._shared.plan_store, self._shared.calls)
+        self._feeds = FeedDocuments(config)
         self._vary = vary_headers(config.hosts)
         self._cache_control = cache_control(config.http.cache_control, config) or ""
         self._rendered: RenderValidation | None = None
@@ -255,6 +257,8 @@ class SitemapCore:
 
     async def _fresh_document(self, target: Target, base: BaseURL, label: str) -> Document:
         """The document as the providers have it now (no stored render involved)."""
+        if target.kind in (Kind.FEED, Kind.LLMS_TXT):
+            return await self._feeds.get(target, base)
         rendered = self._rendered
         key = ""
         if rendered is not None and target.is_sitemap:
@@ -341,6 +345,7 @@ class SitemapCore:
         assert robots is not None  # routing names robots.txt only when configured
         urls = [base.file_url(self.config.sitemap_name)]
         urls += (base.origin_url(loc) for loc in self.config.external_sitemaps)
+        urls += (base.file_url(feed.name) for feed in self.config.feeds)  # engines take feeds
         text = robots_text(robots, urls, app_robots)
         if text is None:
             problem = "no answer"

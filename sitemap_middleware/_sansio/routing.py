@@ -31,6 +31,8 @@ class Kind(enum.Enum):
     PAGE = "page"
     STYLESHEET = "stylesheet"
     INDEXNOW_KEY = "indexnow_key"
+    FEED = "feed"  # an Atom or RSS feed (SitemapConfig(feeds=...))
+    LLMS_TXT = "llms_txt"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +52,8 @@ class Target:
     #: For keyset sections: the page's key range as the index wrote it (see
     #: ``_sansio/paging.py``), so the page stays the same rows whatever is written.
     key_range: str | None = None
+    #: For feeds: the feed's file name.
+    name: str | None = None
 
     @property
     def is_sitemap(self) -> bool:
@@ -89,6 +93,9 @@ class Routes:
     #: The HTML views (``SitemapConfig(html=...)``): index view name and page pattern.
     html_index: str | None = None
     html_pattern: re.Pattern[str] | None = None
+    #: Feed file names (``SitemapConfig(feeds=...)``) and llms.txt's, when served.
+    feeds: frozenset[str] = frozenset()
+    llms_txt: str | None = None
 
     @classmethod
     def from_config(cls, config: SitemapConfig) -> Routes:
@@ -112,6 +119,8 @@ class Routes:
             if html_prefix is not None
             else None,
             indexnow_file=f"{config.indexnow_key}.txt" if config.indexnow_key else None,
+            feeds=frozenset(feed.name for feed in config.feeds),
+            llms_txt=config.llms_txt.name if config.llms_txt is not None else None,
         )
 
 
@@ -141,6 +150,10 @@ def match(path: str, routes: Routes, root_path: str = "") -> Target | None:
     name = path[len(directory) :]
     if "/" in name or not name:
         return None
+    if name in routes.feeds:
+        return Target(Kind.FEED, name=name)
+    if name == routes.llms_txt:
+        return Target(Kind.LLMS_TXT)
     gzip_file = name.endswith(".gz") and routes.gzip_files
     if gzip_file:
         name = name[:-3]
