@@ -45,6 +45,14 @@ def check_configuration(app_configs: Any = None, **kwargs: Any) -> list[Any]:
                 id="sitemap_middleware.W002",
             )
         ]
+    except Exception as exc:  # a Sitemap or section refusing to be built: start-up would fail
+        return [
+            Error(
+                f"the sitemap middleware's configuration is refused: {type(exc).__name__}: {exc}",
+                hint=f"fix settings.{SETTING} or the sitemaps it names",
+                id="sitemap_middleware.E001",
+            )
+        ]
     domain, _ = split_domain_port(config.base.origin.split("://", 1)[1])
     allowed = list(settings.ALLOWED_HOSTS)
     if settings.DEBUG and not allowed:  # what Django itself allows then

@@ -47,7 +47,9 @@ def run(argv: list[str]) -> int:
 
     from ..__main__ import build_parser
 
-    if argv[:1] and argv[0] not in COMMANDS and not argv[0].startswith("-"):
+    if not argv:
+        raise CommandError(f"name a command: one of {', '.join(COMMANDS)}")
+    if argv[0] not in COMMANDS and not argv[0].startswith("-"):
         raise CommandError(f"unknown command {argv[0]!r}: use one of {', '.join(COMMANDS)}")
     parser = build_parser()
     parser.prog = "manage.py sitemap"

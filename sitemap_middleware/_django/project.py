@@ -67,18 +67,41 @@ def project_options() -> dict[str, Any] | None:
             f"settings.{SETTING} must be a dict of sitemap_config() keywords, got {options!r}"
         )
     resolved = dict(options)
+    unknown = [key for key in resolved if key not in _known_keys()]
+    if unknown:
+        raise ConfigurationError(
+            f"settings.{SETTING} has unknown keys {', '.join(map(repr, unknown))}: use "
+            f"sitemap_config() keywords ({', '.join(sorted(_known_keys()))})"
+        )
     for name in ("sitemaps", "sections"):  # dotted paths: models are loaded by now
         value = resolved.get(name)
         if isinstance(value, str):
             try:
                 resolved[name] = import_string(value)
-            except ImportError as exc:
+            except Exception as exc:  # ImportError, or whatever importing the module raised
+                problem = (
+                    str(exc) if isinstance(exc, ImportError) else f"{type(exc).__name__}: {exc}"
+                )
                 raise ConfigurationError(
-                    f"settings.{SETTING}[{name!r}] names {value!r}, which cannot be imported: {exc}"
+                    f"settings.{SETTING}[{name!r}] names {value!r}, which cannot be imported: "
+                    f"{problem}"
                 ) from None
+    sections = resolved.get("sections")
+    if sections is not None and not isinstance(sections, Mapping):
+        raise ConfigurationError(
+            f"settings.{SETTING}['sections'] must be a dict of section name to provider, "
+            f"got {sections!r}"
+        )
     if resolved.get("sitemaps") is None:
         resolved["sitemaps"] = find_sitemaps()
     return resolved
+
+
+def _known_keys() -> set[str]:
+    """``sitemap_config()``'s keywords: its own and every ``SitemapConfig`` field."""
+    from .._config import SitemapConfig
+
+    return {"sitemaps", "hosts", *inspect.signature(SitemapConfig).parameters}
 
 
 def settings_config() -> SitemapConfig:

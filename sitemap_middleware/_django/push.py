@@ -75,13 +75,19 @@ class _Batcher:
                         url,
                     )
                 return
-            self._pending[url] = None
-            self._accepted += 1
             if self._thread is None:
-                self._thread = threading.Thread(
+                thread = threading.Thread(
                     target=self._run, name=f"sitemap-indexnow-{self._name}", daemon=True
                 )
-                self._thread.start()
+                try:  # refused at interpreter shutdown, or by a process out of threads
+                    thread.start()
+                except RuntimeError as exc:
+                    self.dropped += 1
+                    logger.warning("IndexNow push for %s: %s not sent: %s", self._name, url, exc)
+                    return
+                self._thread = thread
+            self._pending[url] = None
+            self._accepted += 1
             self._cond.notify_all()
 
     def _take(self) -> list[str] | None:
@@ -200,9 +206,16 @@ class IndexNowPush:
             if url is not None:
                 from django.db import transaction
 
-                transaction.on_commit(lambda: self._batcher.put(url), using=using)
+                transaction.on_commit(lambda: self._queue(url), using=using)
         except Exception:  # never into the saving code
             logger.exception("IndexNow push for %s: %r not queued", self._name, instance)
+
+    def _queue(self, url: str) -> None:
+        """The commit hook: it runs in the committing code, so nothing may escape it."""
+        try:
+            self._batcher.put(url)
+        except Exception:
+            logger.exception("IndexNow push for %s: %s not queued", self._name, url)
 
     def _url(self, instance: Any) -> str | None:
         try:

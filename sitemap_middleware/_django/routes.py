@@ -190,6 +190,8 @@ def _checked_metadata(metadata: Mapping[str, Mapping[str, Any]]) -> dict[str, di
         raise ConfigurationError(f"metadata must map URL names to fields, got {metadata!r}")
     checked = {}
     for name, fields in metadata.items():
+        if not isinstance(name, str):
+            raise ConfigurationError(f"metadata keys must be URL names (str), got {name!r}")
         if not isinstance(fields, Mapping) or set(fields) - set(_FIELDS):
             raise ConfigurationError(
                 f"metadata[{name!r}] must be a mapping of {', '.join(_FIELDS)}, got {fields!r}"
@@ -274,7 +276,8 @@ def _path(patterns: tuple[Any, ...], neutral: bool = False) -> str | None:
     for candidate, params in normalize(regex):
         if params:
             continue
-        text = candidate % {}
+        # No parameters, so no "%(name)s" in it: a literal "%" stays as it is ("100%/").
+        text = candidate
         if re.search(f"^{regex}", text):
             url = quote(text, safe=RFC3986_SUBDELIMS + "/~:@")
             # reverse(): a path starting "//" would read as a host

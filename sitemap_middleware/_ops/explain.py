@@ -59,18 +59,26 @@ async def explain(config: SitemapConfig, urls: list[str]) -> list[Explanation]:
     base = config.base
     found: dict[str, Explanation] = {}
     answers: list[Explanation] = []
+    repeats: list[tuple[Explanation, Explanation]] = []  # a URL asked again: (again, first)
     for url in urls:
         answer = Explanation(url)
         answers.append(answer)
         try:
-            found[base.locate(normalize_loc(url))] = answer
+            absolute = base.locate(normalize_loc(url))
         except InvalidEntryError as exc:
             answer.problems.append(f"not listed: {exc}")
+            continue
+        if absolute in found:
+            repeats.append((answer, found[absolute]))
+        else:
+            found[absolute] = answer
     core = SitemapCore(config)
     try:
         await _find(core, config, found, answers)
     finally:
         await core.aclose()
+    for again, first in repeats:
+        again.listed, again.left_out = list(first.listed), list(first.left_out)
     return answers
 
 

@@ -103,3 +103,32 @@ def test_manage_py_sitemap_explain_asks_the_project(capsys: pytest.CaptureFixtur
     assert done.value.code == 1  # one of them is not listed
     text = capsys.readouterr().out
     assert "/nowhere/\n  not listed: no section yields it" in text
+
+
+@pytest.mark.parametrize(
+    ("setting", "says"),
+    [
+        ({"base_url": "https://example.com", "bogus": 1}, "unknown keys 'bogus'"),
+        ({"base_url": "https://example.com", 1: 2}, "unknown keys 1"),
+        ({"base_url": "https://example.com", "sections": [1, 2]}, "'sections'] must be a dict"),
+        ({"base_url": "https://example.com", "sections": "os.path.join"}, "must be a dict"),
+        ({"sitemaps": {"a": 1}}, "TypeError: DjangoSitemapProvider needs"),
+        ({"sitemaps": "tests.djangoproject.raises_on_import.sitemaps"}, "RuntimeError: this"),
+    ],
+    ids=["unknown-key", "non-str-key", "sections-list", "sections-path", "junk", "import-raises"],
+)
+def test_a_setting_of_the_wrong_shape_is_an_error_not_a_crash(setting: Any, says: str) -> None:
+    """Hostile review: these raised TypeError/AttributeError/RuntimeError out of the
+    check, so ``manage.py check`` (and migrate, runserver) died with a traceback."""
+    found = _check(SITEMAP_MIDDLEWARE=setting)
+    assert [message.id for message in found] == ["sitemap_middleware.E001"], found
+    assert says in found[0].msg
+
+
+def test_manage_py_sitemap_without_a_command_names_the_commands() -> None:
+    """Hostile review: it said "invalid choice: '<this Django project>:app'"."""
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="name a command: one of check, export"):
+        call_command("sitemap")

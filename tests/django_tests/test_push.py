@@ -343,3 +343,32 @@ def test_bad_arguments_fail_at_connect(endpoint: LocalEndpoint) -> None:
         notify_on_change(Tag, good, delay=-1)
     with pytest.raises(ConfigurationError, match="max_pending"):
         notify_on_change(Tag, good, max_pending=0)
+
+
+def test_a_thread_that_cannot_start_never_raises_into_the_commit(
+    endpoint: LocalEndpoint,
+    pushes: list[Any],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Hostile review: the commit hook ran outside the receiver's try, so a batcher thread
+    that could not start (at interpreter shutdown, out of threads) raised out of
+    ``atomic()`` after the commit, and the batcher was left with a thread never started:
+    nothing was ever sent again and ``close()`` raised."""
+    from django.db import transaction
+
+    push = connect(pushes, notifier(endpoint), delay=0.05)
+
+    def refuse(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    with monkeypatch.context() as patch, caplog.at_level(logging.WARNING, "sitemap_middleware"):
+        patch.setattr(threading.Thread, "start", refuse)
+        with transaction.atomic():
+            new_tag("lost")
+    assert "can't start new thread" in caplog.text
+    assert push.dropped == 1
+    later = new_tag("later")  # the thread starts now
+    assert push.flush(timeout=5)
+    assert endpoint.urls() == [[f"https://example.com/tags/{later.pk}/"]]
+    assert push.close(timeout=5)

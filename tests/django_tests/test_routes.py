@@ -209,3 +209,28 @@ def test_the_middleware_serves_them() -> None:
         in text
     )
     assert "<priority>0.4</priority>" in text
+
+
+def test_a_literal_percent_in_a_route_is_listed_not_fatal() -> None:
+    """Hostile review: ``path("100%/")`` raised ValueError from ``candidate % {}`` and
+    the whole section failed; it is served at /100%25/ and listed there."""
+    from types import ModuleType
+
+    from django.urls import path, re_path
+
+    from sitemap_middleware.django import DjangoRoutesProvider
+    from tests.djangoproject.routes_urls import page
+
+    urls = ModuleType("hostile_percent_urls")
+    urls.urlpatterns = [  # type: ignore[attr-defined]
+        path("", page),
+        path("100%/", page),
+        re_path(r"^a%%b/$", page),  # two literal percent signs
+    ]
+    assert DjangoRoutesProvider(urls).paths() == ["/", "/100%25/", "/a%25%25b/"]
+
+
+def test_metadata_keyed_by_something_other_than_a_name_is_refused_at_construction() -> None:
+    """Hostile review: an int key passed construction, then every listing raised TypeError."""
+    with pytest.raises(ConfigurationError, match="metadata keys must be URL names"):
+        _provider(metadata={1: {"priority": 0.5}})

@@ -61,3 +61,14 @@ def test_explain_says_when_a_section_could_not_be_read(
     text = capsys.readouterr().out
     assert "listed in sitemap-a-1.xml" in text
     assert "section 'broken' failed" in text
+
+
+def test_a_url_asked_twice_gets_the_same_answer_twice(capsys: pytest.CaptureFixture[str]) -> None:
+    """Hostile review: the first of two spellings of one URL said "no section yields it"
+    (the second took its place) and the exit status was 1."""
+    config = SitemapConfig(base_url="https://example.com", sections={"pages": ["/a"]})
+    assert _run(config, "/a", "https://example.com/a", "/a", "--json") == 0
+    answers = json.loads(capsys.readouterr().out)
+    assert [answer["listed"] for answer in answers] == [
+        [{"section": "pages", "file": "sitemap-pages-1.xml", "position": 0}]
+    ] * 3
