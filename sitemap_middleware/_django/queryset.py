@@ -23,7 +23,8 @@ from .._providers.shared_query import SharedQueries, SharedQuery
 from .._sansio.models import simple_fields
 from .checksum import CHECKSUM_VENDORS, register_sqlite_checksum, row_checksum
 from .orm import run_orm
-from .sitemaps import aware_datetime, written_location
+from .sitemaps import written_location
+from .times import aware_datetime, naive_zone, zoned
 from .values import ValueRows, leaves_nulls_out
 
 if TYPE_CHECKING:
@@ -220,7 +221,7 @@ class DjangoQuerySetProvider:
         loc = location(obj) if callable(location) else obj.get_absolute_url()
         return {
             "loc": written_location(loc),
-            "lastmod": getattr(obj, self._lastmod) if self._lastmod else None,
+            "lastmod": zoned(getattr(obj, self._lastmod), naive_zone()) if self._lastmod else None,
             "changefreq": self._changefreq,
             "priority": self._priority,
         }

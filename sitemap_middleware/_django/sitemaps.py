@@ -30,14 +30,16 @@ What differs from Django's views, on purpose:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date, datetime, tzinfo
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from .orm import ThreadedBatches, run_orm
+from .times import aware_datetime, naive_zone, zoned
 
 if TYPE_CHECKING:
     from django.contrib.sitemaps import Sitemap
@@ -50,19 +52,10 @@ from .._sansio.limits import MAX_URLS
 from .._sansio.models import simple_fields
 from .._sansio.urls import quote_unsafe
 
-__all__ = ["DjangoSitemapProvider", "aware_datetime", "django_sections"]
+__all__ = ["DjangoSitemapProvider", "django_sections"]
 
 #: Items fetched (``.iterator(chunk_size)``) and converted per hand-over to the loop.
 BATCH_SIZE = 2000
-
-
-def aware_datetime(value: object) -> datetime | None:
-    """A date or datetime as an aware datetime (naive means UTC, as everywhere here)."""
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-    if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
-    return None
 
 
 def _field(sitemap: Sitemap, name: str, obj: object) -> Any:
@@ -133,6 +126,8 @@ class _Listing:
     sitemap: Sitemap
     items: Any
     section: str = ""
+    #: The zone of naive lastmods (see times.py), read once per request.
+    zone: tzinfo = dataclasses.field(default_factory=naive_zone)
 
     def count(self) -> int:
         from django.core.paginator import Paginator
@@ -185,7 +180,7 @@ class _Listing:
         sitemap = self.sitemap
         entry: dict[str, Any] = {
             "loc": self._location(item, language),
-            "lastmod": _field(sitemap, "lastmod", item) or None,
+            "lastmod": zoned(_field(sitemap, "lastmod", item), self.zone) or None,
             "changefreq": _field(sitemap, "changefreq", item) or None,
             "priority": _field(sitemap, "priority", item),
         }

@@ -10,10 +10,12 @@ queryset proves its key is never NULL.
 from __future__ import annotations
 
 import string
+from datetime import timezone
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import ConfigurationError
 from .._providers.columns import RowEntries
+from .times import naive_zone, zoned
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
@@ -53,6 +55,7 @@ class ValueRows:
                 f"location template {template!r}: {exc} (write model field names, "
                 "or lookups such as {category__slug})"
             ) from None
+        self._lastmod = lastmod
         self._rows = RowEntries(
             self.names,
             template,
@@ -66,6 +69,8 @@ class ValueRows:
         """The first ``size`` rows of ``queryset`` as (key, entry), one query."""
         values = list(queryset.values_list(*self.names)[:size])
         columns = {name: [row[place] for row in values] for place, name in enumerate(self.names)}
+        if self._lastmod is not None and (zone := naive_zone()) is not timezone.utc:
+            columns[self._lastmod] = [zoned(value, zone) for value in columns[self._lastmod]]
         keys = columns[self.names[0]]
         return list(zip(keys, self._rows.entries(columns), strict=True))
 
