@@ -22,11 +22,13 @@ from ._exceptions import (
     ProviderTimeoutError,
     SitemapError,
     SitemapLimitError,
+    SitemapParseError,
 )
 from ._feed_settings import Feed, LlmsTxt
 from ._ops.changes import Snapshot, changed_urls, take_snapshot
 from ._ops.indexnow import IndexNowBatch, IndexNowNotifier, IndexNowResult
 from ._ops.metrics import PrometheusObserver
+from ._ops.parse import ParsedSitemap, parse_sitemap
 from ._providers.base import (
     CallableProvider,
     ProviderVersion,
@@ -121,6 +123,7 @@ __all__ = [
     "MemoryRenderCache",
     "MemoryRenderStore",
     "NewsArticle",
+    "ParsedSitemap",
     "PrometheusObserver",
     "ProviderError",
     "ProviderTimeoutError",
@@ -140,6 +143,7 @@ __all__ = [
     "SitemapEntry",
     "SitemapError",
     "SitemapLimitError",
+    "SitemapParseError",
     "Snapshot",
     "StarletteRoutesProvider",
     "StaticProvider",
@@ -158,6 +162,7 @@ __all__ = [
     "as_provider",
     "changed_urls",
     "news_cutoff",
+    "parse_sitemap",
     "take_snapshot",
 ]
 

@@ -8,6 +8,7 @@ Hierarchy::
     ├── InvalidEntryError       (also ValueError) an entry field failed validation
     ├── ProviderError           a provider raised; wraps the original as __cause__
     │   └── ProviderTimeoutError  a provider call took longer than provider_timeout
+    ├── SitemapParseError       (also ValueError) ``parse_sitemap`` cannot read a document
     └── SitemapLimitError       a page would break the 50,000-URL / 50 MiB protocol limits
 """
 
@@ -21,6 +22,7 @@ __all__ = [
     "ProviderTimeoutError",
     "SitemapError",
     "SitemapLimitError",
+    "SitemapParseError",
 ]
 
 
@@ -72,3 +74,16 @@ class ProviderTimeoutError(ProviderError):
 
 class SitemapLimitError(SitemapError):
     """Writing a page would exceed the protocol's per-file limits."""
+
+
+class SitemapParseError(SitemapError, ValueError):
+    """A sitemap given to ``parse_sitemap`` cannot be read.
+
+    Not well-formed XML, a DTD or entity declaration (refused outright: no expansion, no
+    external entity), an unknown root element, broken gzip, a text sitemap that is not
+    UTF-8, or (``strict=True``) an invalid record. ``line`` is where, when known.
+    """
+
+    def __init__(self, message: str, *, line: int | None = None) -> None:
+        self.line = line
+        super().__init__(message)

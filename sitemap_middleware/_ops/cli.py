@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 import anyio
 
+from .baseline import Baseline, MaxRemoved, compare_baseline
 from .check import CheckOptions, Progress, run_check
 from .fetch import USER_AGENT, Fetcher
 
@@ -51,6 +52,14 @@ def _rate(text: str) -> float:
             f"must be a number of requests a second >= 0 (0: unpaced), got {text!r}"
         )
     return value
+
+
+def _max_removed(text: str) -> MaxRemoved:
+    """argparse ``type=``: a count of URLs >= 0, or a percentage (``5%``)."""
+    try:
+        return MaxRemoved.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_check_parser(commands: Any) -> None:
@@ -113,6 +122,25 @@ def add_check_parser(commands: Any) -> None:
         "--max-documents", type=_at_least_one, default=10_000, help="sitemaps to follow (10000)"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--baseline",
+        metavar="FILE",
+        type=Path,
+        help="fail on regressions against this earlier run (from --write-baseline)",
+    )
+    parser.add_argument(
+        "--max-removed",
+        metavar="N|N%",
+        type=_max_removed,
+        default="5%",
+        help="with --baseline: baseline URLs that may disappear, a count or a percentage (5%%)",
+    )
+    parser.add_argument(
+        "--write-baseline",
+        metavar="FILE",
+        type=Path,
+        help="write this run's documents and URLs to FILE (JSON) for a later --baseline",
+    )
     parser.set_defaults(handler=_check_command)
 
 
@@ -188,6 +216,12 @@ def _check_command(args: argparse.Namespace) -> int:
             url = "http://localhost/"
     if url is None:
         raise ValueError("give a URL to check, or --app MODULE:APP")
+    baseline = None
+    if args.baseline is not None:
+        try:
+            baseline = Baseline.from_json(args.baseline.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ValueError(f"cannot read --baseline {args.baseline}: {exc}") from None
     options = CheckOptions(
         user_agent=args.user_agent,
         schemas=load_schemas(args.schemas),
@@ -211,6 +245,10 @@ def _check_command(args: argparse.Namespace) -> int:
                 return await run_check(url, fetcher, options, progress)
 
     report = anyio.run(main)
+    if baseline is not None:
+        compare_baseline(baseline, report, args.max_removed)
+    if args.write_baseline is not None:
+        Baseline.from_report(report).write(args.write_baseline)
     if args.json:
         print(json.dumps(report.as_dict(), indent=2))
     else:

@@ -98,6 +98,8 @@ class CheckReport:
     urls: int = 0
     urls_checked: int = 0
     requests: int = 0
+    #: Each parsed urlset or text sitemap's URLs, in order (for ``--write-baseline``).
+    listed: dict[str, list[str]] = field(default_factory=dict)
 
     def add(self, severity: Severity, code: str, message: str, **where: str | None) -> None:
         self.site.add(Finding(severity, code, message, where.get("document"), where.get("url")))
