@@ -1,7 +1,8 @@
-"""Command line: ``sitemap-middleware demo | check | export | notify | explain`` (or ``python -m
-sitemap_middleware``).
+"""Command line: ``sitemap-middleware demo | check | export | generate | notify | explain``
+(or ``python -m sitemap_middleware``).
 
-``check``, ``export``, ``notify`` and ``explain`` need the ``cli`` extra (httpx, rich, lxml).
+``check``, ``export``, ``generate``, ``notify`` and ``explain`` need the ``cli`` extra
+(httpx, rich, lxml).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("demo_args", nargs=argparse.REMAINDER)
     try:
-        from ._ops.cli import add_check_parser, add_export_parser
+        from ._ops.cli import add_check_parser, add_export_parser, add_generate_parser
         from ._ops.explain import add_explain_parser
         from ._ops.notify import add_notify_parser
     except ImportError:  # pragma: no cover - without the cli extra
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     else:
         add_check_parser(commands)
         add_export_parser(commands)
+        add_generate_parser(commands)
         add_notify_parser(commands)
         add_explain_parser(commands)
     return parser

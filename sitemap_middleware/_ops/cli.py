@@ -16,7 +16,7 @@ from .baseline import Baseline, MaxRemoved, compare_baseline
 from .check import CheckOptions, Progress, run_check
 from .fetch import USER_AGENT, Fetcher
 
-__all__ = ["add_check_parser", "add_export_parser"]
+__all__ = ["add_check_parser", "add_export_parser", "add_generate_parser"]
 
 
 def _at_least_one(text: str) -> int:
@@ -161,6 +161,30 @@ def add_export_parser(commands: Any) -> None:
     parser.set_defaults(handler=_export_command)
 
 
+def add_generate_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "generate",
+        help="write sitemap files for a URL list or a legacy sitemap, without an app",
+        description=(
+            "Read URLs from text files (one a line), sitemaps, indexes (their children too) "
+            "or RSS/Atom feeds, local or http(s), and write the documents the middleware "
+            "would serve for them (pages, index, robots.txt, .gz, manifest), as export does."
+        ),
+    )
+    parser.add_argument("sources", nargs="+", help="urls.txt, sitemap.xml, an index, a feed, a URL")
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="where to write")
+    parser.add_argument(
+        "--base-url", help="the site's base URL (default: the origin of the first URL)"
+    )
+    parser.add_argument("--section", default="pages", help="the section's name (pages)")
+    parser.add_argument(
+        "--max-urls-per-page", type=_at_least_one, help="URLs per page (50000 at most)"
+    )
+    parser.add_argument("--text-sitemaps", action="store_true", help="also write .txt sitemaps")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.set_defaults(handler=_generate_command)
+
+
 class _RichProgress(Progress):
     """A rich progress bar on stderr (the ``cli`` extra)."""
 
@@ -263,6 +287,26 @@ def _export_command(args: argparse.Namespace) -> int:
     app = load_app(args.app)
     interface = None if args.interface == "auto" else args.interface
     result = anyio.run(export_app, app, args.directory, interface)
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=2))
+    else:
+        print(result.format_text())
+    return 1 if result.failed else 0
+
+
+def _generate_command(args: argparse.Namespace) -> int:
+    from .generate import generate
+
+    settings: dict[str, Any] = {"text_sitemaps": args.text_sitemaps}
+    if args.max_urls_per_page is not None:
+        settings["max_urls_per_page"] = args.max_urls_per_page
+
+    async def main() -> Any:
+        return await generate(
+            args.sources, args.out, base_url=args.base_url, section=args.section, **settings
+        )
+
+    result = anyio.run(main)
     if args.json:
         print(json.dumps(result.as_dict(), indent=2))
     else:
