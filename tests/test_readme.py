@@ -239,3 +239,28 @@ def test_readme_feeds_example_serves_valid_feeds_and_llms_txt() -> None:
     assert "- [Latte art & foam](https://example.com/blog/latte-art)" in llms
     assert "https://example.com/blog/drafts" in llms and "## Pages" in llms
     assert "Sitemap: https://example.com/feed.rss" in bodies["/robots.txt"].decode()
+
+
+GENERATE = (
+    README.read_text().split("\n### Generate files without an app:", 1)[1].split("\n### ", 1)[0]
+)
+
+
+def test_readme_generate_example_runs_as_written(tmp_path: Path) -> None:
+    """Each `$ ` line of the generate example, run in a shell, prints what follows it."""
+    (block,) = re.findall(r"```console\n(.*?)\n```", GENERATE, re.S)
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": str(ROOT),
+    }
+    steps = re.split(r"^\$ ", block, flags=re.M)[1:]
+    assert len(steps) == 3
+    for step in steps:
+        command, _, expected = step.partition("\n")
+        done = subprocess.run(
+            command, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == expected.strip(), command
+    assert (tmp_path / "public" / "sitemap.xml").is_file()

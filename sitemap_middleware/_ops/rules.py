@@ -15,6 +15,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 from urllib.parse import urlsplit
 
+from .._sansio import limits
 from .findings import CheckReport, DocumentReport
 from .robots_rules import RobotsRules
 
@@ -30,10 +31,11 @@ __all__ = [
 ]
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+#: The protocol's limits, as the middleware keeps them (:mod:`.._sansio.limits`).
+MAX_URLS = limits.MAX_URLS
+MAX_BYTES = limits.MAX_BYTES
+MAX_LOC = limits.MAX_URL_LENGTH
 XHTML_NS = "http://www.w3.org/1999/xhtml"
-MAX_URLS = 50_000
-MAX_BYTES = 52_428_800
-MAX_LOC = 2_048
 #: A lastmod this far past our clock is "in the future" (allows for clock skew).
 FUTURE_TOLERANCE = timedelta(minutes=5)
 #: W3C Datetime (the profile sitemaps.org requires): a date, or a date-time with a zone.
