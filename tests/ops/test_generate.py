@@ -22,6 +22,7 @@ from sitemap_middleware import (
 from sitemap_middleware._ops.export import MANIFEST, export_app
 from sitemap_middleware._ops.generate import generate
 from tests.helpers import check_document, require_schemas
+from tests.integration.servers import bound_socket, serve_uvicorn
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = "https://example.com/"
@@ -117,3 +118,27 @@ def test_generate_from_a_legacy_index_of_local_files(tmp_path: Path) -> None:
     )
     assert bad.returncode == 2
     assert f"cannot read {tmp_path / 'missing.txt'}: No such file or directory" in bad.stderr
+
+
+def test_generate_from_a_live_index_reproduces_the_sites_export(tmp_path: Path) -> None:
+    """An index served over HTTP, its pages fetched (gzip asked for): the files generated
+    from it are the files `export` writes for the serving app."""
+    sock = bound_socket()
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    entries = [
+        SitemapEntry(f"{base}p/{n}", lastmod=f"2024-05-{1 + n % 28:02d}", priority=0.5)
+        for n in range(25)
+    ]
+    config = SitemapConfig(
+        base_url=base, sections={"pages": StaticProvider(entries)}, max_urls_per_page=10
+    )
+    app = ASGISitemapMiddleware(Starlette(), config=config)
+    with serve_uvicorn(app, sock) as url:
+        result = anyio.run(
+            lambda: generate(
+                [url + "/sitemap.xml"], tmp_path / "out", base_url=base, max_urls_per_page=10
+            )
+        )
+    assert result.warnings == [] and result.failed == []
+    anyio.run(export_app, app, tmp_path / "export")
+    assert files(tmp_path / "out") == files(tmp_path / "export")
