@@ -366,6 +366,9 @@ class _Exporter:
             documents.append((base.file_url(STYLESHEET_NAME), False))
         if config.indexnow_key:
             documents.append((base.file_url(config.indexnow_key + ".txt"), False))
+        documents += ((base.file_url(feed.name), True) for feed in config.feeds)
+        if config.llms_txt is not None:
+            documents.append((base.file_url(config.llms_txt.name), False))
         return documents
 
     async def run(self) -> ExportResult:

@@ -14,6 +14,7 @@ from .findings import DocumentReport
 __all__ = ["check_http"]
 
 XML_TYPES = ("application/xml", "text/xml")
+FEED_TYPES = ("application/atom+xml", "application/rss+xml", *XML_TYPES)
 GZIP_TYPES = ("application/gzip", "application/x-gzip", "application/octet-stream")
 #: Bodies smaller than this gain little from gzip; no warning for them.
 GZIP_WORTH = 1024
@@ -33,7 +34,8 @@ def check_content_type(first: Fetched, kind: str, report: DocumentReport) -> Non
     gz_file = first.raw[:2] == b"\x1f\x8b" and "gzip" not in (
         first.header("content-encoding") or ""
     )
-    expected = GZIP_TYPES if gz_file else ("text/plain",) if kind == "text" else XML_TYPES
+    expected = {"text": ("text/plain",), "feed": FEED_TYPES}.get(kind, XML_TYPES)
+    expected = GZIP_TYPES if gz_file else expected
     if media not in expected:
         report.add(
             "warning",

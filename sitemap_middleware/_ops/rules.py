@@ -96,6 +96,8 @@ def parse_sitemap(body: bytes, url: str, report: DocumentReport) -> Parsed | Non
     """Parse XML (or a text sitemap); malformed input is an error finding, never a raise."""
     from lxml import etree
 
+    from .feed_rules import is_feed, parse_feed
+
     head = body.lstrip()[:1]
     if head != b"<":
         return _parse_text(body, report)
@@ -109,6 +111,8 @@ def parse_sitemap(body: bytes, url: str, report: DocumentReport) -> Parsed | Non
         report.add("error", "xml-malformed", f"not well-formed XML: {exc}")
         return None
     name = etree.QName(root)
+    if is_feed(name.localname, name.namespace):
+        return parse_feed(root, report)
     if name.localname not in ("urlset", "sitemapindex"):
         report.add(
             "error",
@@ -324,6 +328,8 @@ def check_duplicates(documents: Iterable[tuple[str, Parsed]], report: CheckRepor
     seen: dict[str, str] = {}
     total = 0
     for url, parsed in documents:
+        if parsed.kind == "feed":
+            continue  # a feed repeats sitemap URLs by design (the newest of them)
         for entry in parsed.entries:
             total += 1
             first = seen.setdefault(entry.loc, url)

@@ -256,7 +256,7 @@ def broken_app(base: str) -> Starlette:
         Route("/b.xml", b, methods=["GET", "HEAD"]),
         Route("/c.xml", c),
         Route("/malformed.xml", lambda r: xml("<urlset><url>")),
-        Route("/wrong-root.xml", lambda r: xml("<rss><channel/></rss>")),
+        Route("/wrong-root.xml", lambda r: xml("<html><body/></html>")),
         Route("/bomb.xml.gz", lambda r: Response(_bomb(), media_type="application/gzip")),
         Route(
             "/many.xml.gz",

@@ -351,3 +351,47 @@ def test_a_sitemap_redirect_loop_is_an_error() -> None:
         ("error", "http-too-many-redirects")
     ]
     assert loop.findings.kept[0].message.startswith("more than 5 redirects")
+
+
+def test_feeds_listed_in_robots_txt_are_checked_as_feeds() -> None:
+    """robots.txt lists the feeds (search engines take them as sitemaps): check reads them
+    as feeds, finds no error in them and checks the URLs they link."""
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    from sitemap_middleware import (
+        ASGISitemapMiddleware,
+        Feed,
+        Robots,
+        Section,
+        SitemapConfig,
+        StaticProvider,
+    )
+
+    async def page(request: Any) -> PlainTextResponse:
+        return PlainTextResponse("ok")
+
+    rows = [{"loc": f"/post-{n}", "lastmod": f"2024-01-0{n}"} for n in range(1, 6)]
+    config = SitemapConfig(
+        base_url="https://blog.example",
+        sections={"posts": Section(StaticProvider(rows))},
+        robots=Robots(),
+        feeds=[
+            Feed(name="feed.atom", sections=["posts"]),
+            Feed(name="feed.rss", sections=["posts"], format="rss"),
+        ],
+    )
+    app = ASGISitemapMiddleware(Starlette(routes=[Route("/{p:path}", page)]), config=config)
+
+    async def main() -> CheckReport:
+        async with client_for_app(app) as client:
+            options = CheckOptions(check_urls=True)
+            return await run_check("https://blog.example/", Fetcher(client, rate=0), options)
+
+    report = anyio.run(main)
+    assert report.count("error") == 0, report.format_text()
+    kinds = {doc.url.rsplit("/", 1)[1]: doc.kind for doc in report.documents}
+    assert kinds["feed.atom"] == kinds["feed.rss"] == "feed"
+    feeds = [doc for doc in report.documents if doc.kind == "feed"]
+    assert [doc.entries for doc in feeds] == [5, 5]

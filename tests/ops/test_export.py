@@ -19,6 +19,8 @@ from starlette.applications import Starlette
 from sitemap_middleware import (
     ASGISitemapMiddleware,
     ExportPathError,
+    Feed,
+    LlmsTxt,
     ProviderVersion,
     SitemapConfig,
     SitemapEntry,
@@ -97,7 +99,11 @@ async def etag_of(app: Any, path: str) -> str:
 @pytest.mark.parametrize("flavour", ["asgi", "wsgi"])
 def test_export_is_byte_identical_to_the_served_documents(flavour: str, tmp_path: Path) -> None:
     """Every file (and its .gz) equals what the middleware serves; the manifest has ETags."""
-    config = make_config(["/", "/about"])
+    config = make_config(
+        ["/", "/about"],
+        feeds=[Feed(name="feed.atom", sections=["products"], limit=20)],
+        llms_txt=LlmsTxt(title="Shop", sections={"Products": ["products"]}, limit=20),
+    )
     app = asgi(config) if flavour == "asgi" else wsgi(config)
     result = anyio.run(export_app, app, tmp_path)
     manifest = json.loads((tmp_path / MANIFEST).read_text())["documents"]
@@ -109,6 +115,9 @@ def test_export_is_byte_identical_to_the_served_documents(flavour: str, tmp_path
         "/shop/sitemap_index.xml.gz",
         "/shop/sitemap.xsl",
         "/shop/export-key-0001.txt",
+        "/shop/feed.atom",  # robots.txt lists it: a static copy has it too
+        "/shop/feed.atom.gz",
+        "/shop/llms.txt",
     }
     for section, pages in (("pages", 1), ("products", 3)):
         for n in range(1, pages + 1):
