@@ -24,11 +24,12 @@ from ._exceptions import (
     SitemapLimitError,
     SitemapParseError,
 )
-from ._feed_settings import Feed, LlmsTxt
+from ._feed_settings import Changes, Feed, LlmsTxt
 from ._ops.changes import Snapshot, changed_urls, take_snapshot
 from ._ops.indexnow import IndexNowBatch, IndexNowNotifier, IndexNowResult
 from ._ops.metrics import PrometheusObserver
 from ._ops.parse import ParsedSitemap, parse_sitemap
+from ._ops.sql_push import SQLAlchemyPush, notify_on_commit
 from ._providers.base import (
     CallableProvider,
     ProviderVersion,
@@ -101,6 +102,7 @@ __all__ = [
     "ASGISitemapMiddleware",
     "Alternate",
     "CallableProvider",
+    "Changes",
     "ConfigurationError",
     "DirectoryProvider",
     "DjangoQuerySetProvider",
@@ -137,6 +139,7 @@ __all__ = [
     "Robots",
     "RobotsGroup",
     "SQLAlchemyProvider",
+    "SQLAlchemyPush",
     "Section",
     "ServedDocument",
     "SitemapConfig",
@@ -162,6 +165,7 @@ __all__ = [
     "as_provider",
     "changed_urls",
     "news_cutoff",
+    "notify_on_commit",
     "parse_sitemap",
     "take_snapshot",
 ]

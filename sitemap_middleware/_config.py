@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from ._exceptions import ConfigurationError, InvalidEntryError
-from ._feed_settings import Feed, LlmsTxt
+from ._feed_settings import Changes, Feed, LlmsTxt, check_documents
 from ._providers.base import ProviderLike, UrlProvider, as_provider
 from ._providers.i18n import Languages, localized
 from ._sansio.htmlview import HTMLView
@@ -128,6 +128,7 @@ class SitemapConfig:
     :param feeds: :class:`Feed` values: Atom or RSS feeds of the newest entries of some
         sections, served in the sitemap directory and listed in robots.txt.
     :param llms_txt: an :class:`LlmsTxt` to serve ``llms.txt`` from some sections.
+    :param changes: a :class:`Changes` to serve a sitemap of the recently changed URLs.
     """
 
     base_url: str
@@ -154,6 +155,7 @@ class SitemapConfig:
     indexnow_key: str | None = None
     feeds: Sequence[Feed] = ()
     llms_txt: LlmsTxt | None = None
+    changes: Changes | None = None
 
     base: BaseURL = field(init=False, repr=False)
     html_view: HTMLView | None = field(init=False, repr=False)
@@ -175,27 +177,8 @@ class SitemapConfig:
         self._check_feeds()
 
     def _check_feeds(self) -> None:
-        """Feeds and llms.txt name sections that exist, and files nothing else is called."""
-        feeds, llms = self.feeds, self.llms_txt
-        if isinstance(feeds, str | Feed) or not all(isinstance(f, Feed) for f in feeds):
-            raise ConfigurationError(f"SitemapConfig.feeds must be a list of Feed, got {feeds!r}")
-        if llms is not None and not isinstance(llms, LlmsTxt):
-            raise ConfigurationError(f"SitemapConfig.llms_txt must be an LlmsTxt, got {llms!r}")
-        object.__setattr__(self, "feeds", tuple(feeds))
-        taken = {self.sitemap_name, self.index_name, f"{self.indexnow_key}.txt", "llms.txt"}
-        wanted = [(f"feed {f.name!r}", f.sections) for f in self.feeds]
-        if llms is not None:
-            wanted.append(("llms_txt", llms.all_sections()))
-        for feed in self.feeds:
-            if feed.name in taken or _page_like(self.page_prefix, feed.name):
-                raise ConfigurationError(
-                    f"Feed.name {feed.name!r} is taken by another document; choose another name"
-                )
-            taken.add(feed.name)
-        for owner, names in wanted:
-            for name in names:
-                if self.section(name) is None:
-                    raise ConfigurationError(f"{owner} names no section {name!r}")
+        """Feeds, llms.txt and the changes sitemap: see ``_feed_settings.check_documents``."""
+        check_documents(self, _page_like)
 
     def _check_values(self) -> None:
         check_int("SitemapConfig", "max_urls_per_page", self.max_urls_per_page, 1, MAX_URLS)

@@ -7,15 +7,20 @@ the same providers as the sitemaps (see ``_sansio/feeds.py`` and ``_engine/feeds
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from datetime import timedelta
+from typing import TYPE_CHECKING, Literal
 
 from ._exceptions import ConfigurationError
+from ._sansio.limits import MAX_URLS
 from ._sansio.values import check_text
-from ._settings import check_int
+from ._settings import check_int, check_number
 
-__all__ = ["MAX_FEED_ENTRIES", "Feed", "LlmsTxt"]
+if TYPE_CHECKING:
+    from ._config import SitemapConfig
+
+__all__ = ["CHANGES_NAME", "MAX_FEED_ENTRIES", "Changes", "Feed", "LlmsTxt", "check_documents"]
 
 #: A feed lists at most this many entries: they are held in memory while a section is read.
 MAX_FEED_ENTRIES = 10_000
@@ -126,3 +131,81 @@ class LlmsTxt:
 
     def all_sections(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(n for names in self.sections.values() for n in names))
+
+
+#: The changes sitemap's default file name (``check`` knows it by its ending).
+CHANGES_NAME = "sitemap-changes.xml"
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """A changes sitemap: a urlset of the entries whose lastmod is within the last
+    ``hours`` hours, newest first, at most ``limit`` (picked in O(limit) memory), from
+    ``sections`` (``None``: every section).
+
+    Served as ``name`` in the sitemap directory and listed first in the index, so a
+    crawler re-fetches one small file to find what changed. Entries without a lastmod
+    are left out (nothing tells when they changed). The index lists it only while a page
+    of its sections has a lastmod within the window; with nothing changed the document
+    answers 404 (the sitemap XSD refuses an empty urlset). ``sitemap.xml`` is then
+    always the index.
+    """
+
+    hours: float = 24
+    sections: Sequence[str] | None = None
+    limit: int = MAX_URLS
+    name: str = CHANGES_NAME
+
+    def __post_init__(self) -> None:
+        if not (
+            isinstance(self.name, str)
+            and _FEED_NAME.fullmatch(self.name)
+            and self.name.endswith(".xml")
+        ):
+            raise ConfigurationError(
+                f"Changes.name must be a file name ending in .xml, got {self.name!r}"
+            )
+        if self.sections is not None:
+            object.__setattr__(self, "sections", _check_sections("Changes", self.sections))
+        check_number("Changes", "hours", self.hours, 0, 24 * 366)
+        check_int("Changes", "limit", self.limit, 1, MAX_URLS)
+
+    @property
+    def window(self) -> timedelta:
+        return timedelta(hours=self.hours)
+
+    @property
+    def key(self) -> str:
+        """What of the document shapes its bytes (part of its ETag)."""
+        return repr((self.name, self.sections, self.hours, self.limit))
+
+
+def check_documents(config: SitemapConfig, page_like: Callable[[str, str], bool]) -> None:
+    """Feeds, llms.txt and the changes sitemap name sections that exist, and files
+    nothing else is called (``page_like``: the form of a page name)."""
+    feeds, llms, changes = config.feeds, config.llms_txt, config.changes
+    if isinstance(feeds, str | Feed) or not all(isinstance(f, Feed) for f in feeds):
+        raise ConfigurationError(f"SitemapConfig.feeds must be a list of Feed, got {feeds!r}")
+    if llms is not None and not isinstance(llms, LlmsTxt):
+        raise ConfigurationError(f"SitemapConfig.llms_txt must be an LlmsTxt, got {llms!r}")
+    if changes is not None and not isinstance(changes, Changes):
+        raise ConfigurationError(f"SitemapConfig.changes must be a Changes, got {changes!r}")
+    object.__setattr__(config, "feeds", tuple(feeds))
+    taken = {config.sitemap_name, config.index_name, f"{config.indexnow_key}.txt", "llms.txt"}
+    wanted = [(f"feed {f.name!r}", f.sections) for f in config.feeds]
+    if llms is not None:
+        wanted.append(("llms_txt", llms.all_sections()))
+    named = [("Feed.name", feed.name) for feed in config.feeds]
+    if changes is not None:
+        named.append(("Changes.name", changes.name))
+        wanted.append(("changes", changes.sections or ()))
+    for owner, name in named:
+        if name in taken or page_like(config.page_prefix, name):
+            raise ConfigurationError(
+                f"{owner} {name!r} is taken by another document; choose another name"
+            )
+        taken.add(name)
+    for owner, names in wanted:
+        for name in names:
+            if config.section(name) is None:
+                raise ConfigurationError(f"{owner} names no section {name!r}")

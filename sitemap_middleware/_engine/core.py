@@ -34,6 +34,7 @@ from .._sansio.types import Encoding
 from .._sansio.urls import BaseURL
 from .answer import FAILED_SECTIONS_HEADER, TEXT_TYPE, Document, HTTPError, unavailable
 from .bodies import SizedStream, StoredBody, bytes_body, logging_abort
+from .changes import ChangesDocuments
 from .documents import Documents
 from .feeds import FeedDocuments
 from .observe import CacheStatus, Observers
@@ -94,6 +95,7 @@ class SitemapCore:
         self._shared = SharedRenders(config)
         self._documents = Documents(config, self._shared.plan_store, self._shared.calls)
         self._feeds = FeedDocuments(config)
+        self._changes = ChangesDocuments(config, self._feeds) if config.changes else None
         self._vary = vary_headers(config.hosts)
         self._cache_control = cache_control(config.http.cache_control, config) or ""
         self._rendered: RenderValidation | None = None
@@ -259,6 +261,8 @@ class SitemapCore:
         """The document as the providers have it now (no stored render involved)."""
         if target.kind in (Kind.FEED, Kind.LLMS_TXT):
             return await self._feeds.get(target, base)
+        if target.kind is Kind.CHANGES and self._changes is not None:
+            return await self._changes.get(target, base)
         rendered = self._rendered
         key = ""
         if rendered is not None and target.is_sitemap:

@@ -36,9 +36,11 @@ from .answer import (
     unavailable,
 )
 from .bodies import bytes_body, opened
+from .changes import changes_lastmod
 from .plan import (
     SectionPlan,
     allows_empty,
+    last_modified,
     page_room,
     range_version,
     stylesheet_href,
@@ -131,8 +133,8 @@ class Documents:
         # /sitemap.xml may be one urlset: planning keeps what it read for it, if small.
         keep: dict[str, list[PlainBatch]] | None = {} if target.kind is Kind.ROOT else None
         plans, failed = await self.plan_all(target.kind.value, base, keep)
-        # Sitemaps served elsewhere can only be reached through an index.
-        fits = not failed and not self.config.external_sitemaps
+        # Sitemaps served elsewhere (and the changes sitemap) are reached through an index.
+        fits = not failed and not self.config.external_sitemaps and not self.config.changes
         if target.kind is Kind.ROOT and fits and self._fits_one_file(base, plans):
             return self._single_urlset(target, base, plans, keep or {})
         if target.text:
@@ -388,6 +390,9 @@ class Documents:
         externals = self.externals(base)
         self.checked_plans(plans, failed, len(externals))
         children = self.index_children(plans)
+        changes = self.config.changes
+        if changes is not None and (changed := changes_lastmod(self.config, plans)):
+            children.insert(0, IndexChild(None, 0, changes.name, 0, changed))  # re-fetched first
         etag, modified = (
             self.index_validators("index", base, plans, children) if not failed else (None, None)
         )
@@ -422,16 +427,6 @@ def _replay_once(stream: EntryStream, kept: list[PlainBatch] | None) -> None:
     if kept:
         stream.replay(kept[:])
         kept.clear()
-
-
-def last_modified(plans: Sequence[SectionPlan]) -> datetime | None:
-    """The newest provider time, if every section gives one."""
-    modified = [
-        plan.version.last_modified
-        for plan in plans
-        if plan.version is not None and plan.version.last_modified is not None
-    ]
-    return max(modified) if len(modified) == len(plans) and modified else None
 
 
 def stylesheet_bytes(config: SitemapConfig) -> bytes:

@@ -117,7 +117,7 @@ class FeedDocuments:
             quiet=True,  # the sitemaps log invalid entries; a feed reads them again
         )
 
-    async def _read(
+    async def read(
         self, name: str, sections: Sequence[_ResolvedSection], base: BaseURL, take: Take
     ) -> None:
         """Feed every admitted entry of ``sections`` to ``take`` until it returns False."""
@@ -149,7 +149,7 @@ class FeedDocuments:
                 newest.offer(item)
             return True
 
-        await self._read(feed.name, self._sections(feed.sections), base, take)
+        await self.read(feed.name, self._sections(feed.sections), base, take)
         if undated:
             logger.info(LOG_UNDATED, feed.name, undated)
         items = newest.newest()
@@ -184,5 +184,5 @@ class FeedDocuments:
             links.append(llms_link(entry_title(loc, entry), loc))
             return len(links) < llms.limit
 
-        await self._read(llms.name, sections, base, take)
+        await self.read(llms.name, sections, base, take)
         return links

@@ -50,6 +50,7 @@ PLAN_BATCH_SIZE = 1000
 __all__ = [
     "SectionPlan",
     "allows_empty",
+    "last_modified",
     "page_room",
     "plan_section",
     "news_cutoff",
@@ -396,3 +397,13 @@ def _page_date(section: str, value: object) -> date | None:
     if not isinstance(value, date):
         raise ProviderError(section, f"page_last_modified() gave {value!r}, not a datetime")
     return to_datetime(value) if isinstance(value, datetime) else value
+
+
+def last_modified(plans: Sequence[SectionPlan]) -> datetime | None:
+    """The newest provider time, if every section gives one."""
+    modified = [
+        plan.version.last_modified
+        for plan in plans
+        if plan.version is not None and plan.version.last_modified is not None
+    ]
+    return max(modified) if len(modified) == len(plans) and modified else None

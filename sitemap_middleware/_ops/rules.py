@@ -271,7 +271,8 @@ def _check_lastmods(
     served_at: datetime | None,
     last_modified: datetime | None,
 ) -> None:
-    stamps = [item.lastmod for item in items if item.lastmod is not None]
+    # An index's changes sitemap repeats its newest page's lastmod by design.
+    stamps = [i.lastmod for i in items if i.lastmod is not None and not is_changes_sitemap(i.loc)]
     if len(stamps) >= 2 and len(set(stamps)) == 1:
         report.add(
             "warning",
@@ -323,13 +324,19 @@ def check_index_lastmods(
             )
 
 
+def is_changes_sitemap(url: str) -> bool:
+    """A changes sitemap (``SitemapConfig(changes=...)``): its file name ends with
+    ``changes.xml`` (or ``changes.xml.gz``)."""
+    return urlsplit(url).path.removesuffix(".gz").endswith("changes.xml")
+
+
 def check_duplicates(documents: Iterable[tuple[str, Parsed]], report: CheckReport) -> int:
     """URLs listed more than once, within or across sitemaps; returns the URL count."""
     seen: dict[str, str] = {}
     total = 0
     for url, parsed in documents:
-        if parsed.kind == "feed":
-            continue  # a feed repeats sitemap URLs by design (the newest of them)
+        if parsed.kind == "feed" or is_changes_sitemap(url):
+            continue  # feeds and the changes sitemap repeat sitemap URLs by design
         for entry in parsed.entries:
             total += 1
             first = seen.setdefault(entry.loc, url)

@@ -33,6 +33,7 @@ class Kind(enum.Enum):
     INDEXNOW_KEY = "indexnow_key"
     FEED = "feed"  # an Atom or RSS feed (SitemapConfig(feeds=...))
     LLMS_TXT = "llms_txt"
+    CHANGES = "changes"  # the recently changed URLs (SitemapConfig(changes=...))
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +97,8 @@ class Routes:
     #: Feed file names (``SitemapConfig(feeds=...)``) and llms.txt's, when served.
     feeds: frozenset[str] = frozenset()
     llms_txt: str | None = None
+    #: The changes sitemap's file name, when served.
+    changes: str | None = None
 
     @classmethod
     def from_config(cls, config: SitemapConfig) -> Routes:
@@ -121,6 +124,7 @@ class Routes:
             indexnow_file=f"{config.indexnow_key}.txt" if config.indexnow_key else None,
             feeds=frozenset(feed.name for feed in config.feeds),
             llms_txt=config.llms_txt.name if config.llms_txt is not None else None,
+            changes=config.changes.name if config.changes is not None else None,
         )
 
 
@@ -161,6 +165,8 @@ def match(path: str, routes: Routes, root_path: str = "") -> Target | None:
         return Target(Kind.ROOT, gzip_file=gzip_file)
     if name == routes.index_name:
         return Target(Kind.INDEX, gzip_file=gzip_file)
+    if name == routes.changes:
+        return Target(Kind.CHANGES, gzip_file=gzip_file)
     if routes.text_sitemaps and name == TEXT_SITEMAP_NAME:
         return Target(Kind.ROOT, text=True, gzip_file=gzip_file)
     if routes.stylesheet and name == STYLESHEET_NAME and not gzip_file:
