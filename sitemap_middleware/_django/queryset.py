@@ -17,7 +17,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import ConfigurationError, InvalidEntryError
-from .._providers.base import EntryLike, ProviderVersion, function_identity
+from .._providers.base import EntryLike, ProviderVersion
+from .._providers.identity import function_identity
 from .._providers.keyset import Bound, keyset_batches
 from .._providers.shared_query import SharedQueries, SharedQuery
 from .._sansio.models import simple_fields

@@ -27,6 +27,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 from .._exceptions import InvalidEntryError
 from .._sansio.models import Mapped, SitemapEntry, coerce_entry, map_each
 from .._sansio.values import to_datetime
+from .identity import qualified_name
 from .threads import MAX_SECTION_THREADS, WorkerThreads
 
 __all__ = [
@@ -250,7 +251,7 @@ class CallableProvider:
         if map is not None and not callable(map):
             raise TypeError(f"map must be callable, got {map!r}")
         self._factory = factory
-        self._identity = _identity or "callable:" + _qualified_name(factory)
+        self._identity = _identity or "callable:" + qualified_name(factory)
         self._map = map
         self._is_async = inspect.iscoroutinefunction(factory) or inspect.isasyncgenfunction(factory)
         # Calling a generator function runs none of its code (that waits for the first
@@ -352,39 +353,7 @@ def provider_identity(provider: UrlProvider) -> str:
         return "static:" + (provider._version.token or "")
     if isinstance(provider, CallableProvider):
         return provider._identity
-    return "class:" + _qualified_name(type(provider))
-
-
-def function_identity(function: object) -> str:
-    """What a function of a provider (``to_entry``, a location) computes, as a digest:
-    its bytecode, constants and names, and the values it closes over or defaults to. A
-    deploy that changes what it writes changes the digest (and so the provider's
-    version); moving or renaming it does not."""
-    code = getattr(function, "__code__", None)
-    if code is None:  # a callable object: its class is all that can be told
-        return _qualified_name(type(function))
-    parts = [_code_text(code)]
-    for values in (getattr(function, "__defaults__", None), getattr(function, "__closure__", None)):
-        for value in values or ():
-            value = getattr(value, "cell_contents", value)
-            parts.append(
-                repr(value)
-                if isinstance(value, str | int | float | bool | None)
-                else type(value).__qualname__
-            )
-    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
-
-
-def _code_text(code: Any) -> str:
-    consts = [
-        _code_text(each) if hasattr(each, "co_code") else repr(each) for each in code.co_consts
-    ]
-    return repr((code.co_code, consts, code.co_names))
-
-
-def _qualified_name(value: object) -> str:
-    module = getattr(value, "__module__", None) or "?"
-    return f"{module}.{getattr(value, '__qualname__', type(value).__qualname__)}"
+    return "class:" + qualified_name(type(provider))
 
 
 def _take(iterator: Iterator[EntryLike]) -> list[EntryLike]:
@@ -439,14 +408,14 @@ def as_provider(value: ProviderLike) -> UrlProvider:
                 "an async iterator can be iterated once only; pass the async generator "
                 "function (or a callable returning the iterable) instead"
             )
-        return CallableProvider(lambda: value, _identity="iterable:" + _qualified_name(type(value)))
+        return CallableProvider(lambda: value, _identity="iterable:" + qualified_name(type(value)))
     if isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping):
         if iter(value) is value:
             raise TypeError(
                 "an iterator can be iterated once only; pass the generator function "
                 "(or a callable returning the iterable) instead"
             )
-        return CallableProvider(lambda: value, _identity="iterable:" + _qualified_name(type(value)))
+        return CallableProvider(lambda: value, _identity="iterable:" + qualified_name(type(value)))
     raise TypeError(f"cannot use {type(value).__name__} as a URL provider")
 
 

@@ -22,7 +22,7 @@ from urllib.parse import quote
 
 from .._exceptions import ConfigurationError, InvalidEntryError
 from .._sansio.models import simple_fields
-from .base import function_identity
+from .identity import function_identity
 
 __all__ = ["Location", "RowEntries", "column_hint"]
 

@@ -39,8 +39,9 @@ from sqlalchemy.sql.elements import TextClause
 from .._exceptions import ConfigurationError
 from .._sansio.models import Mapped
 from .._sansio.values import aware, to_datetime
-from .base import EntryLike, ProviderVersion, function_identity
+from .base import EntryLike, ProviderVersion
 from .columns import Location, RowEntries, column_hint
+from .identity import function_identity
 from .ranges import KeyRange, RangeStats
 from .shared_query import SharedQueries, SharedQuery
 from .sql_aggregates import checksum_sum, range_stats_statement, register_sqlite_checksum
