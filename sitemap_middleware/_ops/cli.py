@@ -154,9 +154,28 @@ def add_export_parser(commands: Any) -> None:
             "serves them, with a manifest of ETags; only changed documents are rewritten."
         ),
     )
-    parser.add_argument("directory", type=Path, help="where to write (created if missing)")
+    parser.add_argument(
+        "directory",
+        metavar="TARGET",
+        help="a directory (created if missing), or s3://BUCKET/PREFIX, gs://..., az://... "
+        "(the cloud extra; credentials from AWS_*, GOOGLE_*, AZURE_* variables)",
+    )
     parser.add_argument("--app", metavar="MODULE:APP", required=True, help="the ASGI/WSGI app")
     parser.add_argument("--interface", choices=("auto", "asgi", "wsgi"), default="auto")
+    parser.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="where the files are served from; must be the app's base_url (checked)",
+    )
+    parser.add_argument(
+        "--endpoint-url",
+        metavar="URL",
+        help="S3-compatible server (MinIO, R2...; default: $AWS_ENDPOINT_URL)",
+    )
+    parser.add_argument("--region", help="S3 region (default: $AWS_REGION)")
+    parser.add_argument(
+        "--cache-control", metavar="VALUE", help="Cache-Control of every object (none)"
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(handler=_export_command)
 
@@ -282,11 +301,38 @@ def _check_command(args: argparse.Namespace) -> int:
 
 def _export_command(args: argparse.Namespace) -> int:
     from .apps import load_app
-    from .export import export_app
+    from .export import DirectorySink, ExportSink, export_app
+    from .sinks import SinkError
 
+    target: ExportSink
+    if "://" in args.directory:
+        from .store_sink import ObjectStoreSink
+
+        target = ObjectStoreSink.from_url(
+            args.directory,
+            endpoint_url=args.endpoint_url,
+            region=args.region,
+            cache_control=args.cache_control,
+        )
+    elif args.endpoint_url or args.region or args.cache_control:
+        raise ValueError("--endpoint-url, --region and --cache-control are for object stores")
+    else:
+        target = DirectorySink(Path(args.directory))
     app = load_app(args.app)
     interface = None if args.interface == "auto" else args.interface
-    result = anyio.run(export_app, app, args.directory, interface)
+
+    async def main() -> Any:
+        return await export_app(app, target, interface, public_url=args.public_url)
+
+    try:
+        result = anyio.run(main)
+    except SinkError as exc:
+        print(f"failed: {exc}", file=sys.stderr)
+        print(
+            "FAILED: the export stopped; nothing was removed and the earlier manifest was kept",
+            file=sys.stderr,
+        )
+        return 1
     if args.json:
         print(json.dumps(result.as_dict(), indent=2))
     else:

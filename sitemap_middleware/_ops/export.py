@@ -9,7 +9,13 @@ URL path under the directory (``/shop/sitemap.xml`` -> ``DIR/shop/sitemap.xml``)
 Incremental: a document whose ETag still matches (the app answers 304 to
 ``If-None-Match``) and whose files are intact is not fetched again; one without ETag is
 fetched and rewritten only if its digest changed. Files of documents that are gone are
-removed. Writes are atomic (temporary file, then rename).
+removed. Writes are atomic (temporary file, then rename; one PUT an object).
+
+Where the files go is a sink (``sinks.py``): a directory (:class:`DirectorySink`) or an
+object store (``store_sink.ObjectStoreSink``: S3, GCS, Azure); this module alone plans,
+compares and decides. Pages, feeds and the stylesheet are written before ``sitemap.xml``
+and the index, robots.txt last, and stale files are removed only after all of them: a
+reader never follows a link to a file not there yet.
 
 A failure never costs files: when a document answers anything but 200 or 404 (a section
 whose provider failed answers 503), or an index says it left a failing section out
@@ -17,17 +23,15 @@ whose provider failed answers 503), or an index says it left a failing section o
 file at all is removed, the manifest keeps their entries, and the result lists the
 failure (the CLI then exits 1).
 
-Every path written or deleted passes :func:`export_path` first (a file strictly inside the
-directory): the documents' before anything is written (:class:`ExportPathError`), the
-manifest's when it is read (a manifest that fails is ignored, with a warning, as if absent).
+Every path written or deleted passes the sink's check first (for a directory
+:func:`export_path`: a file strictly inside it): the documents' before anything is written
+(:class:`ExportPathError`), the manifest's when it is read (a manifest that fails is
+ignored, with a warning, as if absent).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,16 +44,25 @@ from .._config import SitemapConfig, Tenants
 from .._engine.answer import FAILED_SECTIONS_HEADER, failed_sections_text
 from .._engine.core import SitemapCore
 from .._engine.tenants import TenantCores
-from .._exceptions import ExportPathError, SitemapError
+from .._exceptions import SitemapError
 from .._sansio.routing import STYLESHEET_NAME, TEXT_SITEMAP_NAME
+from .._sansio.urls import BaseURL
 from .apps import Interface, client_for_app
+from .sinks import MANIFEST, DirectorySink, ExportSink, digest, export_path
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["ExportResult", "export_app", "export_path", "find_config"]
+__all__ = [
+    "MANIFEST",
+    "DirectorySink",
+    "ExportResult",
+    "ExportSink",
+    "export_app",
+    "export_path",
+    "find_config",
+]
 
-MANIFEST = "sitemap-manifest.json"
 MANIFEST_VERSION = 1
 _SITEMAP_NS = b"http://www.sitemaps.org/schemas/sitemap/0.9"
 
@@ -58,7 +71,8 @@ _SITEMAP_NS = b"http://www.sitemaps.org/schemas/sitemap/0.9"
 class ExportResult:
     """What an export wrote, kept and removed (URL paths)."""
 
-    directory: Path
+    #: Where the files went: a directory, or the URL of an object store (``s3://...``).
+    directory: Path | str
     written: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
@@ -139,97 +153,22 @@ def _single_site(config: object) -> SitemapConfig:
     return config
 
 
-def export_path(directory: Path, key: object) -> Path:
-    """Where the document at URL path ``key`` lives under ``directory``: the one home of
-    the rule that export writes and deletes only files strictly inside it.
-
-    ``key`` must start with ``/`` and name a file: no empty, ``.`` or ``..`` segment, no
-    NUL, not ``/`` itself nor the manifest, and no symbolic link on the way may lead out
-    of ``directory``. Raises :class:`ExportPathError` otherwise. The path returned is not
-    resolved (a link named by ``key`` is replaced or removed itself, never its target).
-    """
-    if not isinstance(key, str) or not key.startswith("/"):
-        raise ExportPathError(f"path {key!r} does not start with '/'")
-    segments = key[1:].split("/")
-    if key == "/":
-        raise ExportPathError(f"path {key!r} names the export directory {str(directory)!r}")
-    if "\0" in key or any(segment in ("", ".", "..") for segment in segments):
-        raise ExportPathError(
-            f"path {key!r} leaves the export directory {str(directory)!r} "
-            "(or names a directory): empty, '.' and '..' segments are refused"
-        )
-    if segments == [MANIFEST]:
-        raise ExportPathError(f"path {key!r} is the manifest itself")
-    path = directory.joinpath(*segments)
-    root = directory.resolve()
-    if not path.parent.resolve().is_relative_to(root):
-        raise ExportPathError(
-            f"path {key!r} leaves the export directory {str(directory)!r} (through a symbolic link)"
-        )
-    return path
-
-
-def _writable(directory: Path, key: str) -> Path:
-    """:func:`export_path`, and a file can be written there (else ``ExportPathError``)."""
-    path = export_path(directory, key)
-    if path.is_dir():
-        raise ExportPathError(f"document {key!r} would be written over the directory {str(path)!r}")
-    for parent in path.relative_to(directory).parents:
-        if (directory / parent).exists() and not (directory / parent).is_dir():
-            raise ExportPathError(
-                f"document {key!r} needs the directory {str(directory / parent)!r}, which is a file"
-            )
-    return path
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-            # mkstemp makes the file 0600; a file written in place would follow the umask
-            # (a web server running as another user must read it).
-            os.fchmod(file.fileno(), 0o666 & ~_umask())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 class _Exporter:
-    def __init__(self, client: httpx.AsyncClient, config: SitemapConfig, directory: Path) -> None:
+    def __init__(self, client: httpx.AsyncClient, config: SitemapConfig, sink: ExportSink) -> None:
         self.client = client
         self.config = config
-        self.directory = directory
-        self.result = ExportResult(directory)
+        self.sink = sink
+        self.result = ExportResult(sink.location)
         self.old: dict[str, dict[str, Any]] = {}
-        try:
-            self.old = self._load_manifest()
-        except ValueError as exc:  # corrupt or foreign: as if absent
-            self.result.warnings.append(
-                f"{MANIFEST} ignored: {exc}; every document is exported again and no file "
-                "it lists is removed"
-            )
         self.new: dict[str, dict[str, Any]] = {}
 
-    def _load_manifest(self) -> dict[str, dict[str, Any]]:
+    async def _load_manifest(self) -> dict[str, dict[str, Any]]:
         """The manifest's documents, every key and entry checked (``ValueError`` if not)."""
-        path = self.directory / MANIFEST
-        if not path.exists():
-            return {}
         try:
-            data = json.loads(path.read_bytes())
+            raw = await self.sink.read_manifest()
+            if raw is None:
+                return {}
+            data = json.loads(raw)
         except (OSError, ValueError) as exc:
             raise ValueError(f"unreadable ({type(exc).__name__}: {exc})") from None
         if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
@@ -238,7 +177,7 @@ class _Exporter:
         if not isinstance(documents, dict):
             raise ValueError("'documents' is not an object")
         for key, entry in documents.items():
-            export_path(self.directory, key)  # ExportPathError is a ValueError
+            self.sink.check(key, writing=False)  # ExportPathError is a ValueError
             if not isinstance(entry, dict):
                 raise ValueError(f"entry {key!r} is not an object")
             if not isinstance(entry.get("sha256"), str):
@@ -246,9 +185,6 @@ class _Exporter:
             if not isinstance(entry.get("etag"), str | None):
                 raise ValueError(f"entry {key!r} has an etag that is not a string")
         return documents
-
-    def _file(self, url_path: str) -> Path:
-        return export_path(self.directory, url_path)
 
     async def _get(self, url: str, headers: dict[str, str]) -> tuple[int, httpx.Headers, bytes]:
         import httpx  # the cli extra (the client is httpx's)
@@ -266,8 +202,7 @@ class _Exporter:
         """One file: (its manifest entry, its bytes, or b"" if unchanged); None if not served."""
         old = self.old.get(key)
         headers = {"Accept-Encoding": "gzip" if gzip else "identity"}
-        path = self._file(key)
-        intact = old is not None and path.is_file() and _digest(path.read_bytes()) == old["sha256"]
+        intact = old is not None and await self.sink.intact(key, old)
         if intact and old is not None and old.get("etag"):
             status, _, _ = await self._get(url, {**headers, "If-None-Match": old["etag"]})
             if status == 304:
@@ -286,10 +221,12 @@ class _Exporter:
             "last_modified": response_headers.get("last-modified"),
             "content_type": response_headers.get("content-type"),
             "content_encoding": response_headers.get("content-encoding"),
-            "sha256": _digest(raw),
+            "sha256": digest(raw),
             "bytes": len(raw),
         }
         unchanged = intact and old is not None and old["sha256"] == entry["sha256"]
+        if unchanged and old is not None and "stored" in old:  # what the sink noted of it
+            entry["stored"] = old["stored"]
         failed = response_headers.get(FAILED_SECTIONS_HEADER)
         if failed:
             raise _DocumentFailed(
@@ -305,11 +242,11 @@ class _Exporter:
         try:
             identity = await self.variant(url, url_path, gzip=False)
         except _DocumentFailed as failure:
-            self._fail(failure, url_path, url_path + ".gz")
+            await self._fail(failure, url_path, url_path + ".gz")
             return
         if identity is None:
             return
-        self._keep(url_path, *identity)
+        await self._keep(url_path, *identity)
         if gzip_variant:
             gz_url, gz_key = (url + ".gz", url_path + ".gz")
             try:
@@ -321,12 +258,12 @@ class _Exporter:
                 if gz is None:  # no .gz file served: the gzip content-coding of the document
                     gz = await self.variant(url, gz_key, gzip=True)
             except _DocumentFailed as failure:
-                self._fail(failure, gz_key)
+                await self._fail(failure, gz_key)
                 return
             if gz is not None:
-                self._keep(gz_key, *gz)
+                await self._keep(gz_key, *gz)
 
-    def _fail(self, failure: _DocumentFailed, *keys: str) -> None:
+    async def _fail(self, failure: _DocumentFailed, *keys: str) -> None:
         """Keep the earlier files of ``keys``; with none, write what was served."""
         if str(failure) not in self.result.failed:
             self.result.failed.append(str(failure))
@@ -335,12 +272,12 @@ class _Exporter:
                 self.new[key] = self.old[key]
                 self.result.unchanged.append(key)
             elif failure.entry is not None and key == keys[0]:
-                self._keep(key, *failure.entry)
+                await self._keep(key, *failure.entry)
 
-    def _keep(self, key: str, entry: dict[str, Any], data: bytes) -> None:
+    async def _keep(self, key: str, entry: dict[str, Any], data: bytes) -> None:
         self.new[key] = entry
         if data:
-            _write(self._file(key), data)
+            self.new[key] = await self.sink.write(key, data, entry)
             self.result.written.append(key)
         else:
             self.result.unchanged.append(key)
@@ -372,27 +309,47 @@ class _Exporter:
         return documents
 
     async def run(self) -> ExportResult:
+        sink = self.sink
+        await sink.prepare()
+        try:
+            self.old = await self._load_manifest()
+        except ValueError as exc:  # corrupt or foreign: as if absent
+            self.result.warnings.append(
+                f"{MANIFEST} ignored: {exc}; every document is exported again and no file "
+                "it lists is removed"
+            )
         documents = await self.plan()
-        if (self.directory / MANIFEST).is_dir():
-            raise ExportPathError(f"{str(self.directory / MANIFEST)!r} is a directory")
         for url, gzip_variant in documents:  # every target checked before anything is written
             url_path = urlsplit(url).path
-            _writable(self.directory, url_path)
+            sink.check(url_path, writing=True)
             if gzip_variant:
-                _writable(self.directory, url_path + ".gz")
-        for url, gzip_variant in documents:
+                sink.check(url_path + ".gz", writing=True)
+        for url, gzip_variant in _leaves_first(documents, self.config):
             await self.document(url, gzip_variant=gzip_variant)
+        # Only now, the new index and robots.txt up, may what they no longer list go.
         for key in sorted(set(self.old) - set(self.new)):
             if self.result.failed:  # what is gone cannot be told from what failed: keep it
                 self.new[key] = self.old[key]
                 continue
-            path = self._file(key)
-            if path.is_symlink() or path.is_file():  # never a directory someone made there
-                path.unlink()
+            await sink.remove(key)
             self.result.removed.append(key)
         manifest = {"version": MANIFEST_VERSION, "documents": dict(sorted(self.new.items()))}
-        _write(self.directory / MANIFEST, json.dumps(manifest, indent=2).encode() + b"\n")
+        await sink.write_manifest(json.dumps(manifest, indent=2).encode() + b"\n")
         return self.result
+
+
+def _leaves_first(
+    documents: list[tuple[str, bool]], config: SitemapConfig
+) -> list[tuple[str, bool]]:
+    """The documents in the order they are written: what the others link to first (pages,
+    stylesheet, feeds...), then ``sitemap.xml`` and the index, robots.txt last. A reader
+    never finds a link to a file not yet there (each file itself is replaced atomically)."""
+    base = config.base
+    last = [base.file_url(config.sitemap_name), base.file_url(config.index_name)]
+    if config.robots is not None:
+        last.append(base.origin + config.robots.path)
+    rank = {url: n + 1 for n, url in enumerate(last)}
+    return sorted(documents, key=lambda document: rank.get(document[0], 0))
 
 
 def _locs(index: bytes) -> Iterator[str]:
@@ -405,13 +362,50 @@ def _locs(index: bytes) -> Iterator[str]:
 
 
 async def export_app(
-    app: object, directory: Path, interface: Interface | None = None
+    app: object,
+    target: Path | str | ExportSink,
+    interface: Interface | None = None,
+    *,
+    public_url: str | None = None,
 ) -> ExportResult:
-    """Export every document of the sitemap middleware in ``app`` into ``directory``."""
+    """Export every document of the sitemap middleware in ``app`` to ``target``.
+
+    :param target: a directory (a ``Path``, or a string that is not a URL), the URL of an
+        object store (``s3://bucket/prefix``, ``gs://``, ``az://``: the ``cloud`` extra,
+        configured from the environment) or an :class:`ExportSink`.
+    :param public_url: where the exported files will be served from; it must be the
+        app's ``base_url`` (the URLs in the documents come from it), else ``ValueError``.
+    """
     config = find_config(app)
-    directory = Path(directory)
-    if directory.exists() and not directory.is_dir():
-        raise ValueError(f"{str(directory)!r} exists and is not a directory")
-    directory.mkdir(parents=True, exist_ok=True)
+    if public_url is not None:
+        check_public_url(config, public_url)
+    sink = open_sink(target)
     async with client_for_app(app, interface, base_url=config.base.origin) as client:
-        return await _Exporter(client, config, directory).run()
+        return await _Exporter(client, config, sink).run()
+
+
+def open_sink(target: Path | str | ExportSink) -> ExportSink:
+    """The sink for an export target (see :func:`export_app`)."""
+    if isinstance(target, str) and "://" in target:
+        from .store_sink import ObjectStoreSink
+
+        return ObjectStoreSink.from_url(target)
+    if isinstance(target, str | Path):
+        return DirectorySink(Path(target))
+    return target
+
+
+def check_public_url(config: SitemapConfig, public_url: str) -> None:
+    """``ValueError`` unless ``public_url`` is the app's base URL (the directory the
+    sitemaps are served from, normalized: ``https://EXAMPLE.com:443/shop`` is
+    ``https://example.com/shop/``)."""
+    try:
+        public = BaseURL.parse(public_url).prefix
+    except SitemapError as exc:
+        raise ValueError(f"--public-url {public_url!r}: {exc}") from None
+    if public != config.base.prefix:
+        raise ValueError(
+            f"the app's base_url {config.base.prefix!r} is not --public-url {public!r}: every "
+            "URL the exported index and robots.txt list comes from base_url, so configure "
+            "base_url as the public URL the files are served from"
+        )
