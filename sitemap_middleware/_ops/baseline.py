@@ -79,20 +79,24 @@ class Baseline:
 
     @classmethod
     def from_json(cls, text: str) -> Baseline:
-        """Read :meth:`to_json` output; ``ValueError`` says what is wrong."""
+        """Read :meth:`to_json` output; ``ValueError`` says what is wrong.
+
+        The shape is checked, not coerced: a string where the URLs' list belongs would
+        otherwise be read as one URL per character.
+        """
         try:
             data = json.loads(text)
-            if data.get("format") != FORMAT or data.get("version") != VERSION:
-                raise ValueError(f"expected format {FORMAT!r} version {VERSION}")
-            documents = {
-                str(url): BaselineDocument(
-                    str(doc["kind"]), int(doc["errors"]), tuple(str(u) for u in doc["urls"])
-                )
-                for url, doc in data["documents"].items()
-            }
-            return cls(str(data["start"]), documents)
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            raise ValueError(f"not a check baseline: {type(exc).__name__}: {exc}") from None
+        except (ValueError, RecursionError) as exc:
+            raise ValueError(f"not a check baseline: not JSON: {exc}") from None
+        if not isinstance(data, dict) or (data.get("format"), data.get("version")) != (
+            FORMAT,
+            VERSION,
+        ):
+            raise ValueError(f"not a check baseline: expected format {FORMAT!r} version {VERSION}")
+        start, raw = data.get("start"), data.get("documents")
+        if not isinstance(start, str) or not isinstance(raw, dict):
+            raise ValueError("not a check baseline: 'start' must be a URL, 'documents' an object")
+        return cls(start, {url: _document(url, doc) for url, doc in raw.items()})
 
     def write(self, path: Path) -> None:
         """Write atomically (a temporary file beside it, then a rename)."""
@@ -105,6 +109,24 @@ class Baseline:
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
+
+
+def _document(url: str, doc: object) -> BaselineDocument:
+    """One document of a baseline file, of exactly the shape :meth:`Baseline.to_json` writes."""
+    if isinstance(doc, dict):
+        kind, errors, urls = doc.get("kind"), doc.get("errors"), doc.get("urls")
+        if (
+            isinstance(kind, str)
+            and type(errors) is int
+            and errors >= 0
+            and isinstance(urls, list)
+            and all(isinstance(u, str) for u in urls)
+        ):
+            return BaselineDocument(kind, errors, tuple(urls))
+    raise ValueError(
+        f"not a check baseline: document {url!r} must be "
+        '{"kind": "...", "errors": <count>, "urls": ["...", ...]}'
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -83,21 +83,35 @@ class _Reader:
 
 
 async def read_sources(sources: Sequence[str]) -> tuple[list[SitemapEntry], list[str]]:
-    """Every entry the sources list (first listing wins) and what was left out, said."""
-    if not any(_is_url(s) for s in sources):
-        reader = _Reader(None)
-        for source in sources:
-            await reader.source(source)
-        return list(reader.entries.values()), reader.warnings
-    import httpx
+    """Every entry the sources list (first listing wins) and what was left out, said.
 
+    A client is there even when every source is a local file: a local index may list
+    children that only exist on its site.
+    """
+    try:
+        import httpx
+    except ImportError:  # pragma: no cover - without the cli extra: local files only
+        return await _read_all(_Reader(None), sources)
     async with httpx.AsyncClient(
         headers={"User-Agent": USER_AGENT}, follow_redirects=False, timeout=30.0
     ) as client:
-        reader = _Reader(Fetcher(client, rate=5.0))
-        for source in sources:
-            await reader.source(source)
+        return await _read_all(_Reader(Fetcher(client, rate=5.0)), sources)
+
+
+async def _read_all(
+    reader: _Reader, sources: Sequence[str]
+) -> tuple[list[SitemapEntry], list[str]]:
+    for source in sources:
+        await reader.source(source)
     return list(reader.entries.values()), reader.warnings
+
+
+def _under(config: SitemapConfig, loc: str) -> bool:
+    try:
+        config.base.locate(loc)
+    except SitemapError:
+        return False
+    return True
 
 
 async def _not_found(scope: Any, receive: Any, send: Any) -> None:
@@ -127,6 +141,11 @@ async def generate(
         raise ValueError("the sources list no URL")
     base = base_url or origin_of(entries[0].loc) + "/"
     config = SitemapConfig(base_url=base, sections={section: StaticProvider(entries)}, **settings)
+    if not any(_under(config, entry.loc) for entry in entries):
+        raise ValueError(
+            f"none of the sources' {len(entries):,} URLs is under {config.base.prefix}: "
+            "there would be no sitemap (see --base-url)"
+        )
     app = ASGISitemapMiddleware(_not_found, config=config)
     result = await export_app(app, Path(directory), "asgi")
     result.warnings[:0] = warnings

@@ -23,8 +23,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Literal, Union
-from urllib.parse import urlsplit
+from typing import IO, Any, Literal, Union
+from urllib.parse import urljoin, urlsplit
 from xml.etree.ElementTree import Element, TreeBuilder
 from xml.parsers import expat
 
@@ -33,7 +33,7 @@ from .._sansio.limits import MAX_BYTES, MAX_INDEX_ENTRIES, MAX_URLS
 from .._sansio.models import SitemapEntry
 from .._sansio.render import SITEMAP_NS
 from .findings import DocumentReport, Finding
-from .parse_items import ATOM_NS, feed_entry, index_child, record_loc, urlset_entry
+from .parse_items import ATOM_NS, XML_BASE, feed_entry, index_child, record_loc, urlset_entry
 from .rules import Child, Entry, Parsed, check_document, parse_w3c
 
 __all__ = ["ParsedSitemap", "SitemapKind", "parse_sitemap"]
@@ -41,7 +41,12 @@ __all__ = ["ParsedSitemap", "SitemapKind", "parse_sitemap"]
 SitemapKind = Literal["urlset", "sitemapindex", "text", "rss", "atom"]
 Source = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]", IO[bytes], Iterable[bytes]]
 CHUNK = 65_536
+#: Bytes handed to expat at a time. Expat before 2.6 re-scans an unfinished token (a huge
+#: attribute or comment) from its start on every call: big calls keep that re-scanning to
+#: a few dozen passes over a 50 MiB document instead of hundreds.
+PARSE_BYTES = 4 * 1024 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
+_XML_BASE_KEY = XML_BASE[1:]  # as expat names it (namespace}base)
 #: root element (Clark notation) -> (kind, the record element, its depth)
 _ROOTS: dict[str, tuple[SitemapKind, str, int]] = {
     f"{{{SITEMAP_NS}}}urlset": ("urlset", f"{{{SITEMAP_NS}}}url", 2),
@@ -112,19 +117,45 @@ def _unpacked(chunks: Iterator[bytes]) -> Iterator[bytes]:
         for chunk in chunks:
             yield counted(chunk)
         return
-    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    # A gzip file may hold several members, read one after the other (RFC 1952 2.2, as
+    # ``cat a.gz b.gz`` makes); what follows the last one and is no member is ignored.
+    inflate: Any = None  # between members
+    data = b""
     try:
         for chunk in _prepend(head, chunks):
-            # At most one byte past the limit: a gzip bomb never expands in memory.
-            yield counted(inflate.decompress(chunk, MAX_BYTES + 1 - total))
-            if inflate.unconsumed_tail:
-                counted(b"\0" * (MAX_BYTES + 1 - total))  # raises: over the limit
-            if inflate.eof:
-                break
+            data += chunk
+            while data:
+                if inflate is None:
+                    if len(data) < 2 or data[:2] != _GZIP_MAGIC:
+                        break
+                    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                # At most one byte past the limit: a gzip bomb never expands in memory.
+                yield counted(inflate.decompress(data, MAX_BYTES + 1 - total))
+                if inflate.unconsumed_tail:
+                    counted(b"\0" * (MAX_BYTES + 1 - total))  # raises: over the limit
+                data = b""
+                if inflate.eof:
+                    data, inflate = inflate.unused_data, None
+            if inflate is None and len(data) >= 2:
+                return  # trailing bytes that are no gzip member
     except zlib.error as exc:
         raise SitemapParseError(f"broken gzip: {exc}") from None
-    if not inflate.eof:
+    if inflate is not None:
         raise SitemapParseError("broken gzip: truncated stream")
+
+
+def _coalesced(chunks: Iterable[bytes], size: int) -> Iterator[bytes]:
+    """The chunks joined into pieces of at least ``size`` bytes (the last one shorter)."""
+    parts: list[bytes] = []
+    held = 0
+    for chunk in chunks:
+        parts.append(chunk)
+        held += len(chunk)
+        if held >= size:
+            yield b"".join(parts)
+            parts, held = [], 0
+    if parts:
+        yield b"".join(parts)
 
 
 def _prepend(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
@@ -192,9 +223,12 @@ def _raw(kind: SitemapKind, record: Element | str, loc: str, entry: SitemapEntry
     return Entry(loc, stamp, text, pairs)
 
 
-def _parse_xml(data: Iterator[bytes], reader: _Reader) -> None:
+def _parse_xml(data: Iterator[bytes], reader: _Reader, url: str | None) -> None:
     builder: TreeBuilder | None = None
     depth = 0
+    #: The xml:base in scope at each open element (a feed's relative links resolve
+    #: against it, RFC 4287 section 2), starting from the document's own URL.
+    bases = [url or ""]
     record_tag, record_depth, record_line = "", 0, 0
     parser = expat.ParserCreate(namespace_separator="}")
 
@@ -208,6 +242,10 @@ def _parse_xml(data: Iterator[bytes], reader: _Reader) -> None:
         nonlocal depth, builder, record_tag, record_depth, record_line
         tag = "{" + name if "}" in name else name
         depth += 1
+        base = bases[-1]
+        if _XML_BASE_KEY in attrs:
+            base = urljoin(base, attrs[_XML_BASE_KEY])
+        bases.append(base)
         if depth == 1:
             root = _ROOTS.get(tag)
             if root is None:
@@ -224,13 +262,14 @@ def _parse_xml(data: Iterator[bytes], reader: _Reader) -> None:
             builder.start(tag, {("{" + k if "}" in k else k): v for k, v in attrs.items()})
         elif depth == record_depth and tag == record_tag:
             builder = TreeBuilder()
-            builder.start(tag, {})
+            builder.start(tag, {XML_BASE: base} if base else {})
             record_line = parser.CurrentLineNumber
 
     def end(name: str) -> None:
         nonlocal depth, builder
         tag = "{" + name if "}" in name else name
         depth -= 1
+        bases.pop()
         if builder is None:
             return
         builder.end(tag)
@@ -252,7 +291,7 @@ def _parse_xml(data: Iterator[bytes], reader: _Reader) -> None:
     parser.ExternalEntityRefHandler = refuse  # type: ignore[assignment]
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
     try:
-        for chunk in data:
+        for chunk in _coalesced(data, PARSE_BYTES):
             parser.Parse(chunk, False)
         parser.Parse(b"", True)
     except expat.ExpatError as exc:
@@ -262,7 +301,8 @@ def _parse_xml(data: Iterator[bytes], reader: _Reader) -> None:
 def _parse_text(first: bytes, data: Iterator[bytes], reader: _Reader) -> None:
     reader.kind = "text"
     decode = codecs.getincrementaldecoder("utf-8-sig")()
-    line_number, pending = 0, ""
+    line_number = 0
+    pending: list[str] = []  # the line not ended yet, in parts (never copied per chunk)
 
     def lines(text: str) -> None:
         nonlocal line_number
@@ -273,13 +313,12 @@ def _parse_text(first: bytes, data: Iterator[bytes], reader: _Reader) -> None:
 
     try:
         for chunk in _prepend(first, data):
-            text = pending + decode.decode(chunk)
-            text, newline, pending = text.rpartition("\n")
+            text, newline, rest = decode.decode(chunk).rpartition("\n")
             if newline:
-                lines(text)
-            else:
-                pending = text + pending
-        lines(pending + decode.decode(b"", True))
+                lines("".join(pending) + text)
+                pending.clear()
+            pending.append(rest)
+        lines("".join(pending) + decode.decode(b"", True))
     except UnicodeDecodeError as exc:
         raise SitemapParseError(f"text sitemap is not UTF-8: {exc}") from None
 
@@ -306,7 +345,7 @@ def parse_sitemap(source: Source, *, url: str | None = None, strict: bool = Fals
             break
     size = _Counted(_prepend(first, data))
     if first.lstrip().removeprefix(b"\xef\xbb\xbf").lstrip()[:1] == b"<":
-        _parse_xml(iter(size), reader)
+        _parse_xml(iter(size), reader, url)
     else:
         _parse_text(b"", iter(size), reader)
     assert reader.kind is not None

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
+from urllib.parse import urljoin
 from xml.etree.ElementTree import Element
 
 from .._exceptions import InvalidEntryError
@@ -17,9 +18,11 @@ from .._sansio.extensions import Alternate, Image, NewsArticle, Video
 from .._sansio.models import SitemapEntry
 from .._sansio.render import EXTENSION_NS, SITEMAP_NS
 
-__all__ = ["ATOM_NS", "feed_entry", "index_child", "record_loc", "urlset_entry"]
+__all__ = ["ATOM_NS", "XML_BASE", "feed_entry", "index_child", "record_loc", "urlset_entry"]
 
 ATOM_NS = "http://www.w3.org/2005/Atom"
+#: ``xml:base`` (Clark notation); a record carries the base in scope where it starts.
+XML_BASE = "{http://www.w3.org/XML/1998/namespace}base"
 _T = TypeVar("_T")
 _SM = "{" + SITEMAP_NS + "}"
 _IMAGE = "{" + EXTENSION_NS["image"] + "}"
@@ -125,11 +128,17 @@ def record_loc(kind: str, record: Element) -> str:
     """The location a record names (``""`` when it names none)."""
     if kind in ("urlset", "sitemapindex"):
         return _text(record, _SM + "loc") or ""
+    base = record.get(XML_BASE, "")
     if kind == "rss":
-        return _text(record, "link") or ""
-    for link in record.iter(_ATOM + "link"):
+        item = record.find("link")
+        if item is None or not (text := (item.text or "").strip()):
+            return ""
+        return urljoin(urljoin(base, item.get(XML_BASE, "")), text)
+    # The entry's own links only: a <source> element holds the links of another feed.
+    for link in record.findall(_ATOM + "link"):
         if link.get("rel", "alternate") == "alternate":
-            return link.get("href", "").strip()
+            href = link.get("href", "").strip()
+            return urljoin(urljoin(base, link.get(XML_BASE, "")), href) if href else ""
     return ""
 
 

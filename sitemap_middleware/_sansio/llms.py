@@ -1,6 +1,8 @@
 """llms.txt (llmstxt.org): ``# title``, ``> summary``, ``## heading`` lists of links.
 
-Markdown link text escapes ``\\``, ``[`` and ``]``; URLs are already percent-encoded
+Markdown link text escapes ``\\``, ``[``, ``]``, ``<``, ``>`` and backticks (an
+autolink such as ``<javascript:...>`` or raw HTML in a title would otherwise become a
+link or markup of its own); URLs are already percent-encoded
 (normalised locs never hold spaces or parentheses that would end the link: ``(`` and
 ``)`` are escaped too, to be safe). Line breaks in titles become spaces.
 """
@@ -18,7 +20,7 @@ def _one_line(text: str) -> str:
 
 def _link_text(text: str) -> str:
     text = _one_line(text)
-    for char in "\\[]":
+    for char in "\\[]<>`":
         text = text.replace(char, "\\" + char)
     return text
 

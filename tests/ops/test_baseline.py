@@ -137,3 +137,24 @@ def test_cli_writes_a_baseline_then_gates_on_it(tmp_path: Path) -> None:
     assert codes["baseline-urls-removed"] == 1 and "baseline-section-vanished" not in codes
     missing = run(None, "--baseline", str(tmp_path / "nope.json"))
     assert missing.returncode == 2 and "cannot read --baseline" in missing.stderr
+
+
+_HEAD = '{"format": "sitemap-middleware-baseline", "version": 1, "start": "https://a.example/"'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100_000,  # RecursionError
+        _HEAD + ', "documents": {"u": {"kind": "urlset", "errors": 1e999, "urls": []}}}',
+        _HEAD + ', "documents": {"u": {"kind": "urlset", "errors": 0, "urls": "https://a"}}}',
+        _HEAD + ', "documents": {"u": {"kind": "urlset", "errors": true, "urls": [1]}}}',
+        _HEAD + ', "documents": []}',
+        '["format"]',
+    ],
+)
+def test_a_baseline_of_the_wrong_shape_is_a_value_error(text: str) -> None:
+    """Never a traceback (RecursionError, OverflowError), never coerced (a string of URLs
+    read as one URL per character)."""
+    with pytest.raises(ValueError, match="not a check baseline"):
+        Baseline.from_json(text)

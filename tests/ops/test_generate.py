@@ -142,3 +142,39 @@ def test_generate_from_a_live_index_reproduces_the_sites_export(tmp_path: Path) 
     assert result.warnings == [] and result.failed == []
     anyio.run(export_app, app, tmp_path / "export")
     assert files(tmp_path / "out") == files(tmp_path / "export")
+
+
+def test_generate_reads_a_local_indexs_children_over_http_when_not_beside_it(
+    tmp_path: Path,
+) -> None:
+    """A downloaded index whose pages were not downloaded: its children are fetched from
+    the site (before, 'reading URLs needs httpx' although httpx is there)."""
+    sock = bound_socket()
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    entries = [SitemapEntry(f"{base}p/{n}") for n in range(3)]
+    config = SitemapConfig(base_url=base, sections={"pages": StaticProvider(entries)})
+    app = ASGISitemapMiddleware(Starlette(), config=config)
+    index = tmp_path / "index.xml"
+    index.write_text(
+        '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<sitemap><loc>{base}sitemap-pages-1.xml</loc></sitemap></sitemapindex>"
+    )
+    with serve_uvicorn(app, sock):
+        result = anyio.run(lambda: generate([str(index)], tmp_path / "out"))
+    assert result.failed == []
+    assert [e.loc for e in parse_sitemap(tmp_path / "out" / "sitemap.xml").entries] == [
+        e.loc for e in entries
+    ]
+
+
+def test_generate_refuses_when_no_url_is_under_the_base_url(tmp_path: Path) -> None:
+    """Every URL outside --base-url: exit 2 and nothing written (before: exit 0 and a
+    robots.txt naming no sitemap)."""
+    (tmp_path / "urls.txt").write_text("https://example.com/a\nhttps://example.com/b\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "sitemap_middleware", "generate", str(tmp_path / "urls.txt")]
+    command += ["--out", str(tmp_path / "out"), "--base-url", "https://other.example/"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "none of the sources' 2 URLs is under https://other.example/" in done.stderr
+    assert not (tmp_path / "out").exists()

@@ -8,6 +8,7 @@ import gzip
 import re
 from collections.abc import AsyncIterator
 from datetime import date, datetime, timedelta, timezone
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import rnc2rng
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
+from markdown_it import MarkdownIt
 
 from sitemap_middleware import (
     ConfigurationError,
@@ -155,6 +157,16 @@ def test_llms_txt_lines_escape_link_text() -> None:
     assert llms_head("Shop\nnews", "All [the] pages") == "# Shop news\n\n> All [the] pages\n"
     line = llms_link("a [b] \\ c", "https://example.com/x_(y)?q=1&r=é")
     assert line == "- [a \\[b\\] \\\\ c](https://example.com/x_%28y%29?q=1&r=é)\n"
+
+
+@pytest.mark.parametrize(
+    "title", ["x <img src=x onerror=alert(1)> y", "a <https://evil.example/> b", "`]`"]
+)
+def test_llms_txt_link_text_holds_no_markup_of_its_own(title: str) -> None:
+    """A provider's title (a video's, a news article's) renders as text inside the one
+    link: no raw HTML, no autolink, no code span."""
+    html = MarkdownIt("commonmark").render(llms_link(title, "https://example.com/p"))
+    assert html == f'<ul>\n<li><a href="https://example.com/p">{escape(title)}</a></li>\n</ul>\n'
 
 
 dated = st.tuples(st.integers(0, 40), st.booleans())  # a day (few: ties happen), or none
@@ -348,7 +360,7 @@ async def test_robots_lists_feeds_and_llms_txt_is_served() -> None:
         "- [https://example.com/old](https://example.com/old)\n"
         "- [https://example.com/a?x=1&y=2](https://example.com/a?x=1&y=2)\n"
         "- [https://example.com/undated](https://example.com/undated)\n"
-        "- [Big <news> & more](https://example.com/news)\n"
+        "- [Big \\<news\\> & more](https://example.com/news)\n"
     )
     etag = header(reply, "ETag")
     assert etag is not None
