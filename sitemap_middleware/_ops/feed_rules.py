@@ -9,6 +9,7 @@ of W3C Datetime) is its lastmod, RSS's ``<pubDate>`` an RFC 822 date.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urljoin
 
 from werkzeug.http import parse_date
 
@@ -24,22 +25,24 @@ def is_feed(localname: str, namespace: str | None) -> bool:
     return (localname, namespace) in (("feed", ATOM_NS), ("rss", None))
 
 
-def parse_feed(root: Any, report: DocumentReport) -> Parsed:
-    """A feed's links as entries (no XSD: a feed is not a sitemap schema's document)."""
+def parse_feed(root: Any, report: DocumentReport, url: str) -> Parsed:
+    """A feed's links as entries (no XSD: a feed is not a sitemap schema's document),
+    relative ones resolved as feed readers do: against ``xml:base`` (feed, entry, link),
+    else the feed's own URL."""
     parsed = Parsed("feed")
     atom = root.tag == f"{{{ATOM_NS}}}feed"
     items = root.iterfind("a:entry", {"a": ATOM_NS}) if atom else root.iterfind("channel/item")
     for item in items:
         if atom:
-            links = item.iterfind("a:link", {"a": ATOM_NS})
-            hrefs = [
-                link.get("href") for link in links if link.get("rel", "alternate") == "alternate"
-            ]
-            loc = (hrefs[0] if hrefs else None) or ""
+            links = item.iterfind("a:link", {"a": ATOM_NS})  # its own, not its <source>'s
+            own = [link for link in links if link.get("rel", "alternate") == "alternate"]
+            href = (own[0].get("href") or "").strip() if own else ""
+            loc = urljoin(url, urljoin(own[0].base or "", href)) if href else ""
             text = item.findtext("a:updated", None, {"a": ATOM_NS})
             lastmod = parse_w3c(text) if text else None
         else:
-            loc = item.findtext("link") or ""
+            link = (item.findtext("link") or "").strip()
+            loc = urljoin(url, link) if link else ""
             text = item.findtext("pubDate")
             lastmod = parse_date(text) if text else None
         if not loc.strip():

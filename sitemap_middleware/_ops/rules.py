@@ -112,7 +112,7 @@ def parse_sitemap(body: bytes, url: str, report: DocumentReport) -> Parsed | Non
         return None
     name = etree.QName(root)
     if is_feed(name.localname, name.namespace):
-        return parse_feed(root, report)
+        return parse_feed(root, report, url)
     if name.localname not in ("urlset", "sitemapindex"):
         report.add(
             "error",

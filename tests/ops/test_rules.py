@@ -261,3 +261,24 @@ def test_check_accepts_good_numbers() -> None:
         ["check", "https://example.com/", "--max-urls", "3", "--timeout", "0.3", "--rate", "0"]
     )
     assert (args.max_urls, args.timeout, args.rate) == (3, 0.3, 0.0)
+
+
+def test_a_feeds_relative_links_resolve_against_xml_base_and_the_feeds_url() -> None:
+    """check reads feed links as parse_sitemap does: xml:base (feed, entry, link), else
+    the feed's own URL; only an entry's own <link>, never its <source>'s."""
+    body = b"""<?xml version="1.0"?>
+<feed xmlns="http://www.w3.org/2005/Atom" xml:base="https://e.com/blog/">
+<entry><source><link href="https://other.example/"/></source><link href="post1"/>
+<updated>2024-01-01T00:00:00Z</updated></entry>
+<entry xml:base="https://e.com/news/"><link href="post2"/></entry>
+</feed>"""
+    rss = b"""<rss version="2.0"><channel><item><link>/post3</link></item></channel></rss>"""
+    report = DocumentReport("https://e.com/feed.atom")
+    parsed = parse_sitemap(body, "https://e.com/feed.atom", report)
+    assert parsed is not None and report.findings.count("error") == 0
+    assert [e.loc for e in parsed.entries] == [
+        "https://e.com/blog/post1",
+        "https://e.com/news/post2",
+    ]
+    parsed = parse_sitemap(rss, "https://e.com/feed.rss", report)
+    assert parsed is not None and [e.loc for e in parsed.entries] == ["https://e.com/post3"]
