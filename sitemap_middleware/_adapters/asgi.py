@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from urllib.parse import unquote
 
 import anyio
 import anyio.lowlevel
@@ -30,9 +31,28 @@ def request_info(scope: Scope) -> RequestInfo:
             values[name] = ", ".join(found)
     root_path: str = scope.get("root_path", "")
     path: str = scope["path"]
-    if root_path and not path.startswith(root_path):
+    if (mounted := _stripped_mount(scope, path)) is not None:
+        root_path, path = mounted
+    elif root_path and not path.startswith(root_path):
         path = root_path + path  # servers and routers before ASGI's "full path" rule
     return RequestInfo(scope["method"], path, values, root_path)
+
+
+def _stripped_mount(scope: Scope, path: str) -> tuple[str, str] | None:
+    """(mount, full path) when a router cut its mount off ``path`` but left ``raw_path``
+    whole, setting no ``root_path`` (Litestar's ``is_mount``, which also appends a ``/``
+    to what is left): the mount is what ``raw_path`` has before ``path``."""
+    raw = scope.get("raw_path")
+    if not raw:
+        return None
+    full = unquote(raw.split(b"?", 1)[0].decode("latin-1"))
+    for tail in (path, path[:-1] if path.endswith("/") else None):
+        if tail is not None and len(full) > len(tail) and full.endswith(tail):
+            mount = full[: len(full) - len(tail)]
+            if mount.startswith("/") and not mount.endswith("/"):
+                return mount, full
+            return None
+    return None
 
 
 class ASGISitemapMiddleware:

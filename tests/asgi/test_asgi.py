@@ -350,3 +350,16 @@ async def test_plans_are_warmed_up_at_start_up_in_the_background(warm: bool) -> 
             stop.set()
     assert done == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
     assert middleware.core._documents.plans.passes == (3 if warm else 0)  # type: ignore[union-attr]
+
+
+async def test_a_mount_cut_off_the_path_is_read_from_raw_path() -> None:
+    """Litestar's ``is_mount`` hands a mounted app ``path="/sitemap.xml/"`` (its mount cut
+    off, a slash appended) with no ``root_path`` and the whole ``raw_path``: the mount is
+    read from raw_path, so the documents answer with the mount's URLs."""
+    scope = dict(_scope("/sitemap.xml/"), raw_path=b"/shop/sitemap.xml?x=1")
+    messages = await _call(_middleware(), scope)
+    assert messages[0]["status"] == 200
+    assert page_urls(check_document(messages[1]["body"])) == ["https://example.com/shop/a"]
+    # Not ours under the mount: the app gets the scope as it came.
+    messages = await _call(_middleware(), dict(_scope("/a/"), raw_path=b"/shop/a"))
+    assert messages[1]["body"] == b"app saw GET /a/"
