@@ -8,6 +8,11 @@ and now has some, and a section that vanished (no page of it is left: a section 
 document's URL with its page number taken off, ``sitemap-products-3.xml`` ->
 ``sitemap-products.xml``, and none of its URLs is listed any more). What else changed
 (URLs added, pages gone from a section that is still there) is said in notes.
+
+Lastmods reset en masse fail too: when more than ``RESET_SHARE`` of the URLs dated in both
+runs got one new lastmod (the same hour), a deploy or an import stamped them (a file's
+mtime, a bulk ``UPDATE``), and crawlers stop trusting the site's lastmods. URLs that must
+stay listed are named with ``--require`` (:func:`require_urls`).
 """
 
 from __future__ import annotations
@@ -16,17 +21,24 @@ import json
 import os
 import re
 import tempfile
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from .findings import CheckReport
 
-__all__ = ["Baseline", "BaselineDocument", "MaxRemoved", "compare_baseline"]
+__all__ = ["Baseline", "BaselineDocument", "MaxRemoved", "compare_baseline", "require_urls"]
 
 FORMAT = "sitemap-middleware-baseline"
 VERSION = 1
 #: Removed URLs named in the report (the rest are counted).
 SHOWN = 20
+#: More than this share of the URLs dated in both runs moved to one new lastmod (within
+#: the same hour): a reset, not edits.
+RESET_SHARE = 0.5
+#: ... counted only from this many such URLs (a small site's few edits are no reset).
+RESET_MIN_URLS = 10
 _PAGE = re.compile(r"-\d+(?:~[^/.]*)?(?=\.[^/]*$)")
 
 
@@ -40,6 +52,11 @@ class BaselineDocument:
     kind: str
     errors: int
     urls: tuple[str, ...]
+    #: Each URL's lastmod (ISO 8601, UTC) or None, in the order of ``urls``.
+    lastmods: tuple[str | None, ...] = ()
+
+    def dated(self) -> dict[str, str]:
+        return {url: mod for url, mod in zip(self.urls, self.lastmods, strict=False) if mod}
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +70,10 @@ class Baseline:
     def from_report(cls, report: CheckReport) -> Baseline:
         documents = {
             doc.url: BaselineDocument(
-                doc.kind, doc.findings.count("error"), tuple(report.listed.get(doc.url, ()))
+                doc.kind,
+                doc.findings.count("error"),
+                tuple(report.listed.get(doc.url, ())),
+                tuple(report.lastmods.get(doc.url, ())),
             )
             for doc in report.documents
             if doc.kind != "robots"
@@ -70,7 +90,12 @@ class Baseline:
                 "version": VERSION,
                 "start": self.start,
                 "documents": {
-                    url: {"kind": doc.kind, "errors": doc.errors, "urls": list(doc.urls)}
+                    url: {
+                        "kind": doc.kind,
+                        "errors": doc.errors,
+                        "urls": list(doc.urls),
+                        "lastmods": list(doc.lastmods),
+                    }
                     for url, doc in self.documents.items()
                 },
             },
@@ -115,17 +140,21 @@ def _document(url: str, doc: object) -> BaselineDocument:
     """One document of a baseline file, of exactly the shape :meth:`Baseline.to_json` writes."""
     if isinstance(doc, dict):
         kind, errors, urls = doc.get("kind"), doc.get("errors"), doc.get("urls")
+        lastmods = doc.get("lastmods", [])
         if (
             isinstance(kind, str)
             and type(errors) is int
             and errors >= 0
             and isinstance(urls, list)
             and all(isinstance(u, str) for u in urls)
+            and isinstance(lastmods, list)
+            and len(lastmods) in (0, len(urls))
+            and all(m is None or isinstance(m, str) for m in lastmods)
         ):
-            return BaselineDocument(kind, errors, tuple(urls))
+            return BaselineDocument(kind, errors, tuple(urls), tuple(lastmods))
     raise ValueError(
         f"not a check baseline: document {url!r} must be "
-        '{"kind": "...", "errors": <count>, "urls": ["...", ...]}'
+        '{"kind": "...", "errors": <count>, "urls": ["...", ...], "lastmods": [...]}'
     )
 
 
@@ -210,3 +239,31 @@ def compare_baseline(before: Baseline, report: CheckReport, max_removed: MaxRemo
     new_documents = [url for url in after.documents if url not in before.documents]
     if new_documents:
         report.notes.append(f"baseline: {len(new_documents):,} new documents")
+    _check_resets(before, after, report)
+
+
+def _check_resets(before: Baseline, after: Baseline, report: CheckReport) -> None:
+    """Fail when most URLs dated in both runs moved to one new lastmod (the same hour)."""
+    old = {url: mod for doc in before.documents.values() for url, mod in doc.dated().items()}
+    new = {url: mod for doc in after.documents.values() for url, mod in doc.dated().items()}
+    both = old.keys() & new.keys()
+    moved = Counter(new[url][:13] for url in both if new[url] != old[url])  # by hour
+    if len(both) < RESET_MIN_URLS or not moved:
+        return
+    hour, count = moved.most_common(1)[0]
+    if count > len(both) * RESET_SHARE:
+        report.add(
+            "error",
+            "baseline-lastmods-reset",
+            f"{count:,} of {len(both):,} URLs dated in both runs got a new lastmod in the "
+            f"same hour ({hour}:xx UTC): a deploy or an import reset them (crawlers stop "
+            "trusting lastmods that move without the content)",
+        )
+
+
+def require_urls(report: CheckReport, urls: Iterable[str]) -> None:
+    """``--require URL``: an error for each named URL no document lists."""
+    listed = {url for urls_of in report.listed.values() for url in urls_of}
+    for url in urls:
+        if url not in listed:
+            report.add("error", "required-url-missing", "named by --require, not listed", url=url)

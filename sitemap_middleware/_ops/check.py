@@ -374,6 +374,10 @@ async def _run(
         await crawl.crawl([start], None)
     crawl.site_checks(robots)
     report.listed = {url: [e.loc for e in parsed.entries] for url, parsed in crawl.parsed}
+    report.lastmods = {
+        url: [e.lastmod.isoformat() if e.lastmod else None for e in parsed.entries]
+        for url, parsed in crawl.parsed
+    }
     if options.schemas is None:
         report.notes.append(
             "XSD validation skipped: no schemas (pass --schemas DIR or set SITEMAP_SCHEMAS_DIR); "

@@ -12,9 +12,10 @@ from typing import Any, TextIO
 
 import anyio
 
-from .baseline import Baseline, MaxRemoved, compare_baseline
+from .baseline import Baseline, MaxRemoved, compare_baseline, require_urls
 from .check import CheckOptions, Progress, run_check
 from .fetch import USER_AGENT, Fetcher
+from .findings import github_annotations
 
 __all__ = ["add_check_parser", "add_export_parser", "add_generate_parser"]
 
@@ -140,6 +141,18 @@ def add_check_parser(commands: Any) -> None:
         metavar="FILE",
         type=Path,
         help="write this run's documents and URLs to FILE (JSON) for a later --baseline",
+    )
+    parser.add_argument(
+        "--require",
+        metavar="URL",
+        action="append",
+        default=[],
+        help="fail unless a sitemap lists URL (repeatable)",
+    )
+    parser.add_argument(
+        "--github",
+        action="store_true",
+        help="print findings as GitHub Actions annotations (::error, ::warning)",
     )
     parser.set_defaults(handler=_check_command)
 
@@ -290,10 +303,13 @@ def _check_command(args: argparse.Namespace) -> int:
     report = anyio.run(main)
     if baseline is not None:
         compare_baseline(baseline, report, args.max_removed)
+    require_urls(report, args.require)
     if args.write_baseline is not None:
         Baseline.from_report(report).write(args.write_baseline)
     if args.json:
         print(json.dumps(report.as_dict(), indent=2))
+    elif args.github:
+        print(github_annotations(report))
     else:
         print(report.format_text())
     return 0 if report.ok else 1

@@ -100,6 +100,8 @@ class CheckReport:
     requests: int = 0
     #: Each parsed urlset or text sitemap's URLs, in order (for ``--write-baseline``).
     listed: dict[str, list[str]] = field(default_factory=dict)
+    #: ... and their lastmods (ISO 8601 in UTC, or None), in the same order.
+    lastmods: dict[str, list[str | None]] = field(default_factory=dict)
 
     def add(self, severity: Severity, code: str, message: str, **where: str | None) -> None:
         self.site.add(Finding(severity, code, message, where.get("document"), where.get("url")))
@@ -155,14 +157,36 @@ class CheckReport:
             lines += [_line(f, url_first=True) for f in self.site.kept]
             lines += [f"  ... and {n:,} more {code}" for code, n in self.site.omitted().items()]
         lines += [f"note: {note}" for note in self.notes]
+        lines.append(self.summary())
+        return "\n".join(lines)
+
+    def summary(self) -> str:
+        """The verdict line: OK or FAILED, with the counts."""
         verdict = "OK" if self.ok else "FAILED"
-        lines.append(
+        return (
             f"{verdict}: {len(self.documents)} documents, {self.urls:,} URLs listed"
             + (f", {self.urls_checked:,} URLs fetched" if self.urls_checked else "")
             + f", {self.count('error'):,} errors, {self.count('warning'):,} warnings"
             + f" ({self.requests:,} requests)"
         )
-        return "\n".join(lines)
+
+
+def github_annotations(report: CheckReport) -> str:
+    """The report as GitHub Actions workflow commands: an ``::error``/``::warning`` line
+    per finding (title: its code), then the verdict as a ``::notice``."""
+    lines = []
+    findings = [f for doc in report.documents for f in doc.findings.kept] + report.site.kept
+    for finding in findings:
+        where = finding.url or finding.document or report.start
+        level = finding.severity if finding.severity != "info" else "notice"
+        lines.append(f"::{level} title={finding.code}::{_escape(f'{where}: {finding.message}')}")
+    lines.append(f"::notice title=sitemap check::{_escape(report.summary())}")
+    return "\n".join(lines)
+
+
+def _escape(text: str) -> str:
+    """A workflow command's message: %, CR and LF are encoded (GitHub's toolkit rule)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _line(finding: Finding, url_first: bool = False) -> str:

@@ -14,10 +14,16 @@ import anyio
 import pytest
 
 from sitemap_middleware._ops.apps import client_for_app
-from sitemap_middleware._ops.baseline import Baseline, MaxRemoved, compare_baseline, section_of
+from sitemap_middleware._ops.baseline import (
+    Baseline,
+    MaxRemoved,
+    compare_baseline,
+    require_urls,
+    section_of,
+)
 from sitemap_middleware._ops.check import CheckOptions, run_check
 from sitemap_middleware._ops.fetch import Fetcher
-from sitemap_middleware._ops.findings import CheckReport
+from sitemap_middleware._ops.findings import CheckReport, github_annotations
 from tests.ops.baseline_site import DEFAULT, make_app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,3 +164,63 @@ def test_a_baseline_of_the_wrong_shape_is_a_value_error(text: str) -> None:
     read as one URL per character)."""
     with pytest.raises(ValueError, match="not a check baseline"):
         Baseline.from_json(text)
+
+
+def _dated(day: str, moved: int = 0, to: str = "") -> dict[str, Any]:
+    """The default site with lastmods: every blog post dated ``day``, the first ``moved``
+    of them ``to`` instead."""
+    blog = [
+        {"loc": f"/blog/{n}", "lastmod": to if n < moved else day}
+        for n in range(len(DEFAULT["blog"]))
+    ]
+    return {**DEFAULT, "blog": blog}
+
+
+def test_lastmods_reset_en_masse_fail_a_few_moved_pass() -> None:
+    """A deploy or an import that stamps most URLs with one new lastmod (a file mtime, a
+    bulk UPDATE) is caught; a few URLs really edited are not."""
+    report = check(_dated("2024-01-01"))
+    before = Baseline.from_json(Baseline.from_report(report).to_json())
+    assert before.documents[f"{BASE}/sitemap-blog-1.xml"].lastmods[0] == "2024-01-01T00:00:00+00:00"
+    few = gate(before, _dated("2024-01-01", 3, "2024-06-01T10:00:00+00:00"), "0")
+    assert few.ok, few.format_text()
+    reset = gate(before, _dated("2024-01-01", 15, "2024-06-01T10:00:00+00:00"), "0")
+    assert not reset.ok
+    (finding,) = [f for f in reset.site.kept if f.code == "baseline-lastmods-reset"]
+    assert "15 of 20" in finding.message and "2024-06-01T10" in finding.message
+
+
+def test_named_urls_that_vanish_fail(baseline: Baseline) -> None:
+    """--require URL: a URL that must stay listed (the home page, a landing page)."""
+    report = check({**DEFAULT, "pages": ["/"]})
+    require_urls(report, [f"{BASE}/", f"{BASE}/about"])
+    assert not report.ok
+    missing = [f.url for f in report.site.kept if f.code == "required-url-missing"]
+    assert missing == [f"{BASE}/about"]
+    report = check(DEFAULT)
+    require_urls(report, [f"{BASE}/about"])
+    assert report.ok
+
+
+def test_github_annotations_name_each_finding() -> None:
+    report = check({**DEFAULT, "pages": ["/"]})
+    require_urls(report, [f"{BASE}/about"])
+    lines = github_annotations(report).splitlines()
+    assert "::error title=required-url-missing::https://shop.example/about: " in lines[0]
+    assert lines[-1].startswith("::notice title=sitemap check::FAILED")
+
+
+def test_cli_require_and_github(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "BASELINE_SITE": json.dumps({"pages": ["/"]})}
+    command = [sys.executable, "-m", "sitemap_middleware", "check", "--app"]
+    done = subprocess.run(
+        [*command, "tests.ops.baseline_site:app", "--no-check-urls", "--no-progress"]
+        + ["--require", f"{BASE}/about", "--github"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("::error title=required-url-missing::"), done.stdout
