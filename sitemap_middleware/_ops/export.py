@@ -169,7 +169,7 @@ class _Exporter:
             if raw is None:
                 return {}
             data = json.loads(raw)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:  # deep nesting: RecursionError
             raise ValueError(f"unreadable ({type(exc).__name__}: {exc})") from None
         if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
             raise ValueError(f"not a version {MANIFEST_VERSION} sitemap manifest")

@@ -2,9 +2,11 @@
 
 :func:`notify_on_commit` listens to ORM session events: ``after_flush`` works out the URL
 of every new, changed or deleted instance of the model (before a delete's row is gone)
-and keeps it in the session's ``info``; ``after_commit`` hands what the transaction
-collected to the push queue (``_ops/push_queue.py``, shared with Django's
-``notify_on_change``); ``after_rollback`` drops it. The queue's daemon thread batches and
+and keeps it in the session's ``info``, under the transaction it was written in (a
+savepoint's own); ``after_commit`` hands what the transaction collected to the push queue
+(``_ops/push_queue.py``, shared with Django's ``notify_on_change``); a rollback drops what
+the transaction (or savepoint) rolled back collected, and a transaction that ends without
+a commit (a ``close()``) drops the rest. The queue's daemon thread batches and
 POSTs, so the committing code never touches the network and nothing is raised into it.
 An ``AsyncSession`` runs its ORM work on a sync ``Session``, whose events fire: pass the
 ``AsyncSession`` or its ``async_sessionmaker`` and the sync side is listened to.
@@ -53,7 +55,8 @@ class SQLAlchemyPush:
         self._hooks: list[tuple[str, Callable[..., None]]] = [
             ("after_flush", self._flushed),
             ("after_commit", self._committed),
-            ("after_rollback", self._rolled_back),
+            ("after_soft_rollback", self._rolled_back),
+            ("after_transaction_end", self._ended),
         ]
         for name, hook in self._hooks:
             event.listen(target, name, hook)
@@ -73,19 +76,37 @@ class SQLAlchemyPush:
                 if isinstance(instance, self.model) and (url := self._url(instance)) is not None
             ]
             if urls:
-                session.info.setdefault(self._key, {}).update(dict.fromkeys(urls))
+                # Under the savepoint written in, if any: rolling it back drops them only.
+                transaction = session.get_nested_transaction() or session.get_transaction()
+                collected = session.info.setdefault(self._key, {})
+                collected.setdefault(transaction, {}).update(dict.fromkeys(urls))
         except Exception:  # never into the flushing code
             logger.exception("IndexNow push for %s: a flush's URLs not collected", self._name)
 
     def _committed(self, session: Any) -> None:
+        if session.in_nested_transaction():
+            return  # a savepoint released (after_commit fires): the outer one may roll back
         try:
-            for url in session.info.pop(self._key, {}):
-                self._batcher.put(url)
+            for urls in session.info.pop(self._key, {}).values():
+                for url in urls:
+                    self._batcher.put(url)
         except Exception:
             logger.exception("IndexNow push for %s: a commit's URLs not queued", self._name)
 
-    def _rolled_back(self, session: Any) -> None:
-        session.info.pop(self._key, None)
+    def _rolled_back(self, session: Any, previous_transaction: Any) -> None:
+        # Fires for a savepoint's rollback too (as after_rollback does): drop what that
+        # transaction and the savepoints inside it collected, not the enclosing ones'.
+        collected = session.info.get(self._key)
+        for transaction in list(collected or ()):
+            ancestor = transaction
+            while ancestor is not None and ancestor is not previous_transaction:
+                ancestor = ancestor.parent
+            if ancestor is not None:
+                del collected[transaction]
+
+    def _ended(self, session: Any, transaction: Any) -> None:
+        if transaction.parent is None:  # the outermost, without a commit (a close())
+            session.info.pop(self._key, None)
 
     def _url(self, instance: Any) -> str | None:
         try:

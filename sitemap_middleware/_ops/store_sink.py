@@ -66,7 +66,8 @@ class ObjectStoreSink:
         environment; ``endpoint_url`` (S3-compatible servers) and ``region`` override it.
         ``ValueError`` for a URL that names no bucket or an unknown scheme."""
         parts = urlsplit(url)
-        if parts.scheme not in SCHEMES or not parts.netloc:
+        prefix = parts.path.strip("/")
+        if parts.scheme not in SCHEMES or not parts.netloc or "//" in prefix:
             raise ValueError(
                 f"{url!r} is not an object store URL: use s3://BUCKET/PREFIX (or gs://, az://)"
             )
@@ -89,6 +90,8 @@ class ObjectStoreSink:
                 client["allow_http"] = True  # a local S3-compatible server (MinIO, moto)
         elif endpoint_url or region:
             raise ValueError("--endpoint-url and --region are for s3:// URLs")
+        # object_store refuses empty path segments: a trailing "/" or two name the prefix.
+        url = f"{parts.scheme}://{parts.netloc}/{prefix}"
         store = from_url(url, config=config or None, client_options=client or None)
         return cls(store, url.rstrip("/"), cache_control=cache_control)
 

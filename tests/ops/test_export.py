@@ -251,6 +251,18 @@ TAMPERINGS = {
 }
 
 
+def test_a_deeply_nested_manifest_is_ignored_not_raised(tmp_path: Path) -> None:
+    """JSON nested past the recursion limit is a RecursionError, not a ValueError: still
+    a corrupt manifest (warned, everything exported again), not a crash."""
+    out = tmp_path / "out"
+    app = asgi(make_config(["/"]))
+    first = anyio.run(export_app, app, out)
+    (out / MANIFEST).write_text("[" * 100_000)
+    again = anyio.run(export_app, app, out)
+    assert sorted(again.written) == sorted(first.written) and again.removed == []
+    assert len(again.warnings) == 1 and "RecursionError" in again.warnings[0]
+
+
 @pytest.mark.parametrize("case", sorted(TAMPERINGS))
 def test_a_corrupt_manifest_is_ignored_with_a_warning(case: str, tmp_path: Path) -> None:
     """Treated as absent: everything is exported again, nothing it lists is deleted."""

@@ -361,3 +361,19 @@ def test_readme_object_storage_example_runs(s3_endpoint: str, bucket: str) -> No
     assert re.fullmatch(pattern, done.stdout.strip()), (done.stdout, expected)
     response = httpx.get(presigned(s3_endpoint, bucket, "site/sitemap.xml"))
     assert response.headers["cache-control"] == "public, max-age=300"
+
+
+@pytest.mark.parametrize("prefix", ["site/", "site//", "/site/"])
+def test_a_prefix_with_extra_slashes_names_the_same_prefix(
+    s3_endpoint: str, bucket: str, prefix: str
+) -> None:
+    """Trailing (or doubled leading) slashes name the prefix, as `s3://bucket/site` does:
+    object_store refuses an empty path segment, which surfaced as its GenericError."""
+    app = asgi(make_config(Pages()))
+    target = ObjectStoreSink.from_url(f"s3://{bucket}/{prefix}", endpoint_url=s3_endpoint)
+    result = export(app, target)
+    assert result.failed == [] and result.as_dict()["directory"] == f"s3://{bucket}/site"
+    assert f"site/{MANIFEST}" in live(s3_endpoint, bucket)
+    assert export(app, sink(s3_endpoint, bucket)).written == []
+    with pytest.raises(ValueError, match="not an object store URL"):
+        ObjectStoreSink.from_url(f"s3://{bucket}/a//b", endpoint_url=s3_endpoint)

@@ -123,6 +123,75 @@ def test_a_rollback_sends_nothing(local: Local, maker: sessionmaker[Session]) ->
         push.close(10)
 
 
+def test_a_savepoint_rollback_drops_only_what_the_savepoint_wrote(
+    local: Local, maker: sessionmaker[Session]
+) -> None:
+    """SQLAlchemy fires after_rollback for a savepoint too: the enclosing transaction's
+    committed writes (and a released savepoint's) are still pushed."""
+    state, notifier, base = local
+    push = notify_on_commit(maker, notifier(), model=Post, location=lambda p: f"/p/{p.slug}")
+    try:
+        with maker() as session:
+            session.add(Post(slug="outer"))
+            session.flush()
+            with session.begin_nested():
+                session.add(Post(slug="released"))
+            savepoint = session.begin_nested()
+            session.add(Post(slug="rolled-back"))
+            session.flush()
+            with session.begin_nested():
+                session.add(Post(slug="inside-rolled-back"))
+            savepoint.rollback()
+            session.commit()
+        assert push.flush(10)
+        assert sorted(_urls(state)[0]) == [f"{base}/p/outer", f"{base}/p/released"]
+    finally:
+        push.close(10)
+
+
+def test_a_released_savepoint_is_not_pushed_before_the_outer_commit(
+    local: Local, maker: sessionmaker[Session]
+) -> None:
+    """SQLAlchemy fires after_commit for a released savepoint: nothing is queued until
+    the outermost transaction commits, and an outer rollback drops the savepoint's."""
+    state, notifier, base = local
+    push = notify_on_commit(maker, notifier(), model=Post, location=lambda p: f"/p/{p.slug}")
+    try:
+        with maker() as session:
+            session.add(Post(slug="outer"))
+            session.flush()
+            with session.begin_nested():
+                session.add(Post(slug="released"))
+            session.rollback()
+            session.add(Post(slug="committed"))
+            session.commit()
+        assert push.flush(10)
+        assert _urls(state) == [[f"{base}/p/committed"]]
+    finally:
+        push.close(10)
+
+
+def test_a_session_closed_without_commit_sends_nothing(
+    local: Local, maker: sessionmaker[Session]
+) -> None:
+    """A flush whose transaction is abandoned (close(), no commit) is not pushed by the
+    session's next commit."""
+    state, notifier, base = local
+    push = notify_on_commit(maker, notifier(), model=Post, location=lambda p: f"/p/{p.slug}")
+    try:
+        session = maker()
+        session.add(Post(slug="abandoned"))
+        session.flush()
+        session.close()
+        session.add(Post(slug="committed"))
+        session.commit()
+        session.close()
+        assert push.flush(10)
+        assert _urls(state) == [[f"{base}/p/committed"]]
+    finally:
+        push.close(10)
+
+
 def test_a_burst_is_one_batch_sent_after_the_commits(
     local: Local, maker: sessionmaker[Session]
 ) -> None:
