@@ -13,6 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import unquote
 
 from .._exceptions import ExportPathError
 
@@ -73,17 +74,20 @@ def digest(data: bytes) -> str:
 
 
 def check_key(key: object, where: str = "the export directory") -> list[str]:
-    """The segments of ``key``, a URL path naming a file; ``ExportPathError`` otherwise.
+    """The decoded segments of ``key``, a URL path naming a file; ``ExportPathError``
+    otherwise.
 
-    ``key`` must start with ``/``: no empty, ``.`` or ``..`` segment, no NUL, not ``/``
-    itself nor the manifest.
+    Segments are percent-decoded: a static server (nginx, S3, a CDN) decodes a request's
+    path before it looks the file up, so ``/caf%C3%A9/sitemap.xml`` is ``café/sitemap.xml``.
+    ``key`` must start with ``/``: no empty, ``.`` or ``..`` segment (before or after
+    decoding), none holding ``/`` once decoded, no NUL, not ``/`` itself nor the manifest.
     """
     if not isinstance(key, str) or not key.startswith("/"):
         raise ExportPathError(f"path {key!r} does not start with '/'")
-    segments = key[1:].split("/")
+    segments = [unquote(segment, errors="strict") for segment in key[1:].split("/")]
     if key == "/":
         raise ExportPathError(f"path {key!r} names {where}")
-    if "\0" in key or any(segment in ("", ".", "..") for segment in segments):
+    if "\0" in key or any(s in ("", ".", "..") or "/" in s or "\0" in s for s in segments):
         raise ExportPathError(
             f"path {key!r} leaves {where} (or names a directory): empty, '.' and '..' "
             "segments are refused"

@@ -112,7 +112,11 @@ class ObjectStoreSink:
         return None  # a bucket is there or not: the first request says which
 
     def check(self, key: str, *, writing: bool) -> None:
-        check_key(key, f"the prefix {self.location!r}")
+        self._name(key)
+
+    def _name(self, key: str) -> str:
+        """The object's name under the prefix: the decoded path, as S3 and CDNs look it up."""
+        return "/".join(check_key(key, f"the prefix {self.location!r}"))
 
     async def _list(self) -> dict[str, str | None]:
         """Every object under the prefix and its ETag (one request a thousand objects)."""
@@ -124,7 +128,7 @@ class ObjectStoreSink:
             async def read() -> None:
                 async for batch in obstore.list(self.store, chunk_size=1000):
                     for meta in batch:
-                        listing["/" + meta["path"]] = meta["e_tag"]
+                        listing[meta["path"]] = meta["e_tag"]
 
             await self._call("list", read())
             self._listing = listing
@@ -146,7 +150,7 @@ class ObjectStoreSink:
             return False
         if stored.get("cache_control") != self.cache_control:
             return False
-        return bool((await self._list()).get(key) == stored["etag"])
+        return bool((await self._list()).get(self._name(key)) == stored["etag"])
 
     async def write(self, key: str, data: bytes, entry: dict[str, Any]) -> dict[str, Any]:
         import obstore
@@ -155,8 +159,9 @@ class ObjectStoreSink:
         attributes: dict[str, str] = {"Content-Type": content_type or "application/octet-stream"}
         if self.cache_control:
             attributes["Cache-Control"] = self.cache_control
+        name = self._name(key)
         put = await self._call(
-            f"put {key[1:]}", obstore.put_async(self.store, key[1:], data, attributes=attributes)
+            f"put {name}", obstore.put_async(self.store, name, data, attributes=attributes)
         )
         stored = {"etag": put["e_tag"], "cache_control": self.cache_control}
         return {**entry, "stored": stored}
@@ -165,7 +170,8 @@ class ObjectStoreSink:
         import obstore
 
         # No error if it is already gone.
-        await self._call(f"delete {key[1:]}", obstore.delete_async(self.store, key[1:]))
+        name = self._name(key)
+        await self._call(f"delete {name}", obstore.delete_async(self.store, name))
 
     async def write_manifest(self, data: bytes) -> None:
         import obstore

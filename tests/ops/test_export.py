@@ -310,3 +310,17 @@ def test_a_document_path_that_cannot_be_written_fails_before_writing(
     with pytest.raises(ExportPathError, match=message):
         anyio.run(export_app, asgi(make_config(["/"])), out)
     assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
+
+
+def test_files_are_named_by_the_decoded_path_a_static_server_looks_up(tmp_path: Path) -> None:
+    """nginx, S3 and CDNs decode a request's path before they look for the file: the
+    document at /caf%C3%A9%20x/sitemap.xml is the file 'café x/sitemap.xml'."""
+    config = SitemapConfig(
+        base_url="https://example.com/café x/", sections={"pages": ["/café x/a"]}
+    )
+    result = anyio.run(export_app, asgi(config), tmp_path)
+    assert "/caf%C3%A9%20x/sitemap.xml" in result.written
+    assert (tmp_path / "café x" / "sitemap.xml").is_file()
+    assert not (tmp_path / "caf%C3%A9%20x").exists()
+    again = anyio.run(export_app, asgi(config), tmp_path)
+    assert again.written == [] and again.removed == []

@@ -377,3 +377,17 @@ def test_a_prefix_with_extra_slashes_names_the_same_prefix(
     assert export(app, sink(s3_endpoint, bucket)).written == []
     with pytest.raises(ValueError, match="not an object store URL"):
         ObjectStoreSink.from_url(f"s3://{bucket}/a//b", endpoint_url=s3_endpoint)
+
+
+def test_objects_are_named_by_the_decoded_path(s3_endpoint: str, bucket: str) -> None:
+    """S3 (and a CDN before it) looks up the decoded path: 'café x/sitemap.xml'."""
+    from sitemap_middleware import SitemapConfig
+
+    config = SitemapConfig(
+        base_url="https://example.com/café x/", sections={"pages": ["/café x/a"]}
+    )
+    export(asgi(config), sink(s3_endpoint, bucket))
+    assert "site/café x/sitemap.xml" in live(s3_endpoint, bucket)
+    assert not any("%" in key for key in live(s3_endpoint, bucket))
+    again = export(asgi(config), sink(s3_endpoint, bucket))
+    assert again.written == [] and again.removed == []
