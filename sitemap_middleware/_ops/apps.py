@@ -48,10 +48,21 @@ def load_app(spec: str | object) -> object:
         except AttributeError:
             raise ValueError(
                 f"--app {spec!r}: {module_name!r} has no attribute {attribute!r}"
+                + _found_at(module)
             ) from None
     if not callable(target):
         raise ValueError(f"--app {spec!r} is a {type(target).__name__}, not an ASGI/WSGI app")
     return target
+
+
+def _found_at(module: object) -> str:
+    """Where ``module`` was imported from, when that is not the current directory: a
+    file named like a module of Python's own (``site.py``, ``test.py``) is shadowed by it."""
+    path = getattr(module, "__file__", None)
+    name = getattr(module, "__name__", "")
+    if "." in name or not path or Path(path).resolve().is_relative_to(Path.cwd().resolve()):
+        return ""
+    return f" (imported from {path}: is your file shadowed by a module of that name?)"
 
 
 def interface_of(app: object) -> Interface:

@@ -22,6 +22,7 @@ variables (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
@@ -38,6 +39,23 @@ SCHEMES = ("s3", "s3a", "gs", "az", "azure", "abfs", "abfss", "adl")
 GZIP_TYPE = "application/gzip"
 _Sink = TypeVar("_Sink", bound="ObjectStoreSink")
 _T = TypeVar("_T")
+#: An S3 (GCS XML, Azure) error body's code and message, which name the cause.
+_ERROR_CODE = re.compile(r"<Code>([^<]{1,200})</Code>")
+_ERROR_MESSAGE = re.compile(r"<Message>([^<]{1,500})</Message>")
+
+
+def store_error(exc: BaseException) -> str:
+    """A store's error on one line: obstore's first line (not the Rust debug dump after
+    it), with the service's ``<Code>`` and ``<Message>`` in place of the XML body that
+    line ends in (``NoSuchBucket: The specified bucket does not exist``)."""
+    text = str(exc).strip()
+    first = (text.splitlines() or [""])[0]
+    code, message = _ERROR_CODE.search(text), _ERROR_MESSAGE.search(text)
+    if code is None:
+        return first
+    head = first.split("<?xml", 1)[0].split("<Error>", 1)[0].rstrip(": ")
+    reason = code.group(1) + (f": {message.group(1)}" if message else "")
+    return f"{head}: {reason}" if head else reason
 
 
 def _endpoint(url: str | None) -> str | None:
@@ -105,8 +123,8 @@ class ObjectStoreSink:
         except (BaseError, OSError) as exc:
             if absent and isinstance(exc, FileNotFoundError):
                 raise
-            first = (str(exc).strip().splitlines() or [""])[0]  # not the Rust debug dump
-            raise SinkError(f"{self.location}: {what}: {type(exc).__name__}: {first}") from exc
+            reason = store_error(exc)
+            raise SinkError(f"{self.location}: {what}: {type(exc).__name__}: {reason}") from exc
 
     async def prepare(self) -> None:
         return None  # a bucket is there or not: the first request says which
