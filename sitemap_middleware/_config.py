@@ -313,7 +313,12 @@ class SitemapConfig:
             except TypeError as exc:
                 raise ConfigurationError(f"section {name!r}: {exc}") from None
             if section.languages is not None:
-                provider = localized(provider, section.languages, self.base.directory)
+                if not section.languages.listed_by(self.base):
+                    raise ConfigurationError(
+                        f"section {name!r}: Languages.sites names no language under "
+                        f"{self.base.prefix}; this site would list nothing"
+                    )
+                provider = localized(provider, section.languages, self.base)
             resolved.append(_ResolvedSection(name, provider, max_urls, section.news))
         return tuple(resolved)
 
@@ -376,8 +381,9 @@ def _languages_key(value: object) -> tuple[object, ...] | None:
     if languages is None:
         return None
     url = languages.url
-    pattern = url if isinstance(url, str) else f"{url.__module__}.{url.__qualname__}"
-    return (languages.codes, pattern, languages.x_default)
+    pattern = url if isinstance(url, str) or url is None else f"{url.__module__}.{url.__qualname__}"
+    sites = tuple(base.prefix for base in languages.bases.values())
+    return (languages.codes, pattern, languages.x_default, *((sites,) if sites else ()))
 
 
 def _page_like(prefix: str, name: str) -> bool:

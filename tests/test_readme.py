@@ -241,6 +241,44 @@ def test_readme_feeds_example_serves_valid_feeds_and_llms_txt() -> None:
     assert "Sitemap: https://example.com/feed.rss" in bodies["/robots.txt"].decode()
 
 
+def test_readme_languages_on_other_hosts_example_serves_each_host() -> None:
+    """The *Languages on other hosts* block: each host lists its own language, every URL
+    with the three hosts' alternates and x-default, XSD-valid."""
+    from sitemap_middleware._engine.core import RequestInfo
+    from sitemap_middleware._engine.tenants import TenantCores
+    from tests.helpers import collect
+
+    (source,) = [block for block in BLOCKS if "Languages(\n        sites=" in block]
+    namespace: dict[str, Any] = {"__name__": "readme_example"}
+    exec(compile(source, str(README), "exec"), namespace)
+    hosts = ("example.com", "de.example.com", "example.fr")
+
+    async def serve() -> dict[str, bytes]:
+        cores = TenantCores(namespace["tenants"])
+        bodies = {}
+        for host in hosts:
+            request = RequestInfo("GET", "/sitemap.xml", {"host": host})
+            target = cores.route(request)
+            assert target is not None
+            reply = await cores.respond(target, request)
+            assert reply.status == 200
+            bodies[host] = await collect(reply)
+        await cores.aclose()
+        return bodies
+
+    bodies = anyio.run(serve)
+    for host in hosts:
+        sitemap = check_document(bodies[host])
+        assert [page.url for page in sitemap.all_pages()] == [
+            f"https://{host}/products/1",
+            f"https://{host}/products/2",
+        ]
+        text = bodies[host].decode()
+        for other in hosts:
+            assert f'href="https://{other}/products/1"' in text
+        assert text.count("<xhtml:link") == 8  # en, de, fr, x-default for each URL
+
+
 GENERATE = (
     README.read_text().split("\n### Generate files without an app:", 1)[1].split("\n### ", 1)[0]
 )

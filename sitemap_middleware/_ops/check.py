@@ -305,10 +305,18 @@ class _Crawl:
         self.report.urls = check_duplicates(documents, self.report)
         check_robots(robots, self.options.user_agent, documents, self.report)
         unlisted = check_hreflang(documents, self.report)
-        if unlisted:
+        read = {origin_of(url) for url, _ in documents}
+        if here := sum(count for origin, count in unlisted.items() if origin in read):
             self.report.notes.append(
-                f"{unlisted:,} hreflang alternates point at URLs no sitemap lists; "
+                f"{here:,} hreflang alternates point at URLs no sitemap lists; "
                 "their reciprocity was not checked"
+            )
+        if elsewhere := sorted(origin for origin in unlisted if origin not in read):
+            hosts = ", ".join(elsewhere[:5]) + (", ..." if len(elsewhere) > 5 else "")
+            self.report.notes.append(
+                f"{sum(unlisted[o] for o in elsewhere):,} hreflang alternates point at other "
+                f"hosts ({hosts}): allowed, but their reciprocity was not checked; check "
+                "those hosts' sitemaps too"
             )
         newest = {
             url: max(stamps)

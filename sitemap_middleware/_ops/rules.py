@@ -9,6 +9,7 @@ and Google's guidance (warnings: it works, but Google ignores or distrusts it).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -378,10 +379,12 @@ def check_robots(
                 )
 
 
-def check_hreflang(documents: Sequence[tuple[str, Parsed]], report: CheckReport) -> int:
+def check_hreflang(documents: Sequence[tuple[str, Parsed]], report: CheckReport) -> Counter[str]:
     """Alternates must be reciprocal and include the page itself (Google's hreflang rules).
 
-    Returns how many alternates point at URLs no sitemap lists (they cannot be checked).
+    Alternates may name other hosts (the location rule binds ``<loc>`` only). Returns, per
+    origin, how many alternates point at URLs no sitemap read lists: their reciprocity
+    cannot be checked (on another host, its sitemaps were not read).
     """
     alternates: dict[str, tuple[str, set[str]]] = {}
     for url, parsed in documents:
@@ -389,7 +392,7 @@ def check_hreflang(documents: Sequence[tuple[str, Parsed]], report: CheckReport)
             if entry.alternates:
                 alternates[entry.loc] = (url, {href for _, href in entry.alternates})
     listed = {entry.loc for _, parsed in documents for entry in parsed.entries}
-    unlisted = 0
+    unlisted: Counter[str] = Counter()
     for loc, (document, hrefs) in alternates.items():
         if loc not in hrefs:
             report.add(
@@ -418,5 +421,5 @@ def check_hreflang(documents: Sequence[tuple[str, Parsed]], report: CheckReport)
                     url=loc,
                 )
             else:
-                unlisted += 1
+                unlisted[origin_of(href)] += 1
     return unlisted

@@ -11,19 +11,25 @@ This is what Django's ``i18n``/``alternates``/``x_default`` and next-sitemap's
 The wrapper keeps the provider's capabilities: ``count()`` becomes count x languages,
 ``page(offset, limit)`` asks the provider only for the items that page covers, and a
 keyset provider's key ranges stay key ranges (every language of a row on one page).
+
+Languages on other hosts (``Languages(sites={"en": "https://example.com/", "de":
+"https://de.example.com/"})``): each site's sitemap lists the languages whose site lies
+under its own base URL (the location rule, decided once per language, not per URL), and
+every URL still names the whole set across hosts. The count is items x listed languages.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from .._exceptions import ConfigurationError, InvalidEntryError
 from .._sansio.extensions import Alternate
 from .._sansio.models import SitemapEntry, coerce_entry
+from .._sansio.urls import BaseURL
 from .base import (
     ProviderVersion,
     SupportsCount,
@@ -48,21 +54,37 @@ class Languages:
     """The languages of a section and how an entry's URL maps to each.
 
     :param codes: hreflang codes (BCP 47: ``en``, ``de-AT``, ``zh-Hant``), in the order
-        the alternates are written.
-    :param url: a pattern with ``{lang}`` and ``{path}`` (the neutral entry's path,
-        starting with ``/``), e.g. ``"/{lang}{path}"``; or a function
-        ``(path, lang) -> path`` for anything else.
+        the alternates are written; with ``sites``, their keys by default.
+    :param url: a pattern with ``{path}`` (the neutral entry's path, starting with ``/``)
+        and ``{lang}``, e.g. ``"/{lang}{path}"`` (the default); or a function
+        ``(path, lang) -> path`` for anything else. With ``sites`` the result is a path
+        under the language's site, ``{lang}`` is optional and the default is ``"{path}"``.
     :param x_default: the code whose URL is also the ``x-default`` alternate.
+    :param sites: each code's base URL when languages live on their own hosts or paths
+        (``{"en": "https://example.com/", "de": "https://de.example.com/", "fr":
+        "https://example.fr/"}``). A site's sitemap then lists only the languages under
+        its own base URL, each URL with the whole set of alternates across hosts; serve
+        each host from its own :class:`Tenants` entry, the same section in each.
+        ``bases`` holds them parsed (empty without ``sites``).
     """
 
-    codes: Sequence[str]
-    url: str | Callable[[str, str], str] = "/{lang}{path}"
+    codes: Sequence[str] = ()
+    url: str | Callable[[str, str], str] | None = None
     x_default: str | None = None
+    sites: Mapping[str, str] | None = field(default=None, hash=False)
+    bases: Mapping[str, BaseURL] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.codes, str):
             raise ConfigurationError("Languages.codes must be a sequence of codes, not a string")
         codes = tuple(self.codes)
+        sites = self.sites
+        if sites is not None:
+            if not isinstance(sites, Mapping):
+                raise ConfigurationError(
+                    f"Languages.sites must be a mapping of code -> base URL, got {sites!r}"
+                )
+            codes = codes or tuple(sites)
         for code in codes:
             if not (isinstance(code, str) and _CODE.fullmatch(code)):
                 raise ConfigurationError(
@@ -72,10 +94,14 @@ class Languages:
         if not codes or len(set(codes)) != len(codes):
             raise ConfigurationError(f"Languages.codes must name distinct codes, got {codes!r}")
         object.__setattr__(self, "codes", codes)
+        object.__setattr__(self, "bases", _bases(codes, sites))
+        if self.url is None:
+            object.__setattr__(self, "url", "/{lang}{path}" if sites is None else "{path}")
         if isinstance(self.url, str):
-            if "{lang}" not in self.url or "{path}" not in self.url:
+            needed = ("{path}",) if sites is not None else ("{lang}", "{path}")
+            if not all(part in self.url for part in needed):
                 raise ConfigurationError(
-                    f"Languages.url must hold {{lang}} and {{path}}, got {self.url!r}"
+                    f"Languages.url must hold {' and '.join(needed)}, got {self.url!r}"
                 )
         elif not callable(self.url):
             raise ConfigurationError(
@@ -87,36 +113,47 @@ class Languages:
             )
 
     def path_for(self, path: str, lang: str) -> str:
-        """The path of ``path``'s version in ``lang``."""
-        if isinstance(self.url, str):
-            return self.url.replace("{lang}", lang).replace("{path}", path)
-        return self.url(path, lang)
+        """The path of ``path``'s version in ``lang`` (under its site, with ``sites``)."""
+        url = self.url
+        if isinstance(url, str):
+            return url.replace("{lang}", lang).replace("{path}", path)
+        assert url is not None  # set by __post_init__
+        return url(path, lang)
 
-    def expand(self, item: Any, directory: str = "/") -> list[Any]:
-        """One entry per language, each with the full reciprocal set of alternates.
+    def listed_by(self, base: BaseURL) -> tuple[str, ...]:
+        """The codes a sitemap under ``base`` lists: all of them, or with ``sites`` those
+        whose site lies under ``base`` (the location rule; the rest are alternates only)."""
+        if not self.bases:
+            return tuple(self.codes)
+        return tuple(
+            code
+            for code, site in self.bases.items()
+            if site.origin == base.origin and site.directory.startswith(base.directory)
+        )
+
+    def expand(
+        self, item: Any, directory: str = "/", listed: Sequence[str] | None = None
+    ) -> list[Any]:
+        """One entry per language of ``listed`` (all by default), each with the full
+        reciprocal set of alternates.
 
         ``directory`` is the base URL's directory: an absolute entry under it keeps it
-        and gets its language after it, as a relative one does once joined. Whatever
-        cannot be built (an invalid item, a URL too long once localized) stands as one
-        :class:`InvalidEntryError` per language, which the section logs and leaves out:
-        one bad item costs its own URLs and shifts no page.
+        and gets its language after it, as a relative one does once joined. With
+        ``sites``, an absolute entry is read as its path under the site it lies in.
+        Whatever cannot be built (an invalid item, a URL too long once localized) stands
+        as one :class:`InvalidEntryError` per language, which the section logs and leaves
+        out: one bad item costs its own URLs and shifts no page.
         """
-        factor = len(self.codes)
+        codes = self.codes if listed is None else listed
         try:
             entry = coerce_entry(item)
-            origin_match = _ORIGIN.match(entry.loc)
-            origin = origin_match.group(0) if origin_match else ""
-            path = entry.loc[len(origin) :] or "/"
-            prefix = ""
-            if origin and path.startswith(directory):
-                prefix, path = directory[:-1], path[len(directory) - 1 :]
-            urls = {code: origin + prefix + self.path_for(path, code) for code in self.codes}
+            urls = self._urls(entry.loc, directory)
             alternates = [Alternate(code, url) for code, url in urls.items()]
             if self.x_default is not None:
                 alternates.append(Alternate("x-default", urls[self.x_default]))
             return [
                 SitemapEntry(
-                    url,
+                    urls[code],
                     lastmod=entry.lastmod,
                     changefreq=entry.changefreq,
                     priority=entry.priority,
@@ -125,27 +162,72 @@ class Languages:
                     news=entry.news,
                     alternates=alternates,
                 )
-                for url in urls.values()
+                for code in codes
             ]
         except InvalidEntryError as exc:
-            return [exc] * factor
+            return [exc] * len(codes)
+
+    def _urls(self, loc: str, directory: str) -> dict[str, str]:
+        """Each code's URL of the neutral ``loc``."""
+        origin_match = _ORIGIN.match(loc)
+        origin = origin_match.group(0) if origin_match else ""
+        path = loc[len(origin) :] or "/"
+        if self.bases:
+            if origin:
+                path = self._site_path(loc)
+            return {
+                code: site.origin + site.directory[:-1] + self.path_for(path, code)
+                for code, site in self.bases.items()
+            }
+        prefix = ""
+        if origin and path.startswith(directory):
+            prefix, path = directory[:-1], path[len(directory) - 1 :]
+        return {code: origin + prefix + self.path_for(path, code) for code in self.codes}
+
+    def _site_path(self, loc: str) -> str:
+        """The path of an absolute neutral URL under the (deepest) site holding it."""
+        prefixes = [site.prefix for site in self.bases.values() if loc.startswith(site.prefix)]
+        if not prefixes:
+            raise InvalidEntryError(
+                "loc", loc, "is under none of Languages.sites (give a path, or a URL on one)"
+            )
+        return "/" + loc[len(max(prefixes, key=len)) :]
+
+
+def _bases(codes: tuple[str, ...], sites: Mapping[str, str] | None) -> dict[str, BaseURL]:
+    """Each code's parsed site, in the order of ``codes`` (empty without sites)."""
+    if sites is None:
+        return {}
+    if set(sites) != set(codes):
+        raise ConfigurationError(
+            f"Languages.sites must give one base URL for each of the codes {codes!r}, "
+            f"got {sorted(sites)!r}"
+        )
+    bases = {}
+    for code in codes:
+        try:
+            bases[code] = BaseURL.parse(sites[code])
+        except InvalidEntryError as exc:
+            raise ConfigurationError(f"Languages.sites[{code!r}]: {exc}") from None
+    return bases
 
 
 class _Localized:
     """Entries of ``inner``, each expanded into every language."""
 
-    def __init__(self, inner: UrlProvider, languages: Languages, directory: str) -> None:
+    def __init__(self, inner: UrlProvider, languages: Languages, base: BaseURL) -> None:
         self.inner = inner
         self.languages = languages
-        self.directory = directory
-        self.factor = len(languages.codes)
+        self.directory = base.directory
+        self.listed = languages.listed_by(base)
+        self.factor = len(self.listed)
 
     async def _expanded(
         self, source: AsyncIterator[Any], skip: int, limit: int | None
     ) -> AsyncIterator[Any]:
         try:
             async for item in source:
-                for entry in self.languages.expand(item, self.directory):
+                for entry in self.languages.expand(item, self.directory, self.listed):
                     if skip:
                         skip -= 1
                         continue
@@ -230,13 +312,15 @@ class _Keyed:
     inner: UrlProvider
     languages: Languages
     directory: str
+    listed: tuple[str, ...]
     factor: int
     repeats_keys = True
 
     async def keyed_batches(
         self, after: Any, upto: Any
     ) -> AsyncIterator[tuple[list[Any], list[Any]]]:
-        expand, directory, factor = self.languages.expand, self.directory, self.factor
+        expand, directory, listed = self.languages.expand, self.directory, self.listed
+        factor = self.factor
         inner = self.inner
         if isinstance(inner, SupportsKeyedBatches):
             source: AsyncIterator[tuple[list[Any], list[Any]]] = aiter(
@@ -248,7 +332,7 @@ class _Keyed:
         try:
             async for keys, items in source:
                 out_keys = [key for key in keys for _ in range(factor)]
-                out = [entry for item in items for entry in expand(item, directory)]
+                out = [entry for item in items for entry in expand(item, directory, listed)]
                 yield out_keys, out
         finally:
             await _close(source)
@@ -301,8 +385,9 @@ _BATCH = 1000
 _KINDS: dict[tuple[bool, ...], type[_Localized]] = {}
 
 
-def localized(provider: UrlProvider, languages: Languages, directory: str = "/") -> UrlProvider:
-    """``provider`` with every entry in each of ``languages``, its capabilities kept."""
+def localized(provider: UrlProvider, languages: Languages, site: BaseURL) -> UrlProvider:
+    """``provider`` with every entry in each language a sitemap under ``base`` lists
+    (``site``, see :meth:`Languages.listed_by`), its capabilities kept."""
     counted = isinstance(provider, SupportsCount)
     paged = counted and isinstance(provider, SupportsPages)
     versioned = isinstance(provider, SupportsVersion)
@@ -323,4 +408,4 @@ def localized(provider: UrlProvider, languages: Languages, directory: str = "/")
             if wanted
         ]
         _KINDS[key] = type("LocalizedProvider", (base, *extra), {})
-    return _KINDS[key](provider, languages, directory)
+    return _KINDS[key](provider, languages, site)

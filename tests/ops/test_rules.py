@@ -20,6 +20,7 @@ from sitemap_middleware._ops.rules import (
     Entry,
     Parsed,
     check_document,
+    check_hreflang,
     parse_sitemap,
     parse_w3c,
 )
@@ -79,6 +80,43 @@ def test_location_rule_uses_the_sitemap_directory() -> None:
         cross_origin="https://e.com",
     )
     assert not crossed.findings.kept
+
+
+def _cross_host(site: str) -> tuple[str, Parsed]:
+    """One host's document of a section whose languages live on three hosts."""
+    hosts = {
+        "en": "https://example.com",
+        "de": "https://de.example.com",
+        "fr": "https://example.fr",
+    }
+    links = tuple((lang, f"{host}/p") for lang, host in hosts.items())
+    return f"{site}/sitemap.xml", Parsed("urlset", entries=[Entry(f"{site}/p", None, None, links)])
+
+
+def test_alternates_on_other_hosts_are_neither_outside_nor_errors() -> None:
+    """The location rule binds <loc> only; alternates across hosts, each host's document
+    read, are reciprocal: no finding, nothing unchecked. One host read alone: no finding
+    either, the other hosts' alternates counted by origin (check notes them)."""
+    documents = [
+        _cross_host("https://example.com"),
+        _cross_host("https://de.example.com"),
+        _cross_host("https://example.fr"),
+    ]
+    for url, parsed in documents:
+        report = DocumentReport(url)
+        check_document(
+            parsed, report, fetched_at=NOW, served_at=None, last_modified=None, cross_origin=None
+        )
+        assert not report.findings.kept
+    everything = CheckReport("https://example.com/")
+    assert not check_hreflang(documents, everything)
+    assert not everything.site.kept
+    alone = CheckReport("https://example.com/")
+    assert check_hreflang(documents[:1], alone) == {
+        "https://de.example.com": 1,
+        "https://example.fr": 1,
+    }
+    assert not alone.site.kept
 
 
 def test_findings_are_capped_per_code_but_counted() -> None:
