@@ -15,6 +15,8 @@ application = get_asgi_application()
 from shop.models import Product
 from shop.sitemaps import sitemaps
 
+# Replaces the old product sitemap: take "products" out of `sitemaps` if it lists them too
+# (a URL listed twice is a duplicate-url warning of `check`).
 catalog = DjangoQuerySetProvider(
     Product.objects.all(),  # any filter(); select_related() what location reads
     lastmod="updated_at",  # DateTimeField: <lastmod>, Last-Modified, ETag, index <lastmod>
@@ -25,6 +27,6 @@ application = ASGISitemapMiddleware(
     config=sitemap_config(
         sitemaps,  # no base_url: https:// plus the current Site's domain
         sections={"catalog": catalog},
-        hosts="sites",  # every Site's domain is served on its own host
+        hosts="sites",  # each Site's domain on its own host (needs django.contrib.sites)
     ),
 )
