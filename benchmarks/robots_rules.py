@@ -13,7 +13,7 @@ import argparse
 import time
 from urllib.robotparser import RobotFileParser
 
-from sitemap_middleware._ops.robots_rules import RobotsRules
+from sitemap_middleware._sansio.robots_rules import RobotsRules
 
 
 def main() -> None:

@@ -45,6 +45,7 @@ from ._providers.base import (
 from ._providers.files import DirectoryProvider, TextFileProvider
 from ._providers.i18n import Languages
 from ._providers.routes import FlaskRoutesProvider, StarletteRoutesProvider
+from ._sansio.exclusion import SKIP
 from ._sansio.extensions import Alternate, Image, NewsArticle, Video, news_cutoff
 from ._sansio.htmlview import HTMLView
 from ._sansio.models import Mapped, SitemapEntry
@@ -138,6 +139,7 @@ __all__ = [
     "Renders",
     "Robots",
     "RobotsGroup",
+    "SKIP",
     "SQLAlchemyProvider",
     "SQLAlchemyPush",
     "Section",

@@ -17,6 +17,7 @@ from ._exceptions import ConfigurationError, InvalidEntryError
 from ._feed_settings import Changes, Feed, LlmsTxt, check_documents
 from ._providers.base import ProviderLike, UrlProvider, as_provider
 from ._providers.i18n import Languages, localized
+from ._sansio.exclusion import Exclusion, check_patterns, robots_exclusion
 from ._sansio.htmlview import HTMLView
 from ._sansio.limits import MAX_BYTES, MAX_NEWS_PER_FILE, MAX_URLS
 from ._sansio.urls import BaseURL, normalize_loc
@@ -55,6 +56,7 @@ class Section:
     alternates (see :class:`Languages`). ``news=True`` makes it a Google News section:
     pages of at most 1,000 URLs unless ``max_urls`` says fewer, and articles older than
     ``SitemapConfig.news_max_age`` left out (its validators move with that window, hourly).
+    ``exclude`` globs leave matching URLs out (see *Leaving URLs out* in the README).
     A plain provider in ``SitemapConfig.sections`` is a section with defaults.
     """
 
@@ -62,8 +64,10 @@ class Section:
     max_urls: int | None = None
     languages: Languages | None = None
     news: bool = False
+    exclude: Sequence[str] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "exclude", check_patterns("Section", "exclude", self.exclude))
         if self.max_urls is not None:
             check_int("Section", "max_urls", self.max_urls, 1, MAX_URLS)
         if not isinstance(self.news, bool):
@@ -78,6 +82,7 @@ class _ResolvedSection:
     provider: UrlProvider
     max_urls: int
     news: bool = False
+    exclusion: Exclusion | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -293,6 +298,7 @@ class SitemapConfig:
         if not isinstance(self.sections, Mapping) or not self.sections:
             raise ConfigurationError(f"sections must be a non-empty mapping, got {self.sections!r}")
         resolved = []
+        robots = robots_exclusion(self.robots)
         for name, value in self.sections.items():
             if not isinstance(name, str) or not _SECTION_NAME.fullmatch(name):
                 raise ConfigurationError(
@@ -319,7 +325,16 @@ class SitemapConfig:
                         f"{self.base.prefix}; this site would list nothing"
                     )
                 provider = localized(provider, section.languages, self.base)
-            resolved.append(_ResolvedSection(name, provider, max_urls, section.news))
+            exclusion = Exclusion(section.exclude, robots)
+            resolved.append(
+                _ResolvedSection(
+                    name,
+                    provider,
+                    max_urls,
+                    section.news,
+                    exclusion if robots is not None else exclusion or None,
+                )
+            )
         return tuple(resolved)
 
     def _html_view(self) -> HTMLView | None:
@@ -358,6 +373,11 @@ class SitemapConfig:
             str(self.text_sitemaps),
             str(self.strict),
             repr([(s.name, s.max_urls, s.news) for s in self.resolved_sections]),
+            *[
+                f"{n}:{v.exclude}"
+                for n, v in self.sections.items()
+                if isinstance(v, Section) and v.exclude
+            ],
             repr(None if robots is None else (robots.path, robots.mode, robots.groups)),
             str(self.gzip_files),
             str(self.http.gzip_level),

@@ -22,6 +22,7 @@ from .._providers.identity import function_identity
 from .._providers.keyset import Bound, keyset_batches
 from .._providers.shared_query import SharedQueries, SharedQuery
 from .._sansio.models import simple_fields
+from .._sansio.skip import SKIP
 from .checksum import CHECKSUM_VENDORS, register_sqlite_checksum, row_checksum
 from .orm import run_orm
 from .sitemaps import written_location
@@ -220,6 +221,8 @@ class DjangoQuerySetProvider:
             return self._to_entry(obj)
         location = self._location
         loc = location(obj) if callable(location) else obj.get_absolute_url()
+        if loc is None or loc is SKIP:
+            return SKIP  # left out, quietly (counted)
         return {
             "loc": written_location(loc),
             "lastmod": zoned(getattr(obj, self._lastmod), naive_zone()) if self._lastmod else None,

@@ -50,6 +50,7 @@ from .._exceptions import ConfigurationError, InvalidEntryError
 from .._providers.base import ProviderVersion
 from .._sansio.limits import MAX_URLS
 from .._sansio.models import simple_fields
+from .._sansio.skip import SKIP
 from .._sansio.urls import quote_unsafe
 
 __all__ = ["DjangoSitemapProvider", "django_sections"]
@@ -175,11 +176,15 @@ class _Listing:
         while batch := [self.entry(item, code) for item, code in islice(pairs, size)]:
             yield batch
 
-    def entry(self, item: object, language: str | None) -> dict[str, Any]:
-        """One ``<url>`` as Django's ``_urls()`` builds it, as a mapping of entry fields."""
+    def entry(self, item: object, language: str | None) -> Any:
+        """One ``<url>`` as Django's ``_urls()`` builds it, as a mapping of entry fields
+        (:data:`SKIP` when ``location()`` returns it)."""
         sitemap = self.sitemap
+        loc = self._location(item, language)
+        if loc is SKIP:
+            return SKIP
         entry: dict[str, Any] = {
-            "loc": self._location(item, language),
+            "loc": loc,
             "lastmod": zoned(_field(sitemap, "lastmod", item), self.zone) or None,
             "changefreq": _field(sitemap, "changefreq", item) or None,
             "priority": _field(sitemap, "priority", item),
@@ -201,11 +206,13 @@ class _Listing:
 
     def _location(self, item: object, language: str | None) -> Any:
         if language is None:
-            return written_location(_field(self.sitemap, "location", item))
+            loc = _field(self.sitemap, "location", item)
+            return loc if loc is SKIP else written_location(loc)
         from django.utils import translation
 
         with translation.override(language):
-            return written_location(_field(self.sitemap, "location", item))
+            loc = _field(self.sitemap, "location", item)
+            return loc if loc is SKIP else written_location(loc)
 
 
 class DjangoSitemapProvider:

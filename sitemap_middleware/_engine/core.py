@@ -342,6 +342,13 @@ class SitemapCore:
 
     # -- robots.txt ------------------------------------------------------------------------
 
+    def _learn_robots(self, text: str) -> None:
+        """Append mode: the robots.txt served is what sitemaps honour from now on."""
+        for section in self.config.resolved_sections:
+            if section.exclusion is not None and section.exclusion.robots is not None:
+                section.exclusion.robots.learn(text)
+                return  # one RobotsExclusion, shared by every section
+
     async def _robots(
         self, request: RequestInfo, base: BaseURL, app_robots: AppRobots | None
     ) -> Reply:
@@ -351,6 +358,8 @@ class SitemapCore:
         urls += (base.origin_url(loc) for loc in self.config.external_sitemaps)
         urls += (base.file_url(feed.name) for feed in self.config.feeds)  # engines take feeds
         text = robots_text(robots, urls, app_robots)
+        if text is not None and robots.mode == "append":
+            self._learn_robots(text)
         if text is None:
             problem = "no answer"
             if app_robots is not None:

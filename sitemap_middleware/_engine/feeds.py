@@ -115,6 +115,7 @@ class FeedDocuments:
             strict=config.strict,
             news_cutoff=news_cutoff(config, section),
             quiet=True,  # the sitemaps log invalid entries; a feed reads them again
+            exclusion=section.exclusion,
         )
 
     async def read(

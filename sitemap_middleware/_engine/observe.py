@@ -74,6 +74,10 @@ class DocumentObserver(Protocol):
     or (a stored page answered at once) a WSGI request thread; keep it quick,
     non-blocking and thread-safe (as ``prometheus_client`` metrics and ``logging`` are).
     Exceptions are logged and never reach the request.
+
+    An observer may also define ``entries_excluded(section, reason, count)``: items a
+    section left out on purpose (``"provider"``: SKIP; ``"pattern"``; ``"robots"``),
+    called once per content by the planning pass (``_engine/plans.py``).
     """
 
     def document_served(self, event: ServedDocument) -> None: ...

@@ -73,6 +73,9 @@ class SectionPlan:
     #: what it reports (see ``PlanMemo``), not part of the plan (equal plans list alike).
     left_out: int = field(default=0, compare=False)
     first_left_out: str = field(default="", compare=False)
+    #: Items left out on purpose, by reason (``_sansio/exclusion.py``), as the pass
+    #: counted them: reported once per content (``plans.py``), not part of the plan.
+    excluded: tuple[tuple[str, int], ...] = field(default=(), compare=False)
 
     def key_ranges(self) -> list[str | None]:
         """The key range naming each page of a keyset plan (what the index links)."""
@@ -163,7 +166,10 @@ def _in_news_window(
         # The window changes what is served without the data changing: it is part of
         # the version.
         token = f"{version.token or ''}|news>{cutoff.isoformat()}"
-        return ProviderVersion(token=token, last_modified=version.last_modified)
+        version = ProviderVersion(token=token, last_modified=version.last_modified)
+    rules = section.exclusion.token if section.exclusion is not None else ""
+    if rules and version.token:  # so are the app's robots.txt rules, once read
+        version = ProviderVersion(f"{version.token}|{rules}", version.last_modified)
     return version
 
 
@@ -247,6 +253,7 @@ async def plan_section(
         keyed=keyed,
         key_range=key_range or (None, None),
         batch_size=PLAN_BATCH_SIZE,
+        exclusion=section.exclusion,
     )
     cutter = PageCutter(max_urls=max_urls, room=room)
     oversize = 0
@@ -265,14 +272,14 @@ async def plan_section(
             if plain is not None:  # the common batch: sized at once, and most often
                 # placed at once (on the current page)
                 if cutter.add_run(
-                    len(raw),
+                    len(plain),
                     measurer.plain_size(len(plain.locs), plain.loc_size, plain.tails_size()),
                     lastmod=plain.newest,
                     first_key=stream.key_at(start) if keyed else None,
                     last_key=stream.key_at(stream.pulled - 1) if keyed else None,
                 ):
                     continue
-                admitted: Sequence[Admitted | None] = plain.admitted()
+                admitted: Sequence[Admitted | None] = stream.spread(plain, len(raw))
                 sizes = iter(measurer.plain_sizes(plain.locs, plain.tail_sizes()))
             else:
                 admitted = stream.admit_one_by_one(raw)  # plain_batch said no already
@@ -304,7 +311,9 @@ async def plan_section(
                     if keep is not None:
                         keep.clear()  # (it holds the next page's first entries)
                     by_key = keyed and not cutter.split_keys
-                    return SectionPlan(section.name, done, start + offset, version, by_key)
+                    return SectionPlan(
+                        section.name, done, start + offset, version, by_key, excluded=()
+                    )
     finally:
         await stream.aclose()
     pages = await _provider_lastmods(config, section, cutter.finish(stream.pulled))
@@ -319,6 +328,7 @@ async def plan_section(
         keyed and not cutter.split_keys,  # one key's items over two pages: by number
         left_out=stream.left_out + oversize,
         first_left_out=str(first) if first is not None else first_oversize,
+        excluded=tuple(sorted(stream.excluded.items())),
     )
 
 

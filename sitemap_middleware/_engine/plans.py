@@ -33,7 +33,10 @@ from .plan_codec import decode_plan, encode_plan
 from .store_calls import StoreCalls
 from .stream import logger
 
-__all__ = ["LOG_SECTION_FAILED", "LOG_STALE_PLAN", "LOG_UNLISTED", "PlanMemo"]
+__all__ = ["LOG_EXCLUDED", "LOG_SECTION_FAILED", "LOG_STALE_PLAN", "LOG_UNLISTED", "PlanMemo"]
+
+#: What a planning pass left out on purpose (SKIP, exclude patterns, robots.txt).
+LOG_EXCLUDED = "sitemap section %r left out %d of its %d items on purpose (%s)"
 
 LOG_SECTION_FAILED = "sitemap section %r left out of the index: %s"
 LOG_STALE_PLAN = "sitemap section %r answered from its last plan while it is planned again"
@@ -74,6 +77,8 @@ class PlanMemo:
         self.passes = 0
         #: Section -> what was last reported of it listing nothing (see _report).
         self._unlisted: OrderedDict[str, str] = OrderedDict()
+        #: Section -> what was last reported of what it left out on purpose.
+        self._excluded: OrderedDict[str, str] = OrderedDict()
 
     async def plan_all(
         self, base: BaseURL, keep: dict[str, list[PlainBatch]] | None = None
@@ -199,6 +204,7 @@ class PlanMemo:
         see the same content). Left out beside valid entries, entries are logged with
         their page, as ever.
         """
+        self._report_excluded(token, plan)
         name = plan.name
         if plan.count or not plan.left_out:
             self._unlisted.pop(name, None)
@@ -211,6 +217,32 @@ class PlanMemo:
         while len(self._unlisted) > MAX_PLANS:
             self._unlisted.popitem(last=False)
         logger.warning(LOG_UNLISTED, name, plan.left_out, plan.total, plan.first_left_out)
+
+    def _report_excluded(self, token: str, plan: SectionPlan) -> None:
+        """Log (INFO) and count (observers' ``entries_excluded``) what a pass left out on
+        purpose, once per content: again when the version or the counts change."""
+        if not plan.excluded:
+            self._excluded.pop(plan.name, None)
+            return
+        seen = f"{token}|{plan.total}|{plan.excluded}"
+        if self._excluded.get(plan.name) == seen:
+            return
+        self._excluded[plan.name] = seen
+        self._excluded.move_to_end(plan.name)
+        while len(self._excluded) > MAX_PLANS:
+            self._excluded.popitem(last=False)
+        counts = ", ".join(f"{reason}: {number}" for reason, number in plan.excluded)
+        total = sum(number for _, number in plan.excluded)
+        logger.info(LOG_EXCLUDED, plan.name, total, plan.total, counts)
+        for observer in self.config.observers:
+            hook = getattr(observer, "entries_excluded", None)
+            if hook is None:
+                continue
+            for reason, number in plan.excluded:
+                try:
+                    hook(plan.name, reason, number)
+                except Exception as exc:  # a metrics bug must never break serving
+                    logger.warning("sitemap observer %r failed: %s", observer, exc)
 
     def lists_range(self, base: BaseURL, section: str, key_range: str) -> bool:
         """Whether the section's latest plan lists the page ``key_range``: such a page is

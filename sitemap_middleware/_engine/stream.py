@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import AsyncIterable, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from datetime import datetime
-from itertools import islice
-from operator import le, lt
 from typing import Any
 
 import anyio
@@ -22,9 +20,11 @@ from .._providers.base import (
     UrlProvider,
 )
 from .._sansio.batches import Batch, PlainBatch, plain_batch
+from .._sansio.exclusion import PROVIDER, SKIP, Exclusion, SkipType
 from .._sansio.extensions import alternate_problem, is_old_news
 from .._sansio.models import Admitted, SitemapEntry, entry_parts, resolve_mapped
 from .._sansio.urls import BaseURL
+from .stream_keys import check_keys, check_pairs
 
 __all__ = ["BATCH_SIZE", "EntryStream", "call_provider", "logger"]
 
@@ -96,8 +96,17 @@ class EntryStream:
         keyed: bool = False,
         key_range: tuple[Any, Any] = (None, None),
         batch_size: int = BATCH_SIZE,
+        exclusion: Exclusion | None = None,
     ) -> None:
         self.name = name
+        # Left out on purpose (SKIP, Section(exclude=...), robots.txt): quiet, counted.
+        self._exclusion = exclusion
+        self._cut = len(base.origin)
+        #: Items left out on purpose, by reason (``exclusion.py``).
+        self.excluded: dict[str, int] = {}
+        #: Where the rows of the last :meth:`plain` batch stood in its raw batch (None:
+        #: one for one).
+        self.plain_positions: list[int] | None = None
         # Items a batch may take of what a batched provider already handed over (the
         # planning pass, which sends nothing, reads in fewer, larger batches); a batch
         # never calls the provider for more than BATCH_SIZE, the unit timeouts bind.
@@ -279,7 +288,7 @@ class EntryStream:
             self._keys = self._pulled_keys
         elif self._keyed:
             if not all(type(pair) is tuple and len(pair) == 2 for pair in raw):
-                _check_pairs(self.name, raw)
+                check_pairs(self.name, raw)
             self._keys = [pair[0] for pair in raw]
             raw = [pair[1] for pair in raw]
         if self._keyed:
@@ -289,39 +298,11 @@ class EntryStream:
         return resolve_mapped(raw)  # rows mapped once, whichever path admits them
 
     def _check_keys(self, keys: list[Any]) -> None:
-        """Integer keys from ``keyed()`` must increase inside ``(after, upto]``.
-
-        Pages are cut at keys, so keys out of order or outside the range would lose or
-        repeat URLs. Strings are the database's to order (its collation), not Python's.
-        """
+        """Integer keys from ``keyed()`` must increase inside ``(after, upto]``."""
         after = self._key_range[0] if self._last_key is None else self._last_key
-        upto = self._key_range[1]
-        if not keys:
-            return
-        if set(map(type, keys)) != {int}:
-            self._last_key = None
-            return
-        # A provider whose keys name groups of items (a row in every language) repeats
-        # each key, within a batch and across batches, never the range's start.
-        repeats = self._repeats_keys
-        tie_first = repeats and self._last_key is not None  # a group across batches
-        in_order = all(map(le if repeats else lt, keys, islice(keys, 1, None)))  # C speed
-        if type(after) is int and not (le if tie_first else lt)(after, keys[0]):
-            in_order = False
-        if not in_order or (type(upto) is int and keys[-1] > upto):
-            ties = [tie_first, *[repeats] * (len(keys) - 1)]
-            wrong = next(
-                (key, before)
-                for key, before, tie in zip(keys, [after, *keys], ties, strict=False)
-                if (type(upto) is int and key > upto)
-                or (type(before) is int and (key < before or (key == before and not tie)))
-            )
-            raise ProviderError(
-                self.name,
-                f"keyed() gave key {wrong[0]!r} after {wrong[1]!r}, outside "
-                f"({self._key_range[0]!r}, {upto!r}] or out of order: keys must increase",
-            )
-        self._last_key = keys[-1]
+        self._last_key = check_keys(
+            self.name, keys, self._key_range, after, self._last_key, self._repeats_keys
+        )
 
     async def next_batch(self) -> Batch:
         """The next batch of valid entries with their absolute URLs; empty when done.
@@ -344,20 +325,60 @@ class EntryStream:
 
     def admit(self, raw: list[Any]) -> Batch:
         """The valid items of a raw batch, as rendering needs them."""
-        plain = plain_batch(raw, self._base)
-        if plain is not None:  # every item valid, none extended: nothing to log or leave out
+        plain = self.plain(raw)
+        if plain is not None:  # every item valid, none extended: nothing to log
             return plain
         return [item for item in self.admit_one_by_one(raw) if item is not None]
 
     def plain(self, raw: list[Any]) -> PlainBatch | None:
-        """The whole batch admitted at once when it is plain (see :func:`plain_batch`)."""
-        return plain_batch(raw, self._base)
+        """The whole batch admitted at once when it is plain (see :func:`plain_batch`),
+        without what is left out on purpose (:attr:`plain_positions` says where its rows
+        stood)."""
+        self.plain_positions = None
+        positions: list[int] | None = None
+        skipped = 0
+        if SkipType in set(map(type, raw)):
+            positions = [i for i, item in enumerate(raw) if item is not SKIP]
+            skipped = len(raw) - len(positions)
+            raw = [raw[i] for i in positions]
+        plain = plain_batch(raw, self._base) if raw else PlainBatch([], 0)
+        if plain is None:
+            return None  # (the per-entry path counts the skipped items)
+        self._count(PROVIDER, skipped)
+        exclusion = self._exclusion
+        if exclusion is not None and (left := exclusion.reasons(plain.locs, self._cut)):
+            for reason in left.values():
+                self._count(reason, 1)
+            kept = [i for i in range(len(plain)) if i not in left]
+            plain = plain.select(kept)
+            positions = kept if positions is None else [positions[i] for i in kept]
+        self.plain_positions = positions
+        return plain
+
+    def spread(self, plain: PlainBatch, count: int) -> list[Admitted | None]:
+        """The rows of the last :meth:`plain` batch at their raw positions (None between)."""
+        admitted = plain.admitted()
+        positions = self.plain_positions
+        if positions is None:
+            return list(admitted)
+        spread: list[Admitted | None] = [None] * count
+        for position, item in zip(positions, admitted, strict=True):
+            spread[position] = item
+        return spread
+
+    def _count(self, reason: str, number: int) -> None:
+        if number:
+            self.excluded[reason] = self.excluded.get(reason, 0) + number
 
     def admit_one_by_one(self, raw: list[Any]) -> list[Admitted | None]:
         """:meth:`admit_each` by the per-entry rules (a batch known not to be plain)."""
         admitted: list[Admitted | None] = []
         locate = self._base.locate
         for item in raw:
+            if item is SKIP:
+                self._count(PROVIDER, 1)
+                admitted.append(None)
+                continue
             try:
                 loc, tail, extended = entry_parts(item)
                 loc = locate(loc)
@@ -378,6 +399,13 @@ class EntryStream:
                 admitted.append(None)
                 continue
             admitted.append((loc, tail, extended))
+        exclusion = self._exclusion
+        if exclusion:
+            places = [i for i, item in enumerate(admitted) if item is not None]
+            locs = [admitted[i][0] for i in places]  # type: ignore[index]
+            for place, reason in exclusion.reasons(locs, self._cut).items():
+                admitted[places[place]] = None
+                self._count(reason, 1)
         return admitted
 
     def _keep_extended(self, loc: str, entry: SitemapEntry) -> bool:
@@ -420,12 +448,3 @@ def describe_item(item: object) -> str:
         loc = item
     shown = repr(loc if loc is not None else item)
     return shown if len(shown) <= 120 else shown[:117] + "..."
-
-
-def _check_pairs(section: str, raw: list[Any]) -> None:
-    """``keyed()`` yields (key, entry) pairs: a bare entry would be split as one."""
-    for pair in raw:
-        if isinstance(pair, str | bytes) or not isinstance(pair, Sequence) or len(pair) != 2:
-            raise ProviderError(
-                section, f"keyed() must yield (key, entry) pairs, got {pair!r:.100}"
-            )

@@ -72,6 +72,7 @@ class Urlsets:
             news_cutoff=news_cutoff(config, section),
             keyed=key_range is not None,
             key_range=key_range or (None, None),
+            exclusion=section.exclusion,
         )
 
     def writer(

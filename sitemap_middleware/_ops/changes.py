@@ -87,6 +87,7 @@ async def take_snapshot(config: SitemapConfig, previous: Snapshot | None = None)
             config.base,
             timeout=config.provider_timeout,
             strict=config.strict,
+            exclusion=section.exclusion,
         )
         try:
             while batch := await stream.next_batch():

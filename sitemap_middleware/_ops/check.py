@@ -18,10 +18,10 @@ from werkzeug.http import parse_date
 
 from .._engine.answer import FAILED_SECTIONS_HEADER, failed_sections_text
 from .._sansio.limits import ROBOTS_MAX_BYTES
+from .._sansio.robots_rules import RobotsRules
 from .fetch import REDIRECTS, Fetched, Fetcher
 from .findings import CheckReport, DocumentReport
 from .httpcheck import check_content_type, check_http
-from .robots_rules import RobotsRules
 from .rules import (
     Parsed,
     check_document,

@@ -2,8 +2,10 @@
 
 For each URL asked about: the sitemap files that list it (section, page file, position
 in the section), or why none does: outside ``base_url`` (the location rule), left out as
-an invalid entry (the reason, as the logs give it), in a section that failed, or yielded
-by no section. The same plans and the same per-entry rules as the served documents.
+an invalid entry (the reason, as the logs give it), left out on purpose (the section's
+exclude pattern, SKIP from the provider, or the robots.txt rule that disallows it), in a
+section that failed, or yielded by no section. The same plans and the same per-entry rules
+as the served documents.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import anyio
 
 from .._config import SitemapConfig
 from .._exceptions import InvalidEntryError, ProviderError
+from .._sansio.exclusion import SKIP
 from .._sansio.models import SitemapEntry, entry_parts
 from .._sansio.urls import normalize_loc
 
@@ -96,20 +99,28 @@ async def _find(
     children = core._documents.index_children(plans)
     names = {(c.section or "", c.number): c.name for c in children}
     by_name = {plan.name: plan for plan in plans}
+    notes: list[str] = []  # SKIP names no URL: one no section lists may be one of them
     for section in config.resolved_sections:
         plan = by_name.get(section.name)
         if plan is None:
             continue
         stream = EntryStream(
             section.name, section.provider, base, timeout=config.provider_timeout, strict=False
-        )
+        )  # (no exclusion: what it leaves out is told below)
+        exclusion, cut = section.exclusion, len(base.origin)
+        skipped = 0
         try:
             while raw := await stream.next_raw():
+                skipped += sum(1 for item in raw if item is SKIP)
                 start = stream.pulled - len(raw)
                 plain = stream.plain(raw)
-                locs: list[str | None] = list(plain.locs) if plain is not None else []
+                spread = stream.spread(plain, len(raw)) if plain is not None else []
+                locs: list[str | None] = [item[0] if item else None for item in spread]
                 if plain is None:
                     for item in raw:
+                        if item is SKIP:
+                            locs.append(None)
+                            continue
                         try:
                             locs.append(base.locate(entry_parts(item)[0]))
                         except InvalidEntryError as exc:
@@ -117,7 +128,11 @@ async def _find(
                             if (refused := found.get(_raw_loc(base, item) or "")) is not None:
                                 refused.left_out.append(f"section {section.name!r}: {exc}")
                 for offset, loc in enumerate(locs):
-                    if loc is not None and (listed := found.get(loc)) is not None:
+                    listed = found.get(loc) if loc is not None else None
+                    why = exclusion.why(loc, cut) if loc and listed and exclusion else None
+                    if listed is not None and why is not None:
+                        listed.left_out.append(f"section {section.name!r}: {why}")
+                    elif listed is not None:
                         position = start + offset
                         number = next(
                             (
@@ -129,11 +144,16 @@ async def _find(
                         )
                         file = names.get((section.name, number), "(past the planned pages)")
                         listed.listed.append((section.name, file, position))
+            if skipped:
+                notes.append(f"section {section.name!r} left out {skipped} items (SKIP)")
         except ProviderError as exc:
             for answer in answers:
                 answer.problems.append(f"section {section.name!r} failed while read: {exc}")
         finally:
             await stream.aclose()
+    for answer in answers:
+        if not answer.listed and not answer.left_out:
+            answer.problems += [f"maybe left out by its provider: {note}" for note in notes]
 
 
 def _raw_loc(base: Any, item: object) -> str | None:

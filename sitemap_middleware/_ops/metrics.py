@@ -48,6 +48,10 @@ class PrometheusObserver:
     * ``sitemap_response_body_bytes_total`` [kind, encoding]: body bytes sent.
     * ``sitemap_responses_aborted_total`` [kind]: bodies cut short (provider failure
       mid-stream or client gone).
+    * ``sitemap_entries_excluded_total`` [section, reason]: items left out on purpose
+      (reason ``provider``: SKIP; ``pattern``: ``Section(exclude=...)``; ``robots``: our
+      robots.txt disallows them), counted once per content (per section version) by
+      the planning pass, not per request.
 
     Usage::
 
@@ -103,6 +107,17 @@ class PrometheusObserver:
             ["kind"],
             registry=registry,
         )
+        self.excluded = Counter(
+            f"{namespace}_entries_excluded",
+            "Items a section left out on purpose (SKIP, exclude patterns, robots.txt), "
+            "once per content.",
+            ["section", "reason"],
+            registry=registry,
+        )
+
+    def entries_excluded(self, section: str, reason: str, count: int) -> None:
+        """Count items a planning pass left out on purpose (called by the middleware)."""
+        self.excluded.labels(section, reason).inc(count)
 
     def document_served(self, event: ServedDocument) -> None:
         """Count one served document (called by the middleware)."""

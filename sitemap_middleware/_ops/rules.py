@@ -17,8 +17,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .._sansio import limits
+from .._sansio.robots_rules import RobotsRules
 from .findings import CheckReport, DocumentReport
-from .robots_rules import RobotsRules
 
 __all__ = [
     "Child",

@@ -26,6 +26,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from .._exceptions import InvalidEntryError
 from .._sansio.models import Mapped, SitemapEntry, coerce_entry, map_each
+from .._sansio.skip import SkipType
 from .._sansio.values import to_datetime
 from .identity import qualified_name
 from .threads import MAX_SECTION_THREADS, WorkerThreads
@@ -48,7 +49,7 @@ __all__ = [
     "provider_identity",
 ]
 
-EntryLike: TypeAlias = "SitemapEntry | str | Mapping[str, Any] | Mapped"
+EntryLike: TypeAlias = "SitemapEntry | str | Mapping[str, Any] | Mapped | SkipType"
 
 #: Items pulled from a sync iterable by one worker-thread hop, at least (unless it ends).
 #: Each hop is one call timed by ``provider_timeout``, so a hop takes more only while it
@@ -187,20 +188,23 @@ class StaticProvider:
     """
 
     def __init__(self, items: Iterable[EntryLike]) -> None:
-        self._entries: tuple[SitemapEntry, ...] = tuple(_numbered(items))
+        self._entries: tuple[SitemapEntry | SkipType, ...] = tuple(_numbered(items))
         digest = hashlib.sha256()
         for entry in self._entries:
             digest.update(repr(entry).encode("utf-8", "surrogatepass"))
         # Converted once: the version and every index's page lastmods are read from it.
-        self._dates = [None if e.lastmod is None else to_datetime(e.lastmod) for e in self._entries]
+        self._dates = [
+            None if isinstance(e, SkipType) or e.lastmod is None else to_datetime(e.lastmod)
+            for e in self._entries
+        ]
         known = [d for d in self._dates if d is not None]
         self._version = ProviderVersion(digest.hexdigest()[:32], max(known) if known else None)
 
-    async def entries(self) -> AsyncIterator[SitemapEntry]:
+    async def entries(self) -> AsyncIterator[SitemapEntry | SkipType]:
         for entry in self._entries:
             yield entry
 
-    async def page(self, offset: int, limit: int) -> AsyncIterator[SitemapEntry]:
+    async def page(self, offset: int, limit: int) -> AsyncIterator[SitemapEntry | SkipType]:
         for entry in self._entries[offset : offset + limit]:
             yield entry
 
@@ -419,9 +423,13 @@ def as_provider(value: ProviderLike) -> UrlProvider:
     raise TypeError(f"cannot use {type(value).__name__} as a URL provider")
 
 
-def _numbered(items: Iterable[EntryLike]) -> Iterator[SitemapEntry]:
-    """Each item as an entry; a bad one is named by its position (what a user edits)."""
+def _numbered(items: Iterable[EntryLike]) -> Iterator[SitemapEntry | SkipType]:
+    """Each item as an entry; a bad one is named by its position (what a user edits).
+    :data:`SKIP` stays in its place (left out when served, and counted)."""
     for number, item in enumerate(items):
+        if isinstance(item, SkipType):
+            yield item
+            continue
         try:
             yield coerce_entry(item)
         except InvalidEntryError as exc:

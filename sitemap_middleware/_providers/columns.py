@@ -22,6 +22,7 @@ from urllib.parse import quote
 
 from .._exceptions import ConfigurationError, InvalidEntryError
 from .._sansio.models import simple_fields
+from .._sansio.skip import SKIP, SkipType
 from .identity import function_identity
 
 __all__ = ["Location", "RowEntries", "column_hint"]
@@ -35,6 +36,10 @@ Location = str | Callable[[Any], str]
 #: else in the data ('#', '?', '%', spaces, non-ASCII) is percent-encoded as UTF-8.
 _SAFE = "/:@!$&'()*+,;=~"
 _UNSAFE = re.compile(r"[^A-Za-z0-9\-._~/:@!$&'()*+,;=]")
+
+
+#: What a location function gives in place of a row's entry: an error, or "leave it out".
+_LEFT_OUT = frozenset((InvalidEntryError, SkipType, type(None)))
 
 
 def column_hint(name: str, names: Sequence[str]) -> str:
@@ -213,9 +218,9 @@ class RowEntries:
                 {"loc": loc, "lastmod": lastmod, **fields}
                 for loc, lastmod in zip(locs, columns[self._lastmod], strict=True)
             ]
-        if per_row and InvalidEntryError in set(map(type, locs)):
+        if per_row and not _LEFT_OUT.isdisjoint(map(type, locs)):
             entries = [
-                loc if type(loc) is InvalidEntryError else entry
+                (SKIP if loc is None else loc) if type(loc) in _LEFT_OUT else entry
                 for loc, entry in zip(locs, entries, strict=True)
             ]
         return entries
@@ -235,7 +240,7 @@ class RowEntries:
                 problem = f"{type(exc).__name__}: {exc}"
         return InvalidEntryError("location", {self._key: key, **read}, problem)
 
-    def _call(self, row: Any) -> Any:
+    def _call(self, row: Any) -> Any:  # (None or SKIP: the row is left out, quietly)
         """One row's location from the location function; what it raises costs the row."""
         try:
             return self._function(row)  # type: ignore[misc]

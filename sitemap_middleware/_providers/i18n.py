@@ -28,7 +28,8 @@ from typing import Any
 
 from .._exceptions import ConfigurationError, InvalidEntryError
 from .._sansio.extensions import Alternate
-from .._sansio.models import SitemapEntry, coerce_entry
+from .._sansio.models import Mapped, SitemapEntry, coerce_entry
+from .._sansio.skip import SKIP
 from .._sansio.urls import BaseURL
 from .base import (
     ProviderVersion,
@@ -146,6 +147,10 @@ class Languages:
         """
         codes = self.codes if listed is None else listed
         try:
+            if type(item) is Mapped:
+                item = item.resolve()
+            if item is SKIP:
+                return [SKIP] * len(codes)  # each language's URL left out, in its place
             entry = coerce_entry(item)
             urls = self._urls(entry.loc, directory)
             alternates = [Alternate(code, url) for code, url in urls.items()]

@@ -60,6 +60,24 @@ class PlainBatch:
     def __iter__(self) -> Iterator[Admitted]:
         return zip(self.locs, self.tails, repeat(None))
 
+    def select(self, kept: list[int]) -> PlainBatch:
+        """The batch of the rows at ``kept`` (in order) alone: what a section's
+        exclusions leave of it (``_engine/stream.py``)."""
+        locs = [self.locs[i] for i in kept]
+        joined = "".join(locs)
+        size = escaped_loc_size(len(joined), joined.count("&"), joined.count("'"))
+        lastmods = _take(self.lastmod_texts, kept)
+        tails = _take(self.given_tails, kept)
+        if lastmods is not None:
+            texts = lastmods
+        elif tails is not None:
+            texts = [t[9 : t.index("<", 9)] for t in tails if t.startswith("<lastmod>")]
+        else:
+            texts = []
+        newest = max(map(to_datetime, texts)) if texts else None
+        changefreqs, priorities = _take(self.changefreqs, kept), _take(self.priorities, kept)
+        return PlainBatch(locs, size, lastmods, newest, changefreqs, priorities, tails)
+
     def tail_pieces(self) -> list[TailPiece]:
         """Each entry's tail in parts: ``"".join`` of an entry's parts is its tail."""
         if self.given_tails is not None:
@@ -194,6 +212,10 @@ def plain_batch(raw: list[Any], base: BaseURL) -> PlainBatch | None:
         if numbers is None:
             return None  # an unusual number (NaN is none of the keys): the per-item path decides
     return _plain(located, dated[1], dated[0], words, numbers)
+
+
+def _take(column: list[Any] | None, kept: list[int]) -> Any:
+    return None if column is None else [column[i] for i in kept]
 
 
 def _distinct(values: list[Any]) -> set[Any]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .._exceptions import InvalidEntryError
 from .extensions import Alternate, Image, NewsArticle, Video
 from .limits import MAX_IMAGES_PER_URL, MAX_URL_LENGTH
+from .skip import SKIP
 from .types import CHANGEFREQS, ChangeFreq
 from .urls import canonical_url_match, normalize_loc
 from .values import check_number, date_value_and_text
@@ -224,8 +225,10 @@ class Mapped:
         return f"Mapped({self.name}, {self.item!r})"
 
     def resolve(self) -> object:
+        """The entry, or :data:`SKIP` (the mapping returned it, or None)."""
         try:
-            return self.function(self.item)
+            value = self.function(self.item)
+            return SKIP if value is None else value
         except Exception as exc:
             raise self.error(exc) from (None if isinstance(exc, InvalidEntryError) else exc)
 
@@ -277,14 +280,17 @@ def map_each(function: Callable[[Any], Any], items: list[Any], name: str) -> lis
         else:
             if type(value) is dict:  # a mapping may fill and return one dict each time
                 value = dict(value)
+            elif value is None:  # "leave this row out", quietly
+                value = SKIP
         append(value)
     return out
 
 
 def resolve_mapped(raw: list[Any]) -> list[Any]:
-    """``raw`` with each :class:`Mapped` item resolved: the value its mapping returned,
-    or the :class:`InvalidEntryError` it raised (which :func:`entry_parts` raises for
-    that item alone). Each mapping is called once, before either path admits the batch.
+    """``raw`` with each :class:`Mapped` item resolved: the value its mapping returned
+    (:data:`SKIP` for None), or the :class:`InvalidEntryError` it raised (which
+    :func:`entry_parts` raises for that item alone). Each mapping is called once,
+    before either path admits the batch.
     """
     if Mapped not in set(map(type, raw)):
         return raw
@@ -299,5 +305,7 @@ def resolve_mapped(raw: list[Any]) -> list[Any]:
             else:
                 if type(item) is dict:  # a mapping may fill and return one dict each time
                     item = dict(item)
+                elif item is None:  # "leave this row out", quietly
+                    item = SKIP
         append(item)
     return out

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitemap_middleware._ops.robots_rules import RobotsRules
+from sitemap_middleware._sansio.robots_rules import RobotsRules
 
 ROBOTS = """\
 User-agent: *

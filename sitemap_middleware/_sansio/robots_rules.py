@@ -1,6 +1,9 @@
 """robots.txt rules as RFC 9309 reads them: this module alone owns matching them.
 
-``check`` asks, for every listed URL, whether robots.txt lets a crawler fetch it.
+``check`` asks, for every listed URL, whether robots.txt lets a crawler fetch it; the
+middleware leaves out of its sitemaps what its own robots.txt disallows
+(``exclusion.py``), a batch at a time: one regex of every ``Disallow`` picks the few URLs
+worth the full decision.
 RFC 9309 2.2.2: the group of the crawler's product token (case-insensitive; several
 such groups combine; else the ``*`` groups), then the *longest* matching rule wins, and
 ``Allow`` wins a tie; ``*`` matches any characters and a final ``$`` ends the path.
@@ -18,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["RobotsRules"]
+__all__ = ["RobotsRules", "robots_path"]
 
 
 @dataclass(slots=True)
@@ -32,6 +35,15 @@ def _normalise(path: str) -> str:
     return unquote(path.replace("%2F", "%252F").replace("%2f", "%252f"))
 
 
+def robots_path(rest: str) -> str:
+    """What rules match of a URL's part after its origin (path and query, no fragment)."""
+    return _normalise(rest.partition("#")[0] or "/")
+
+
+def _rule(allow: bool, pattern: str) -> str:
+    return f"{'Allow' if allow else 'Disallow'}: {pattern}"
+
+
 class RobotsRules:
     """Whether one user agent may fetch a URL, by one robots.txt's rules."""
 
@@ -40,12 +52,15 @@ class RobotsRules:
         token = user_agent.split("/", 1)[0].strip().lower()
         chosen = [g for g in groups if token in g.agents] or [g for g in groups if "*" in g.agents]
         literal: dict[str, bool] = {}
-        wild: list[tuple[int, bool, re.Pattern[str]]] = []
+        wild: list[tuple[int, bool, re.Pattern[str], str]] = []
+        disallows: list[str] = []
         for group in chosen:
             for allow, pattern in group.rules:
                 pattern = _normalise(pattern)
+                if not allow:
+                    disallows.append(_compile(pattern).pattern)
                 if "*" in pattern or pattern.endswith("$"):
-                    wild.append((len(pattern), allow, _compile(pattern)))
+                    wild.append((len(pattern), allow, _compile(pattern), pattern))
                 elif pattern in literal:
                     literal[pattern] = literal[pattern] or allow  # Allow wins a tie
                 else:
@@ -53,24 +68,32 @@ class RobotsRules:
         self._literal = literal
         self._lengths = sorted({len(p) for p in literal}, reverse=True)
         self._wild = sorted(wild, key=lambda rule: (-rule[0], not rule[1]))
+        #: Matches (from the start) every path some ``Disallow`` matches, and others:
+        #: only those need :meth:`verdict`. None when nothing is disallowed.
+        self.disallows = re.compile("|".join(disallows), re.DOTALL) if disallows else None
 
     def allowed(self, url: str) -> bool:
         """Whether the crawler may fetch ``url`` (its path and query)."""
         parts = urlsplit(url)
         path = _normalise((parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
+        return self.verdict(path)[0]
+
+    def verdict(self, path: str) -> tuple[bool, str]:
+        """Whether the crawler may fetch ``path`` (as :func:`robots_path` gives it), and
+        the rule that decided (``"Disallow: /x"``; empty when none matched)."""
         if path == "/robots.txt":
-            return True
-        best, verdict = -1, True
+            return True, ""
+        best, verdict, rule = -1, True, ""
         for length in self._lengths:
             if length <= len(path) and (found := self._literal.get(path[:length])) is not None:
-                best, verdict = length, found
+                best, verdict, rule = length, found, _rule(found, path[:length])
                 break
-        for length, allow, compiled in self._wild:
+        for length, allow, compiled, pattern in self._wild:
             if length < best or (length == best and not allow):
                 break  # cannot beat the literal match
             if compiled.match(path):
-                return allow
-        return verdict
+                return allow, _rule(allow, pattern)
+        return verdict, rule
 
 
 def _compile(pattern: str) -> re.Pattern[str]:

@@ -1,0 +1,189 @@
+"""What a section leaves out on purpose: ``SKIP``, ``Section(exclude=...)``, robots.txt.
+
+This module alone decides which admitted URLs are left out *on purpose* (not invalid):
+
+- an item that is :data:`SKIP` (a provider, ``map=``, ``to_entry``, a location function
+  may give it; a mapping that returns ``None`` gives it too): reason ``"provider"``;
+- a URL matching a glob of ``Section(exclude=[...])``: reason ``"pattern"``;
+- a URL our own robots.txt disallows, for user-agent ``*`` or for any configured group
+  (RFC 9309 matching, ``robots_rules.py``): reason ``"robots"``.
+
+Globs and robots rules match the same string: the URL's path and query from the site
+root, percent-decoded except ``%2F`` (:func:`robots_path`), without its fragment.
+Globs are ``fnmatch`` globs, as the route providers' ``include``/``exclude``
+(:class:`PathPatterns`, one precompiled regex): ``*`` matches any characters, ``/``
+included. Both are applied a batch at a time, and not at all when there is nothing to
+apply. Planning and rendering call the same :meth:`Exclusion.reasons`, so a page plan
+and its page leave out the same URLs.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+
+from .._exceptions import ConfigurationError
+from .._settings import Robots
+from .robots import render_robots
+from .robots_rules import RobotsRules, robots_path
+from .skip import SKIP, SkipType
+
+__all__ = [
+    "SKIP",
+    "SkipType",
+    "Exclusion",
+    "PathPatterns",
+    "RobotsExclusion",
+    "check_patterns",
+    "robots_exclusion",
+]
+
+
+#: Why a URL was left out on purpose.
+PROVIDER, PATTERN, ROBOTS = "provider", "pattern", "robots"
+
+
+def check_patterns(owner: str, name: str, value: object) -> tuple[str, ...]:
+    """Glob patterns as a tuple of strings, or a ConfigurationError."""
+    given = (value,) if isinstance(value, str) else value
+    patterns = tuple(given) if isinstance(given, Iterable) else None
+    if patterns is None or not all(isinstance(p, str) and p for p in patterns):
+        raise ConfigurationError(f"{owner}.{name} must be glob patterns (strings), got {value!r}")
+    return patterns
+
+
+class PathPatterns:
+    """``fnmatch`` globs (case-sensitive, as ``fnmatchcase``), compiled into one regex."""
+
+    __slots__ = ("patterns", "_each", "_any")
+
+    def __init__(self, patterns: Sequence[str]) -> None:
+        self.patterns = tuple(patterns)
+        self._each = [re.compile(fnmatch.translate(p)) for p in self.patterns]
+        joined = "|".join(f"(?:{regex.pattern})" for regex in self._each)
+        self._any = re.compile(joined) if self.patterns else None
+
+    def __bool__(self) -> bool:
+        return bool(self.patterns)
+
+    def match(self, path: str) -> bool:
+        """Whether any of the globs matches ``path``."""
+        return self._any is not None and self._any.match(path) is not None
+
+    def matches(self, paths: list[str]) -> list[int]:
+        """Positions of the paths some glob matches (one regex over the batch)."""
+        if self._any is None:
+            return []
+        hits = list(map(self._any.match, paths))
+        return [i for i, hit in enumerate(hits) if hit is not None] if any(hits) else []
+
+    def which(self, path: str) -> str | None:
+        """The first glob that matches ``path`` (what ``explain`` names)."""
+        return next(
+            (p for p, r in zip(self.patterns, self._each, strict=True) if r.match(path)), None
+        )
+
+
+class RobotsExclusion:
+    """The robots.txt rules a sitemap honours: for ``*`` and for each configured group.
+
+    In ``append`` mode the app's own file counts too, once this process has read it
+    (:meth:`learn`, when robots.txt is served); :attr:`token` names the rules in force,
+    so versions (plans, ETags) move when they change.
+    """
+
+    def __init__(self, text: str, agents: Sequence[str]) -> None:
+        self._agents = tuple(dict.fromkeys(["*", *agents]))
+        self._configured = self._rules(text)
+        self._app: list[tuple[str, RobotsRules]] = []
+        self.token = ""
+
+    def _rules(self, text: str) -> list[tuple[str, RobotsRules]]:
+        pairs = [(agent, RobotsRules(text, agent)) for agent in self._agents]
+        return [(agent, rules) for agent, rules in pairs if rules.disallows is not None]
+
+    def learn(self, text: str) -> None:
+        """Take the app's own robots.txt (append mode) as part of the rules."""
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        if digest != self.token.partition(">")[2]:
+            self._app = self._rules(text)
+            self.token = f"robots>{digest}" if self._app else ""
+
+    def __bool__(self) -> bool:
+        return bool(self._configured or self._app)
+
+    def disallowed(self, paths: list[str]) -> list[int]:
+        """Positions of the paths a rule set disallows (prefiltered by one regex each)."""
+        found: set[int] = set()
+        for _, rules in (*self._configured, *self._app):
+            prefilter = rules.disallows
+            assert prefilter is not None
+            hits = list(map(prefilter.match, paths))
+            if any(hits):
+                found.update(
+                    i for i, hit in enumerate(hits) if hit and not rules.verdict(paths[i])[0]
+                )
+        return sorted(found)
+
+    def why(self, path: str) -> str | None:
+        """``Disallow: /x for user-agent '*'``, or None when every rule set allows it."""
+        for agent, rules in (*self._configured, *self._app):
+            allowed, rule = rules.verdict(path)
+            if not allowed:
+                return f"robots.txt rule {rule!r} for user-agent {agent!r}"
+        return None
+
+
+class Exclusion:
+    """One section's patterns and the site's robots rules, applied to admitted URLs."""
+
+    __slots__ = ("patterns", "robots")
+
+    def __init__(self, patterns: Sequence[str] = (), robots: RobotsExclusion | None = None):
+        self.patterns = PathPatterns(patterns)
+        self.robots = robots
+
+    def __bool__(self) -> bool:
+        return bool(self.patterns) or bool(self.robots)
+
+    @property
+    def token(self) -> str:
+        """What of the rules a version must name (the app's robots.txt, once known)."""
+        return self.robots.token if self.robots is not None else ""
+
+    def reasons(self, locs: list[str], cut: int) -> dict[int, str]:
+        """Positions of the absolute ``locs`` left out, and why (``cut``: the origin's
+        length, where the path starts)."""
+        if not self:
+            return {}
+        paths = [loc[cut:] for loc in locs]
+        joined = "".join(paths)
+        if "%" in joined or "#" in joined:  # else each is already as rules read it
+            paths = list(map(robots_path, paths))
+        left: dict[int, str] = {}
+        if self.robots:
+            left.update(dict.fromkeys(self.robots.disallowed(paths), ROBOTS))
+        if self.patterns:
+            left.update(dict.fromkeys(self.patterns.matches(paths), PATTERN))
+        return left
+
+    def why(self, loc: str, cut: int) -> str | None:
+        """Why ``loc`` is left out, in words, or None (what ``explain`` says)."""
+        path = robots_path(loc[cut:])
+        pattern = self.patterns.which(path)
+        if pattern is not None:
+            return f"excluded by pattern {pattern!r}"
+        return self.robots.why(path) if self.robots else None
+
+
+def robots_exclusion(robots: Robots | None) -> RobotsExclusion | None:
+    """The rules of our own robots.txt that sitemaps honour: its groups' (generate mode;
+    in append mode the app's file too, once read). None when robots.txt is the app's
+    alone, or nothing can be disallowed."""
+    if robots is None:
+        return None
+    agents = [agent for group in robots.groups for agent in group.user_agents]
+    found = RobotsExclusion(render_robots(robots.groups, ()), agents)
+    return found if found or robots.mode == "append" else None

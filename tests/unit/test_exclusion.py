@@ -1,0 +1,213 @@
+"""Leaving URLs out on purpose: SKIP, Section(exclude=...), our own robots.txt (issue 27)."""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sitemap_middleware import (
+    SKIP,
+    CallableProvider,
+    Robots,
+    RobotsGroup,
+    Section,
+    SitemapConfig,
+    SitemapEntry,
+)
+from sitemap_middleware._engine.core import SitemapCore
+from sitemap_middleware._exceptions import ConfigurationError
+from sitemap_middleware._ops.explain import explain
+from sitemap_middleware._sansio.robots import AppRobots
+from tests.helpers import ListProvider, check_document, child_urls, fetch, page_urls
+from tests.unit.test_paging import crawl
+
+BASE = "https://example.com"
+
+
+def _config(sections: dict[str, Any], **kwargs: Any) -> SitemapConfig:
+    return SitemapConfig(base_url=BASE, sections=sections, **kwargs)
+
+
+async def _listed(config: SitemapConfig | SitemapCore) -> list[str]:
+    core = config if isinstance(config, SitemapCore) else SitemapCore(config)
+    reply, body = await fetch(core, "/sitemap.xml")
+    if reply.status == 404:
+        return []
+    assert reply.status == 200, body
+    parsed = check_document(body)
+    children = child_urls(parsed)
+    if not children:
+        return page_urls(parsed)
+    urls: list[str] = []
+    for child in children:
+        _, page = await fetch(core, child.removeprefix(BASE))
+        urls += page_urls(check_document(page))
+    return urls
+
+
+def _urls(*paths: str) -> list[str]:
+    return [BASE + path for path in paths]
+
+
+class _Observer:
+    def __init__(self) -> None:
+        self.excluded: list[tuple[str, str, int]] = []
+
+    def document_served(self, event: Any) -> None:
+        pass
+
+    def entries_excluded(self, section: str, reason: str, count: int) -> None:
+        self.excluded.append((section, reason, count))
+
+
+@pytest.mark.anyio
+async def test_skip_from_a_static_list_and_a_callable_is_left_out_in_its_place() -> None:
+    items: list[Any] = ["/a", SKIP, "/b", SitemapEntry("/c"), SKIP]
+    for provider in (items, lambda: items, ListProvider(items)):
+        assert await _listed(_config({"s": provider})) == _urls("/a", "/b", "/c")
+
+
+@pytest.mark.anyio
+async def test_map_returning_skip_or_none_leaves_the_row_out_quietly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """None from map= used to log a WARNING per row: now it means SKIP, counted, quiet."""
+    rows = [{"slug": "tea", "public": True}, {"slug": "x", "public": False}, {"slug": "y"}]
+
+    def to_entry(row: dict[str, Any]) -> Any:
+        if "public" not in row:
+            return None
+        return f"/p/{row['slug']}" if row["public"] else SKIP
+
+    observer = _Observer()
+    config = _config({"s": CallableProvider(lambda: rows, map=to_entry)}, observers=[observer])
+    core = SitemapCore(config)
+    with caplog.at_level(logging.INFO, logger="sitemap_middleware"):
+        for _ in range(3):  # once per content, not per request
+            assert await _listed(core) == _urls("/p/tea")
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    excluded = [r.getMessage() for r in caplog.records if "on purpose" in r.getMessage()]
+    assert excluded == ["sitemap section 's' left out 2 of its 3 items on purpose (provider: 2)"]
+    assert observer.excluded == [("s", "provider", 2)]
+
+
+@pytest.mark.anyio
+async def test_section_exclude_globs_match_the_decoded_path_from_the_site_root() -> None:
+    pages = ["/", "/drafts/1", "/drafts/2", "/blog/caf%C3%A9", "/blog/tea?page=2", "/admin"]
+    section = Section(pages, exclude=["/drafts/*", "/blog/café", "/admin", "*?page=*"])
+    assert await _listed(_config({"s": section})) == _urls("/")
+    with pytest.raises(ConfigurationError, match="glob patterns"):
+        Section(pages, exclude=[""])
+
+
+@pytest.mark.anyio
+async def test_urls_our_robots_txt_disallows_are_not_listed() -> None:
+    """For '*' and for any configured group; Allow wins a longer match (RFC 9309)."""
+    groups = (
+        RobotsGroup(disallow=["/private", "/*.pdf$"], allow=["/private/open"]),
+        RobotsGroup(user_agents=["Googlebot"], disallow=["/nogoogle"]),
+    )
+    pages = ["/", "/private/x", "/private/open/y", "/doc.pdf", "/doc.pdf?x", "/nogoogle/1"]
+    observer = _Observer()
+    config = _config({"s": pages}, robots=Robots(groups=groups), observers=[observer])
+    assert await _listed(config) == _urls("/", "/private/open/y", "/doc.pdf?x")
+    assert observer.excluded == [("s", "robots", 3)]
+
+
+@pytest.mark.anyio
+async def test_append_mode_honours_the_apps_robots_txt_once_read() -> None:
+    config = _config({"s": ["/", "/secret/1"]}, robots=Robots(mode="append"))
+    core = SitemapCore(config)
+    assert await _listed(config) == _urls("/", "/secret/1")
+    request_path = "/robots.txt"
+    from sitemap_middleware._engine.core import RequestInfo
+
+    request = RequestInfo("GET", request_path, {})
+    target = core.route(request)
+    assert target is not None
+    app = AppRobots(200, b"User-agent: *\nDisallow: /secret\n")
+    reply = await core.respond(target, request, app)
+    assert reply.status == 200
+    reply, body = await fetch(core, "/sitemap.xml")
+    assert page_urls(check_document(body)) == _urls("/")
+
+
+@pytest.mark.anyio
+async def test_explain_names_the_pattern_the_robots_rule_and_skip() -> None:
+    groups = (RobotsGroup(disallow=["/private"]),)
+    config = _config(
+        {"s": Section(["/", "/drafts/1", "/private/2", SKIP], exclude=["/drafts/*"])},
+        robots=Robots(groups=groups),
+    )
+    listed, drafted, private, unknown = await explain(
+        config, ["/", "/drafts/1", "/private/2", "/gone"]
+    )
+    assert listed.listed and not listed.left_out
+    assert drafted.left_out == ["section 's': excluded by pattern '/drafts/*'"]
+    assert private.left_out == [
+        "section 's': robots.txt rule 'Disallow: /private' for user-agent '*'"
+    ]
+    assert unknown.problems == [
+        "maybe left out by its provider: section 's' left out 1 items (SKIP)"
+    ]
+
+
+def _path(item: Any) -> str:
+    return item if isinstance(item, str) else item["loc"] if isinstance(item, dict) else item.loc
+
+
+SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+)
+SEGMENTS = st.sampled_from(["a", "b", "ab", "x%20y", "c"])
+PATHS = st.lists(SEGMENTS, min_size=1, max_size=3).map(lambda parts: "/" + "/".join(parts))
+
+
+@SETTINGS
+@given(
+    items=st.lists(
+        st.one_of(
+            PATHS,
+            PATHS.map(lambda p: {"loc": p, "priority": 0.5}),
+            PATHS.map(lambda p: SitemapEntry(p, images=[p + ".jpg"])),
+            st.just(SKIP),
+        ),
+        max_size=40,
+        unique_by=lambda item: object() if item is SKIP else _path(item),  # (duplicates: once)
+    ),
+    patterns=st.lists(st.sampled_from(["/a*", "*/b", "/c/*", "*x y*", "/ab/a"]), max_size=2),
+    disallow=st.lists(st.sampled_from(["/b", "/ab/", "/c/a", "/x%20y"]), max_size=2),
+    max_urls=st.integers(1, 6),
+    max_bytes=st.integers(1200, 3000),
+)
+def test_pages_hold_every_admitted_url_once_and_none_left_out(
+    items: list[Any], patterns: list[str], disallow: list[str], max_urls: int, max_bytes: int
+) -> None:
+    """Whatever is skipped, excluded or disallowed: the union of the pages is the admitted
+    set, each URL once, in order, and no page over its budgets."""
+
+    def kept(item: Any) -> bool:
+        if item is SKIP:
+            return False
+        decoded = _path(item).replace("%20", " ")
+        if any(fnmatch.fnmatchcase(decoded, p) for p in patterns):
+            return False
+        return not any(decoded.startswith(rule.replace("%20", " ")) for rule in disallow)
+
+    expected = [BASE + _path(item) for item in items if kept(item)]
+    robots = Robots(groups=(RobotsGroup(disallow=disallow),))
+    for provider in (items, lambda: items):
+        config = _config(
+            {"s": Section(provider, exclude=patterns)},
+            robots=robots,
+            max_urls_per_page=max_urls,
+            max_bytes_per_page=max_bytes,
+        )
+        found = anyio.run(crawl, SitemapCore(config), max_bytes, max_urls)
+        assert found == expected
