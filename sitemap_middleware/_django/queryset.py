@@ -22,7 +22,7 @@ from .._providers.identity import function_identity
 from .._providers.keyset import Bound, keyset_batches
 from .._providers.shared_query import SharedQueries, SharedQuery
 from .._sansio.models import simple_fields
-from .._sansio.skip import SKIP
+from .._sansio.skip import SKIP, SkipType
 from .checksum import CHECKSUM_VENDORS, register_sqlite_checksum, row_checksum
 from .orm import run_orm
 from .sitemaps import written_location
@@ -75,10 +75,10 @@ class DjangoQuerySetProvider:
         *,
         key: str = "pk",
         lastmod: str | None = None,
-        location: Callable[[Any], str] | str | None = None,
+        location: Callable[[Any], str | SkipType | None] | str | None = None,
         changefreq: str | None = None,
         priority: float | None = None,
-        to_entry: Callable[[Any], EntryLike] | None = None,
+        to_entry: Callable[[Any], EntryLike | None] | None = None,
         batch_size: int = 5000,
         checksum_fields: list[str] | tuple[str, ...] | None = None,
         version_field: str | None = None,
@@ -218,7 +218,8 @@ class DjangoQuerySetProvider:
     def entry(self, obj: Any) -> EntryLike:
         """The entry for one object (runs in the worker thread: it may read relations)."""
         if self._to_entry is not None:
-            return self._to_entry(obj)
+            made = self._to_entry(obj)
+            return SKIP if made is None else made  # None: left out, quietly (counted)
         location = self._location
         loc = location(obj) if callable(location) else obj.get_absolute_url()
         if loc is None or loc is SKIP:

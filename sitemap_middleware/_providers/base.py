@@ -246,7 +246,7 @@ class CallableProvider:
         self,
         factory: Callable[[], Any],
         *,
-        map: Callable[[Any], EntryLike] | None = None,
+        map: Callable[[Any], EntryLike | None] | None = None,
         max_threads: int = MAX_SECTION_THREADS,
         _identity: str | None = None,
     ) -> None:
@@ -285,7 +285,7 @@ class CallableProvider:
         return batches if self._map is None else self._mapped(batches, self._map)
 
     async def _mapped(
-        self, batches: AsyncIterator[list[EntryLike]], function: Callable[[Any], EntryLike]
+        self, batches: AsyncIterator[list[EntryLike]], function: Callable[[Any], EntryLike | None]
     ) -> AsyncIterator[list[EntryLike]]:
         name = getattr(function, "__name__", "map")
         try:

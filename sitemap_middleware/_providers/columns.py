@@ -28,7 +28,7 @@ from .identity import function_identity
 __all__ = ["Location", "RowEntries", "column_hint"]
 
 #: A column name, a ``str.format`` template of column names, or a function of the row.
-Location = str | Callable[[Any], str]
+Location = str | Callable[[Any], "str | SkipType | None"]
 
 
 #: What a value filled into a template keeps as it is: RFC 3986 unreserved characters,
@@ -74,7 +74,7 @@ class RowEntries:
                 "URL; per-row values need to_entry=)"
             ) from None
         self._template: str | None = None
-        self._function: Callable[[Any], str] | None = None
+        self._function: Callable[[Any], str | SkipType | None] | None = None
         #: The columns the location reads, in template order: a NULL there costs the row.
         self.reads: list[str] = []
         #: Per template field: the place of its column in reads, and its own format.

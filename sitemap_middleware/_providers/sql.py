@@ -104,7 +104,7 @@ class SQLAlchemyProvider:
         source: Table | Select[Any],
         *,
         key: str,
-        to_entry: Callable[[Any], EntryLike] | None = None,
+        to_entry: Callable[[Any], EntryLike | None] | None = None,
         location: Location | None = None,
         changefreq: str | None = None,
         priority: float | None = None,

@@ -211,3 +211,36 @@ def test_pages_hold_every_admitted_url_once_and_none_left_out(
         )
         found = anyio.run(crawl, SitemapCore(config), max_bytes, max_urls)
         assert found == expected
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # aiosqlite
+async def test_sql_location_function_and_to_entry_may_skip_a_row(
+    tmp_path: Any, anyio_backend: str
+) -> None:
+    pytest.importorskip("aiosqlite")
+    from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine
+
+    from sitemap_middleware import SQLAlchemyProvider
+
+    path = tmp_path / "db.sqlite3"
+    table = Table("t", MetaData(), Column("id", Integer, primary_key=True), Column("slug", String))
+    sync = create_engine(f"sqlite:///{path}")
+    table.metadata.create_all(sync)
+    with sync.begin() as conn:
+        conn.execute(table.insert(), [{"id": 1, "slug": "a"}, {"id": 2, "slug": "hidden"}])
+    sync.dispose()
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    engine = create_async_engine(f"sqlite+aiosqlite:///{path}")
+    try:
+        by_location = SQLAlchemyProvider(
+            engine, table, key="id", location=lambda r: SKIP if r.slug == "hidden" else f"/{r.slug}"
+        )
+        by_entry = SQLAlchemyProvider(
+            engine, table, key="id", to_entry=lambda r: None if r.slug == "hidden" else f"/{r.slug}"
+        )
+        for provider in (by_location, by_entry):
+            assert await _listed(_config({"s": provider})) == _urls("/a")
+    finally:
+        await engine.dispose()
