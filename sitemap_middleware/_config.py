@@ -325,16 +325,9 @@ class SitemapConfig:
                         f"{self.base.prefix}; this site would list nothing"
                     )
                 provider = localized(provider, section.languages, self.base)
-            exclusion = Exclusion(section.exclude, robots)
-            resolved.append(
-                _ResolvedSection(
-                    name,
-                    provider,
-                    max_urls,
-                    section.news,
-                    exclusion if robots is not None else exclusion or None,
-                )
-            )
+            kept: Exclusion | None = Exclusion(section.exclude, robots)
+            kept = kept if robots is not None else kept or None  # (append: rules come later)
+            resolved.append(_ResolvedSection(name, provider, max_urls, section.news, kept))
         return tuple(resolved)
 
     def _html_view(self) -> HTMLView | None:
