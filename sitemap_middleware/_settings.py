@@ -121,6 +121,22 @@ class RobotsGroup:
             raise ConfigurationError("RobotsGroup.user_agents must name at least one agent")
 
 
+#: The crawlers that read sitemaps to index a site (their robots.txt product tokens):
+#: their groups' rules, with ``*``'s, decide what sitemaps leave out.
+SEARCH_CRAWLERS: tuple[str, ...] = (
+    "Googlebot",
+    "Bingbot",
+    "Applebot",
+    "DuckDuckBot",
+    "YandexBot",
+    "Baiduspider",
+    "Slurp",
+    "Yeti",
+    "SeznamBot",
+    "PetalBot",
+)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Robots:
     """robots.txt: where it is answered and what it says.
@@ -133,12 +149,16 @@ class Robots:
     :param app_timeout: in ``"append"`` mode, seconds the app has to answer its own
         robots.txt; past that (or on an error) robots.txt answers 503, never an
         allow-everything file in place of the app's rules.
+    :param sitemap_agents: besides ``*``, the user agents whose rules leave URLs out of
+        the sitemaps: the crawlers that read sitemaps (``SEARCH_CRAWLERS``). A group for
+        another agent (an AI crawler kept off the whole site) leaves nothing out.
     """
 
     path: str = "/robots.txt"
     groups: Sequence[RobotsGroup] = (RobotsGroup(),)
     mode: Literal["generate", "append"] = "generate"
     app_timeout: float = 5.0
+    sitemap_agents: Sequence[str] = SEARCH_CRAWLERS
 
     def __post_init__(self) -> None:
         if not (
@@ -163,6 +183,12 @@ class Robots:
                 f"Robots.mode must be 'generate' or 'append', got {self.mode!r}"
             )
         check_number("Robots", "app_timeout", self.app_timeout, 0, 300)
+        agents = self.sitemap_agents
+        if isinstance(agents, str) or not all(isinstance(a, str) and a for a in agents):
+            raise ConfigurationError(
+                f"Robots.sitemap_agents must be a sequence of user agents, got {agents!r}"
+            )
+        object.__setattr__(self, "sitemap_agents", tuple(agents))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -86,6 +86,10 @@ class PathPatterns:
         )
 
 
+#: A group's ``User-agent:`` line (RFC 9309 2.2.1: matched case-insensitively).
+_USER_AGENT = re.compile(r"^[ \t]*user-agent[ \t]*:[ \t]*([^\s#]+)", re.I | re.M)
+
+
 class RobotsExclusion:
     """The robots.txt rules a sitemap honours: for ``*`` and for each configured group.
 
@@ -95,13 +99,18 @@ class RobotsExclusion:
     """
 
     def __init__(self, text: str, agents: Sequence[str]) -> None:
-        self._agents = tuple(dict.fromkeys(["*", *agents]))
+        #: ``*`` and the agents whose groups count (lower-cased product tokens).
+        self._honoured = {"*", *(agent.lower() for agent in agents)}
         self._configured = self._rules(text)
         self._app: list[tuple[str, RobotsRules]] = []
         self.token = ""
 
     def _rules(self, text: str) -> list[tuple[str, RobotsRules]]:
-        pairs = [(agent, RobotsRules(text, agent)) for agent in self._agents]
+        """A rule set for ``*`` and for each honoured agent the file names a group for
+        (an agent without one follows ``*``'s, already counted)."""
+        named = _USER_AGENT.findall(text)
+        agents = dict.fromkeys(["*", *(a for a in named if a.lower() in self._honoured)])
+        pairs = [(agent, RobotsRules(text, agent)) for agent in agents]
         return [(agent, rules) for agent, rules in pairs if rules.disallows is not None]
 
     def learn(self, text: str) -> None:
@@ -184,6 +193,5 @@ def robots_exclusion(robots: Robots | None) -> RobotsExclusion | None:
     alone, or nothing can be disallowed."""
     if robots is None:
         return None
-    agents = [agent for group in robots.groups for agent in group.user_agents]
-    found = RobotsExclusion(render_robots(robots.groups, ()), agents)
+    found = RobotsExclusion(render_robots(robots.groups, ()), robots.sitemap_agents)
     return found if found or robots.mode == "append" else None

@@ -121,6 +121,25 @@ async def test_urls_our_robots_txt_disallows_are_not_listed() -> None:
 
 
 @pytest.mark.anyio
+async def test_groups_of_crawlers_that_read_no_sitemap_do_not_empty_it() -> None:
+    """Blocking an AI crawler (GPTBot, CCBot) from the whole site is common; their groups
+    leave nothing out. A search crawler's group does (Googlebot: it reads the sitemap,
+    and Search Console flags a listed URL it may not fetch); Robots(sitemap_agents=...)
+    names which agents' rules count."""
+    groups = (
+        RobotsGroup(user_agents=["GPTBot", "CCBot"], disallow=["/"]),
+        RobotsGroup(user_agents=["bingbot"], disallow=["/nobing"]),
+    )
+    pages = ["/", "/a", "/nobing/1"]
+    config = _config({"s": pages}, robots=Robots(groups=groups))
+    assert await _listed(config) == _urls("/", "/a")
+    honour_gpt = Robots(groups=groups, sitemap_agents=("GPTBot",))
+    assert await _listed(_config({"s": pages}, robots=honour_gpt)) == []
+    with pytest.raises(ConfigurationError, match="sitemap_agents"):
+        Robots(sitemap_agents="Googlebot")
+
+
+@pytest.mark.anyio
 async def test_append_mode_honours_the_apps_robots_txt_once_read() -> None:
     config = _config({"s": ["/", "/secret/1"]}, robots=Robots(mode="append"))
     core = SitemapCore(config)
@@ -136,6 +155,21 @@ async def test_append_mode_honours_the_apps_robots_txt_once_read() -> None:
     assert reply.status == 200
     reply, body = await fetch(core, "/sitemap.xml")
     assert page_urls(check_document(body)) == _urls("/")
+
+
+@pytest.mark.anyio
+async def test_append_mode_honours_the_apps_search_crawler_groups_only() -> None:
+    from sitemap_middleware._engine.core import RequestInfo
+
+    config = _config({"s": ["/", "/g/1", "/b/1"]}, robots=Robots(mode="append"))
+    core = SitemapCore(config)
+    request = RequestInfo("GET", "/robots.txt", {})
+    target = core.route(request)
+    assert target is not None
+    text = b"User-agent: googlebot\nDisallow: /g\n\nUser-agent: GPTBot\nDisallow: /\n"
+    assert (await core.respond(target, request, AppRobots(200, text))).status == 200
+    _, body = await fetch(core, "/sitemap.xml")
+    assert page_urls(check_document(body)) == _urls("/", "/b/1")
 
 
 @pytest.mark.anyio
