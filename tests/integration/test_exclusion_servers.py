@@ -8,6 +8,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from sitemap_middleware import SKIP, PrometheusObserver, Robots, RobotsGroup, Section
+from sitemap_middleware._sansio.skip import _Skip
 from tests.helpers import check_document, page_urls
 from tests.integration.servers import make_config, serve
 
@@ -19,7 +20,7 @@ def test_what_robots_txt_disallows_is_not_listed_through_a_server(server: str) -
         RobotsGroup(disallow=["/private/"]),
         RobotsGroup(user_agents=["GPTBot"], disallow=["/"]),  # reads no sitemap
     )
-    items = ["/", "/a", "/private/1", "/drafts/2", SKIP, "/b"]
+    items: list[str | _Skip] = ["/", "/a", "/private/1", "/drafts/2", SKIP, "/b"]
     config = make_config(
         "https://example.com",
         {"s": Section(items, exclude=["/drafts/*"])},
