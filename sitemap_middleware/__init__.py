@@ -25,6 +25,7 @@ from ._exceptions import (
     SitemapParseError,
 )
 from ._feed_settings import Changes, Feed, LlmsTxt
+from ._guard_settings import Guard
 from ._ops.changes import Snapshot, changed_urls, take_snapshot
 from ._ops.indexnow import IndexNowBatch, IndexNowNotifier, IndexNowResult
 from ._ops.metrics import PrometheusObserver
@@ -113,6 +114,7 @@ __all__ = [
     "ExportPathError",
     "Feed",
     "FlaskRoutesProvider",
+    "Guard",
     "HTMLView",
     "HTTPSettings",
     "Image",

@@ -13,11 +13,14 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from ._config_keys import languages_key, page_like
 from ._exceptions import ConfigurationError, InvalidEntryError
 from ._feed_settings import Changes, Feed, LlmsTxt, check_documents
+from ._guard_settings import Guard
 from ._providers.base import ProviderLike, UrlProvider, as_provider
 from ._providers.i18n import Languages, localized
 from ._sansio.exclusion import Exclusion, check_patterns, robots_exclusion
+from ._sansio.guard import GuardBook
 from ._sansio.htmlview import HTMLView
 from ._sansio.limits import MAX_BYTES, MAX_NEWS_PER_FILE, MAX_URLS
 from ._sansio.urls import BaseURL, normalize_loc
@@ -134,6 +137,8 @@ class SitemapConfig:
         sections, served in the sitemap directory and listed in robots.txt.
     :param llms_txt: an :class:`LlmsTxt` to serve ``llms.txt`` from some sections.
     :param changes: a :class:`Changes` to serve a sitemap of the recently changed URLs.
+    :param guard: a :class:`Guard` to probe listed URLs through the wrapped app and leave
+        out (or report) those that are not indexable pages.
     """
 
     base_url: str
@@ -161,10 +166,12 @@ class SitemapConfig:
     feeds: Sequence[Feed] = ()
     llms_txt: LlmsTxt | None = None
     changes: Changes | None = None
+    guard: Guard | None = None
 
     base: BaseURL = field(init=False, repr=False)
     html_view: HTMLView | None = field(init=False, repr=False)
     resolved_sections: tuple[_ResolvedSection, ...] = field(init=False, repr=False)
+    guard_book: GuardBook | None = field(init=False, repr=False)
     fingerprint: str = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -175,6 +182,8 @@ class SitemapConfig:
         object.__setattr__(self, "base", base)
         self._check_values()
         self._check_names()
+        book = GuardBook(self.guard.action) if self.guard is not None else None
+        object.__setattr__(self, "guard_book", book)
         object.__setattr__(self, "external_sitemaps", self._check_externals())
         object.__setattr__(self, "resolved_sections", self._resolve_sections())
         object.__setattr__(self, "html_view", self._html_view())
@@ -183,7 +192,7 @@ class SitemapConfig:
 
     def _check_feeds(self) -> None:
         """Feeds, llms.txt and the changes sitemap: see ``_feed_settings.check_documents``."""
-        check_documents(self, _page_like)
+        check_documents(self, page_like)
 
     def _check_values(self) -> None:
         check_int("SitemapConfig", "max_urls_per_page", self.max_urls_per_page, 1, MAX_URLS)
@@ -195,6 +204,7 @@ class SitemapConfig:
             ("hosts", TrustedHosts),
             ("render_fallback", RenderFallback),
             ("renders", Renders),
+            ("guard", Guard),
         ):
             value = getattr(self, name)
             if not (isinstance(value, kind) or (value is None and name not in ("http", "renders"))):
@@ -247,7 +257,7 @@ class SitemapConfig:
             )
         for name in ("sitemap_name", "index_name"):
             value = getattr(self, name)
-            if _page_like(self.page_prefix, value):
+            if page_like(self.page_prefix, value):
                 raise ConfigurationError(
                     f"SitemapConfig.{name} {value!r} has the form of a page name "
                     f"({self.page_prefix}<section>-<n>.xml); choose another name or page_prefix"
@@ -325,7 +335,7 @@ class SitemapConfig:
                         f"{self.base.prefix}; this site would list nothing"
                     )
                 provider = localized(provider, section.languages, self.base)
-            kept: Exclusion | None = Exclusion(section.exclude, robots)
+            kept: Exclusion | None = Exclusion(section.exclude, robots, self.guard_book, name)
             kept = kept if robots is not None else kept or None  # (append: rules come later)
             resolved.append(_ResolvedSection(name, provider, max_urls, section.news, kept))
         return tuple(resolved)
@@ -376,7 +386,12 @@ class SitemapConfig:
             str(self.http.gzip_level),
             repr(self.external_sitemaps),
             repr(self.news_max_age),
-            repr([_languages_key(value) for value in self.sections.values()]),
+            repr(
+                [
+                    languages_key(v.languages if isinstance(v, Section) else None)
+                    for v in self.sections.values()
+                ]
+            ),
             str(self.indexnow_key),
         ]
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
@@ -386,26 +401,6 @@ class SitemapConfig:
             if section.name == name:
                 return section
         return None
-
-
-def _languages_key(value: object) -> tuple[object, ...] | None:
-    """What of a section's Languages shapes output, stable across processes."""
-    languages = value.languages if isinstance(value, Section) else None
-    if languages is None:
-        return None
-    url = languages.url
-    pattern = url if isinstance(url, str) or url is None else f"{url.__module__}.{url.__qualname__}"
-    sites = tuple(base.prefix for base in languages.bases.values())
-    return (languages.codes, pattern, languages.x_default, *((sites,) if sites else ()))
-
-
-def _page_like(prefix: str, name: str) -> bool:
-    """Whether a file name would also match the page pattern ``<prefix><section>-<n>.xml``."""
-    if not name.startswith(prefix):
-        return False
-    stem = name[len(prefix) : -len(".xml")]
-    section, _, number = stem.rpartition("-")
-    return bool(section) and number.isascii() and number.isdigit()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

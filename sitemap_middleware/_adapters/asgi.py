@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-from urllib.parse import unquote
+from collections.abc import Callable
+from urllib.parse import unquote, urlsplit
 
 import anyio
 import anyio.lowlevel
@@ -14,8 +15,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .._config import SitemapConfig, Tenants
 from .._engine.bodies import StoredBody
 from .._engine.core import READ_HEADERS, Reply, RequestInfo
+from .._engine.guard import PROBE_AGENT, PROBE_TIMEOUT, Probe, ProbeAnswer
 from .._engine.stream import logger
 from .._engine.tenants import make_core
+from .._sansio.indexable import HEAD_BYTES
 from .._sansio.robots import AppRobots, AppRobotsRequest
 
 __all__ = ["ASGISitemapMiddleware"]
@@ -82,6 +85,8 @@ class ASGISitemapMiddleware:
     def __init__(self, app: ASGIApp, *, config: SitemapConfig | Tenants) -> None:
         self.app = app
         self.core = make_core(config)
+        self._template: Scope | None = None  # the latest request's scope (guard probes)
+        self.core.probe_with(asgi_probe(app, lambda: self._template, PROBE_TIMEOUT))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -104,6 +109,7 @@ class ASGISitemapMiddleware:
         if target is None:
             await self.app(scope, receive, send)
             return
+        self._template = scope
         if (ask := self.core.app_robots_request(target, request)) is None:
             reply = self.core.respond_now(target, request) or await self.core.respond(
                 target, request
@@ -142,7 +148,31 @@ class ASGISitemapMiddleware:
 async def fetch_app_robots(
     app: ASGIApp, scope: Scope, ask: AppRobotsRequest, group: TaskGroup
 ) -> AppRobots:
-    """GET the wrapped app's own robots.txt, behaving like a real client.
+    """GET the wrapped app's own robots.txt, behaving like a real client (see :func:`ask_app`)."""
+    extensions = scope.get("extensions") or {}
+    inner = dict(
+        scope,
+        method="GET",
+        # No pathsend/zerocopysend: we need the bytes themselves.
+        extensions={k: v for k, v in extensions.items() if not k.startswith("http.response.")},
+        headers=[
+            (k, v)
+            for k, v in scope["headers"]
+            if k.decode("latin-1").lower() not in ask.drop_headers
+        ],
+    )
+    answer = await ask_app(app, inner, ask.timeout, ask.max_bytes, group)
+    if answer.status is None:
+        return AppRobots.failed(answer.problem)
+    return AppRobots(answer.status, answer.body)
+
+
+async def ask_app(
+    app: ASGIApp, inner: Scope, timeout: float, max_bytes: int, group: TaskGroup
+) -> ProbeAnswer:
+    """GET ``inner`` from the app in ``group``: its status, headers and first bytes (up to
+    ``max_bytes + 1``), or no status and the problem. The app robots.txt sub-request and
+    the guard's probes (:func:`asgi_probe`) both ask this way.
 
     The request body comes once; after that ``receive()`` waits, and answers
     ``http.disconnect`` once the response is complete or we have read enough. A
@@ -150,6 +180,7 @@ async def fetch_app_robots(
     listener spin without ever yielding, freezing the whole server (ASGI spec 2.3).
     """
     status: int | None = None
+    headers: list[tuple[str, str]] = []
     chunks: list[bytes] = []
     size = 0
     done = anyio.Event()
@@ -168,53 +199,76 @@ async def fetch_app_robots(
         if complete:
             # What an ASGI 2.4 server does once the client is gone: stops any app,
             # even one whose body never awaits (an endless generator).
-            raise OSError("robots.txt sub-request: read enough")
+            raise OSError("sub-request: read enough")
         if message["type"] == "http.response.start":
             status = message["status"]
+            headers[:] = [
+                (k.decode("latin-1"), v.decode("latin-1")) for k, v in message.get("headers", ())
+            ]
         elif message["type"] == "http.response.body":
             body = message.get("body", b"")
-            if size <= ask.max_bytes:
-                chunks.append(body[: ask.max_bytes + 1 - size])
+            if size <= max_bytes:
+                chunks.append(body[: max_bytes + 1 - size])
             size += len(body)
-            if not message.get("more_body", False) or size > ask.max_bytes:
+            if not message.get("more_body", False) or size > max_bytes:
                 complete = True
                 done.set()
                 settled.set()
         await anyio.lowlevel.checkpoint()  # lets the time limit reach an app that never awaits
 
-    extensions = scope.get("extensions") or {}
-    inner = dict(
-        scope,
-        method="GET",
-        # No pathsend/zerocopysend: we need the bytes themselves.
-        extensions={k: v for k, v in extensions.items() if not k.startswith("http.response.")},
-        headers=[
-            (k, v)
-            for k, v in scope["headers"]
-            if k.decode("latin-1").lower() not in ask.drop_headers
-        ],
-    )
-    settled = anyio.Event()  # the file is complete, or the app has returned
+    settled = anyio.Event()  # the answer is complete, or the app has returned
     failure: list[str] = []
 
     async def run() -> None:
         try:
             await app(inner, receive, send)
-        except Exception as exc:  # the app's failure is reported as robots.txt's 503
+        except Exception as exc:  # the app's failure is reported as the sub-request's
             if not complete:  # (after a complete answer it is only our OSError surfacing)
                 failure.append(f"{type(exc).__name__}: {exc}")
         finally:
             settled.set()
 
     group.start_soon(run)
-    with anyio.move_on_after(ask.timeout):
+    with anyio.move_on_after(timeout):
         await settled.wait()
     done.set()  # from now on the app's receive() answers http.disconnect
     if failure:
-        return AppRobots.failed(failure[0])
+        return ProbeAnswer(None, problem=failure[0])
     if status is None or not complete:
-        return AppRobots.failed(f"no complete answer within {ask.timeout:g} s")
-    return AppRobots(status, b"".join(chunks))
+        return ProbeAnswer(None, problem=f"no complete answer within {timeout:g} s")
+    return ProbeAnswer(status, headers, b"".join(chunks))
+
+
+def asgi_probe(app: ASGIApp, template: Callable[[], Scope | None], timeout: float) -> Probe:
+    """The guard's GET of one listed URL through ``app`` (a scope like the latest request's
+    that reached us: its server, state and extensions, with the URL's path and host)."""
+
+    async def probe(url: str) -> ProbeAnswer:
+        parts = urlsplit(url)
+        raw_path = parts.path or "/"
+        base = template() or {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1"}
+        extensions = base.get("extensions") or {}
+        inner = dict(
+            base,
+            method="GET",
+            scheme=parts.scheme,
+            path=unquote(raw_path),
+            raw_path=raw_path.encode("ascii", "replace"),
+            query_string=parts.query.encode("ascii", "replace"),
+            root_path="",
+            headers=[
+                (b"host", parts.netloc.encode("ascii", "replace")),
+                (b"accept", b"text/html,*/*;q=0.8"),
+                (b"user-agent", PROBE_AGENT.encode("ascii")),
+            ],
+            extensions={k: v for k, v in extensions.items() if not k.startswith("http.")},
+        )
+        async with anyio.create_task_group() as group:
+            answer = await ask_app(app, inner, timeout, HEAD_BYTES, group)
+            group.cancel_scope.cancel()  # the app got http.disconnect; done with it
+        return answer
+
+    return probe
 
 
 async def send_reply(reply: Reply, receive: Receive, send: Send) -> None:

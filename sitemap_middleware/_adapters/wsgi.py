@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import io
+import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from http import HTTPStatus
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
 
+import anyio.to_thread
 from anyio.from_thread import BlockingPortal
 
 from .._config import SitemapConfig, Tenants
 from .._engine.bodies import StoredBody
 from .._engine.core import READ_HEADERS, RequestInfo
+from .._engine.guard import PROBE_AGENT, PROBE_TIMEOUT, Probe, ProbeAnswer
 from .._engine.tenants import make_core
+from .._sansio.indexable import HEAD_BYTES
 from .._sansio.robots import AppRobots, AppRobotsRequest
 from .portal import PortalBody, get_portal
 
@@ -59,6 +64,8 @@ class WSGISitemapMiddleware:
         self.app = app
         self.core = make_core(config)
         self._portal = portal
+        self._template: WSGIEnvironment | None = None  # the latest request's (guard probes)
+        self.core.probe_with(wsgi_probe(app, lambda: self._template))
 
     def close(self) -> None:
         """Release held resources on the portal's loop (WSGI has no shutdown hook)."""
@@ -75,6 +82,7 @@ class WSGISitemapMiddleware:
         target = self.core.route(request)
         if target is None:
             return self.app(environ, start_response)
+        self._template = environ
         portal = self._portal or get_portal()
         app_robots = None
         if (ask := self.core.app_robots_request(target, request)) is not None:
@@ -129,21 +137,35 @@ def fetch_app_robots(
 def _read_app_robots(
     app: WSGIApplication, environ: WSGIEnvironment, ask: AppRobotsRequest, deadline: float
 ) -> AppRobots:
-    captured: list[str] = []
-    chunks: list[bytes] = []  # what the app writes with write(), then what it returns
-
-    def start_response(
-        status: str, headers: list[tuple[str, str]], exc_info: object = None
-    ) -> object:
-        captured[:] = [status]
-        return chunks.append  # PEP 3333's write(): legacy apps send their body through it
-
     inner = {
         k: v
         for k, v in environ.items()
         if not (k.startswith("HTTP_") and k[5:].lower().replace("_", "-") in ask.drop_headers)
     }
-    inner.update(REQUEST_METHOD="GET", CONTENT_LENGTH="0", QUERY_STRING="")
+    inner["QUERY_STRING"] = ""
+    answer = call_app(app, inner, ask.max_bytes, deadline, ask.timeout)
+    if answer.status is None:
+        return AppRobots.failed(answer.problem)
+    return AppRobots(answer.status, answer.body)
+
+
+def call_app(
+    app: WSGIApplication, inner: WSGIEnvironment, max_bytes: int, deadline: float, timeout: float
+) -> ProbeAnswer:
+    """GET ``inner`` from the app in this thread: status, headers and the first bytes
+    (robots.txt's sub-request and the guard's probes, :func:`wsgi_probe`)."""
+    captured: list[str] = []
+    headers: list[tuple[str, str]] = []
+    chunks: list[bytes] = []  # what the app writes with write(), then what it returns
+
+    def start_response(
+        status: str, response_headers: list[tuple[str, str]], exc_info: object = None
+    ) -> object:
+        captured[:] = [status]
+        headers[:] = response_headers
+        return chunks.append  # PEP 3333's write(): legacy apps send their body through it
+
+    inner = dict(inner, REQUEST_METHOD="GET", CONTENT_LENGTH="0")
     inner["wsgi.input"] = io.BytesIO(b"")
     inner.pop("CONTENT_TYPE", None)
     result = app(inner, start_response)  # type: ignore[arg-type]
@@ -152,17 +174,53 @@ def _read_app_robots(
         for chunk in result:
             chunks.append(chunk)
             size += len(chunk)
-            if size > ask.max_bytes:
+            if size > max_bytes:
                 break
             if time.monotonic() > deadline:
-                return AppRobots.failed(f"no complete answer within {ask.timeout:g} s")
+                return ProbeAnswer(None, problem=f"no complete answer within {timeout:g} s")
     finally:
         close = getattr(result, "close", None)
         if close is not None:
             close()
     if not captured:
-        return AppRobots.failed("the app did not call start_response")
-    return AppRobots(int(captured[0].split(" ", 1)[0]), b"".join(chunks))
+        return ProbeAnswer(None, problem="the app did not call start_response")
+    return ProbeAnswer(int(captured[0].split(" ", 1)[0]), headers, b"".join(chunks))
+
+
+def wsgi_probe(app: WSGIApplication, template: Callable[[], WSGIEnvironment | None]) -> Probe:
+    """The guard's GET of one listed URL through ``app``, in a worker thread (an environ
+    like the latest request's that reached us, with the URL's path and host)."""
+
+    async def probe(url: str) -> ProbeAnswer:
+        parts = urlsplit(url)
+        base = template() or {}
+        inner: dict[str, Any] = {
+            k: v for k, v in base.items() if not k.startswith(("HTTP_", "werkzeug."))
+        }
+        inner.update(
+            SCRIPT_NAME="",
+            PATH_INFO=unquote(parts.path or "/").encode("utf-8").decode("latin-1"),
+            QUERY_STRING=parts.query,
+            HTTP_HOST=parts.netloc,
+            HTTP_ACCEPT="text/html,*/*;q=0.8",
+            HTTP_USER_AGENT=PROBE_AGENT,
+            SERVER_NAME=parts.hostname or "localhost",
+            SERVER_PORT=str(parts.port or (443 if parts.scheme == "https" else 80)),
+            SERVER_PROTOCOL="HTTP/1.1",
+        )
+        inner["wsgi.url_scheme"] = parts.scheme
+        inner.setdefault("wsgi.errors", sys.stderr)
+        inner.setdefault("wsgi.version", (1, 0))
+        inner.setdefault("wsgi.multithread", True)
+        inner.setdefault("wsgi.multiprocess", False)
+        inner.setdefault("wsgi.run_once", False)
+        deadline = time.monotonic() + PROBE_TIMEOUT
+        return await anyio.to_thread.run_sync(
+            lambda: call_app(app, inner, HEAD_BYTES, deadline, PROBE_TIMEOUT),
+            abandon_on_cancel=True,
+        )
+
+    return probe
 
 
 def _status_line(status: int) -> str:

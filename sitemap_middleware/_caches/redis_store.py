@@ -22,7 +22,7 @@ import hashlib
 import json
 import secrets
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -213,6 +213,19 @@ class RedisRenderStore:
 
     async def save_plan(self, key: str, data: bytes, keep: float) -> None:
         await self._client().set(self._key(key, "p"), data, px=max(1, round(keep * 1000)))
+
+    async def values(self, keys: Sequence[str]) -> list[bytes | None]:
+        if not keys:
+            return []
+        found = await self._client().mget([self._key(key, "v") for key in keys])
+        return [value if isinstance(value, bytes) else None for value in found]
+
+    async def save_values(self, items: Mapping[str, bytes], keep: float) -> None:
+        ms = max(1, round(keep * 1000))
+        async with self._client().pipeline(transaction=False) as pipe:
+            for key, value in items.items():
+                pipe.set(self._key(key, "v"), value, px=ms)
+            await pipe.execute()
 
     async def aclose(self) -> None:
         """Close this loop's connections (call from the loop that used the store)."""

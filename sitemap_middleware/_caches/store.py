@@ -19,7 +19,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
@@ -33,12 +33,15 @@ __all__ = [
     "RenderMeta",
     "RenderStore",
     "StoredBodyError",
+    "ValueStore",
     "body_matches",
     "describe_render",
 ]
 
 #: Documents whose stamp the in-process store remembers (least recent out).
 MAX_STAMPS = 100_000
+#: Small values (guard verdicts, ledger lines) the in-process store keeps (least recent out).
+MAX_VALUES = 1_000_000
 
 #: A stored render in process: (expires at, meta, body, gzip body).
 _Item = tuple[float, "RenderMeta", bytes, bytes | None]
@@ -134,6 +137,17 @@ class PlanStore(Protocol):
 
 
 @runtime_checkable
+class ValueStore(Protocol):
+    """Small values by key, each kept for a while (optional for a store): the guard's
+    verdicts and the ledger's lines, read and written a batch at a time, so a fleet
+    sharing the store probes and stamps each URL once."""
+
+    async def values(self, keys: Sequence[str]) -> list[bytes | None]: ...
+
+    async def save_values(self, items: Mapping[str, bytes], keep: float) -> None: ...
+
+
+@runtime_checkable
 class RenderStore(Protocol):
     """Stored renders, first-seen times and render locks, in process or shared (Redis)."""
 
@@ -197,6 +211,7 @@ class MemoryRenderStore:
         self._size = 0
         self._items: OrderedDict[str, _Item] = OrderedDict()
         self._stamps: OrderedDict[str, tuple[str, datetime]] = OrderedDict()
+        self._values: OrderedDict[str, tuple[float, bytes]] = OrderedDict()
         #: Request threads peek (WSGI) while the loop saves and evicts: each look or
         #: change of the items is one step under this lock.
         self._lock = threading.Lock()
@@ -248,6 +263,19 @@ class MemoryRenderStore:
 
     async def unlock(self, key: str, token: str) -> None:
         return None
+
+    async def values(self, keys: Sequence[str]) -> list[bytes | None]:
+        now = time.monotonic()
+        found = [self._values.get(key) for key in keys]
+        return [None if v is None or v[0] < now else v[1] for v in found]
+
+    async def save_values(self, items: Mapping[str, bytes], keep: float) -> None:
+        until = time.monotonic() + keep
+        for key, value in items.items():
+            self._values[key] = (until, value)
+            self._values.move_to_end(key)
+        while len(self._values) > MAX_VALUES:
+            self._values.popitem(last=False)
 
     def peek(self, key: str, *, gzip: bool = False) -> tuple[RenderMeta, bytes] | None:
         """A live render and its body, read without awaiting: safe from any thread."""

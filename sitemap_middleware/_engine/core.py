@@ -37,6 +37,7 @@ from .bodies import SizedStream, StoredBody, bytes_body, logging_abort
 from .changes import ChangesDocuments
 from .documents import Documents
 from .feeds import FeedDocuments
+from .guard import Probe, guard_runner
 from .observe import CacheStatus, Observers
 from .rendered import RenderLimits, RenderValidation
 from .shared import SharedRenders
@@ -107,6 +108,12 @@ class SitemapCore:
                 RenderLimits(fallback.max_bytes, fallback.ttl, config.http.retry_after),
             )
         self._observers = Observers(config.observers)
+        self.guard = guard_runner(config, self._shared.store, self._shared.calls)
+
+    def probe_with(self, probe: Probe) -> None:
+        """How the guard asks the wrapped app for a URL (the adapter's in-process GET)."""
+        if self.guard is not None:
+            self.guard.probe = probe
 
     def route(self, request: RequestInfo) -> Target | None:
         """Our target for this request, or ``None`` to hand it to the wrapped app."""
@@ -176,6 +183,8 @@ class SitemapCore:
 
     async def aclose(self) -> None:
         """Release held resources (a shared render cache's connections); call on shutdown."""
+        if self.guard is not None:
+            await self.guard.aclose()
         await self._shared.aclose()
         if self._rendered is not None:
             await self._rendered.aclose()

@@ -76,8 +76,10 @@ class DocumentObserver(Protocol):
     Exceptions are logged and never reach the request.
 
     An observer may also define ``entries_excluded(section, reason, count)``: items a
-    section left out on purpose (``"provider"``: SKIP; ``"pattern"``; ``"robots"``),
-    called once per content by the planning pass (``_engine/plans.py``).
+    section left out on purpose (``"provider"``: SKIP; ``"pattern"``; ``"robots"``;
+    ``"guard"``), called once per content by the planning pass (``_engine/plans.py``);
+    and ``urls_probed(section, outcome, count)``: the guard's verdicts (``"quarantined"``,
+    ``"indexable"``, ``"unanswered"``, ``"shared"``), from its background task.
     """
 
     def document_served(self, event: ServedDocument) -> None: ...

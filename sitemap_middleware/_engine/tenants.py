@@ -16,6 +16,7 @@ from .._settings import HOST_PATTERN as _HOST
 from .bodies import bytes_body
 from .core import Reply, RequestInfo, SitemapCore
 from .documents import TEXT_TYPE
+from .guard import Probe
 from .stream import logger
 
 __all__ = ["TenantCores", "make_core"]
@@ -40,6 +41,7 @@ class TenantCores:
         self._evicted: list[SitemapCore] = []
         # route(), app_robots_request() and respond() of one request look the host up once.
         self._last: tuple[RequestInfo, SitemapCore | None] | None = None
+        self._probe: Probe | None = None
         first = next(iter(self._static.values()), None)
         self._unknown_routes = first.routes if first is not None else _DEFAULT_ROUTES
 
@@ -82,10 +84,18 @@ class TenantCores:
             _remember(self._unknown, host, None, self._tenants.cache_size)
             return None
         core = SitemapCore(config)
+        if self._probe is not None:
+            core.probe_with(self._probe)
         evicted = _remember(self._resolved, host, core, self._tenants.cache_size)
         if evicted is not None:
             self._evicted.append(evicted)  # closed on the loop, by the next respond()
         return core
+
+    def probe_with(self, probe: Probe) -> None:
+        """How every site's guard asks the wrapped app (see :meth:`SitemapCore.probe_with`)."""
+        self._probe = probe
+        for core in self._static.values():
+            core.probe_with(probe)
 
     def route(self, request: RequestInfo) -> Target | None:
         core = self.core_for(request)

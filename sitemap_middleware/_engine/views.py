@@ -45,7 +45,8 @@ class HTMLDocuments:
         externals = documents.externals(base)
         documents.checked_plans(plans, failed, len(externals))
         children = documents.index_children(plans)
-        kind = f"{self._view.fingerprint}|index"
+        book = config.guard_book  # its verdicts are part of what the view shows
+        kind = f"{self._view.fingerprint}|index|{book.view_token() if book else ''}"
         etag, modified = (
             documents.index_validators(kind, base, plans, children) if not failed else (None, None)
         )
@@ -57,6 +58,11 @@ class HTMLDocuments:
             page_prefix=config.page_prefix,
         )
         urls = sum(plan.count for plan in plans)
+        quarantine = [
+            (plan.name, [(url, v.words()) for url, v in book.quarantined(plan.name)])
+            for plan in plans
+            if book is not None
+        ]
 
         def pieces() -> Iterator[str]:
             files = len(children)
@@ -71,7 +77,7 @@ class HTMLDocuments:
                 )
             for loc in externals:
                 yield writer.external(loc)
-            yield writer.close()
+            yield writer.close(quarantine)
 
         return Document(
             HTML_TYPE,

@@ -77,6 +77,8 @@ async def explain(config: SitemapConfig, urls: list[str]) -> list[Explanation]:
             found[absolute] = answer
     core = SitemapCore(config)
     try:
+        if core.guard is not None:  # what the guard found, as a fleet's store keeps it
+            await core.guard.recall(list(found))
         await _find(core, config, found, answers)
     finally:
         await core.aclose()

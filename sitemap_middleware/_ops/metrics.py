@@ -50,8 +50,10 @@ class PrometheusObserver:
       mid-stream or client gone).
     * ``sitemap_entries_excluded_total`` [section, reason]: items left out on purpose
       (reason ``provider``: SKIP; ``pattern``: ``Section(exclude=...)``; ``robots``: our
-      robots.txt disallows them), counted once per content (per section version) by
-      the planning pass, not per request.
+      robots.txt disallows them; ``guard``: quarantined by ``Guard``), counted once per
+      content (per section version) by the planning pass, not per request.
+    * ``sitemap_guard_probes_total`` [section, outcome]: the guard's verdicts
+      (``quarantined``, ``indexable``, ``unanswered``; ``shared``: read from the store).
 
     Usage::
 
@@ -114,6 +116,17 @@ class PrometheusObserver:
             ["section", "reason"],
             registry=registry,
         )
+        self.probes = Counter(
+            f"{namespace}_guard_probes",
+            "The guard's verdicts on listed URLs: quarantined, indexable, unanswered "
+            "(5xx, 429, no answer) or shared (read from the store, not probed).",
+            ["section", "outcome"],
+            registry=registry,
+        )
+
+    def urls_probed(self, section: str, outcome: str, count: int) -> None:
+        """Count the guard's verdicts (called by the middleware's background probes)."""
+        self.probes.labels(section, outcome).inc(count)
 
     def entries_excluded(self, section: str, reason: str, count: int) -> None:
         """Count items a planning pass left out on purpose (called by the middleware)."""

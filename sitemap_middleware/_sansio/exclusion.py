@@ -6,7 +6,9 @@ This module alone decides which admitted URLs are left out *on purpose* (not inv
   may give it; a mapping that returns ``None`` gives it too): reason ``"provider"``;
 - a URL matching a glob of ``Section(exclude=[...])``: reason ``"pattern"``;
 - a URL our own robots.txt disallows, for user-agent ``*`` or for any configured group
-  (RFC 9309 matching, ``robots_rules.py``): reason ``"robots"``.
+  (RFC 9309 matching, ``robots_rules.py``): reason ``"robots"``;
+- a URL the guard quarantined (``Guard(action="exclude")``, verdicts in ``guard.py``):
+  reason ``"guard"``. Every admitted URL is also noted for the guard to probe.
 
 Globs and robots rules match the same string: the URL's path and query from the site
 root, percent-decoded except ``%2F`` (:func:`robots_path`), without its fragment.
@@ -26,11 +28,13 @@ from collections.abc import Iterable, Sequence
 
 from .._exceptions import ConfigurationError
 from .._settings import Robots
+from .guard import GUARD, GuardBook
 from .robots import render_robots
 from .robots_rules import RobotsRules, robots_path
 from .skip import SKIP, SkipType
 
 __all__ = [
+    "GUARD",
     "SKIP",
     "SkipType",
     "Exclusion",
@@ -146,32 +150,49 @@ class RobotsExclusion:
 
 
 class Exclusion:
-    """One section's patterns and the site's robots rules, applied to admitted URLs."""
+    """One section's patterns, the site's robots rules and its guard, applied to admitted
+    URLs (``section``: whose quarantine the guard reads)."""
 
-    __slots__ = ("patterns", "robots")
+    __slots__ = ("patterns", "robots", "guard", "section")
 
-    def __init__(self, patterns: Sequence[str] = (), robots: RobotsExclusion | None = None):
+    def __init__(
+        self,
+        patterns: Sequence[str] = (),
+        robots: RobotsExclusion | None = None,
+        guard: GuardBook | None = None,
+        section: str = "",
+    ):
         self.patterns = PathPatterns(patterns)
         self.robots = robots
+        self.guard = guard
+        self.section = section
 
     def __bool__(self) -> bool:
-        return bool(self.patterns) or bool(self.robots)
+        return bool(self.patterns) or bool(self.robots) or self.guard is not None
 
     @property
     def token(self) -> str:
-        """What of the rules a version must name (the app's robots.txt, once known)."""
-        return self.robots.token if self.robots is not None else ""
+        """What of the rules a version must name (the app's robots.txt, once known; the
+        section's quarantined URLs)."""
+        robots = self.robots.token if self.robots is not None else ""
+        guard = self.guard.token(self.section) if self.guard is not None else ""
+        return "|".join(t for t in (robots, guard) if t)
 
     def reasons(self, locs: list[str], cut: int) -> dict[int, str]:
         """Positions of the absolute ``locs`` left out, and why (``cut``: the origin's
         length, where the path starts)."""
         if not self:
             return {}
+        left: dict[int, str] = {}
+        if self.guard is not None:
+            self.guard.note(self.section, locs)
+            left.update(dict.fromkeys(self.guard.left_out(self.section, locs), GUARD))
+        if not self.patterns and not self.robots:
+            return left
         paths = [loc[cut:] for loc in locs]
         joined = "".join(paths)
         if "%" in joined or "#" in joined:  # else each is already as rules read it
             paths = list(map(robots_path, paths))
-        left: dict[int, str] = {}
         if self.robots:
             left.update(dict.fromkeys(self.robots.disallowed(paths), ROBOTS))
         if self.patterns:
@@ -184,7 +205,10 @@ class Exclusion:
         pattern = self.patterns.which(path)
         if pattern is not None:
             return f"excluded by pattern {pattern!r}"
-        return self.robots.why(path) if self.robots else None
+        robots = self.robots.why(path) if self.robots else None
+        if robots is None and self.guard is not None:
+            return self.guard.why(loc)
+        return robots
 
 
 def robots_exclusion(robots: Robots | None) -> RobotsExclusion | None:

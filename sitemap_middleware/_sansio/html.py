@@ -157,8 +157,24 @@ class IndexView:
             f'<td class="url">{_link(loc)}</td></tr>\n'
         )
 
-    def close(self) -> str:
-        return _document_end("")
+    def close(self, quarantined: Sequence[tuple[str, Sequence[tuple[str, str]]]] = ()) -> str:
+        """The end; ``quarantined``: each section's URLs the guard found no indexable page
+        at, with what they answered (``Guard``)."""
+        return _document_end(_quarantine(quarantined))
+
+
+def _quarantine(sections: Sequence[tuple[str, Sequence[tuple[str, str]]]]) -> str:
+    parts = []
+    for section, urls in sections:
+        if not urls:
+            continue
+        items = "".join(f"<li>{_link(url)}: {escape(said)}</li>\n" for url, said in urls)
+        count = f"{len(urls):,} URL{'s' if len(urls) != 1 else ''}"
+        parts.append(
+            f'<section class="note"><h2>{escape(section)}: {count} quarantined by the guard'
+            f"</h2>\n<ul>\n{items}</ul>\n</section>\n"
+        )
+    return "".join(parts)
 
 
 class UrlsetView:

@@ -24,7 +24,7 @@ from sitemap_middleware._ops.rules import (
     parse_sitemap,
     parse_w3c,
 )
-from sitemap_middleware._ops.urlcheck import _header_noindex, page_signals
+from sitemap_middleware._sansio.indexable import header_noindex, page_signals
 
 UTC = timezone.utc
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
@@ -181,7 +181,7 @@ def test_page_signals(html: str, noindex: bool, canonical: str | None) -> None:
 )
 def test_x_robots_tag(value: str | None, noindex: bool) -> None:
     """X-Robots-Tag noindex, with or without a user agent, or 'none'."""
-    assert _header_noindex(value) is noindex
+    assert header_noindex(value) is noindex
 
 
 def test_cli_in_process_with_progress_bar(capsys: pytest.CaptureFixture[str]) -> None:
