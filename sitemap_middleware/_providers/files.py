@@ -6,6 +6,7 @@ import fnmatch
 import hashlib
 import logging
 import os
+import subprocess
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
@@ -23,6 +24,34 @@ __all__ = ["DirectoryProvider", "TextFileProvider"]
 
 logger = logging.getLogger("sitemap_middleware")
 LOG_FILE_SKIPPED = "DirectoryProvider %s: leaving out %s: %s"
+LOG_NO_GIT = "DirectoryProvider %s: lastmod='git' but git log failed (%s): file times instead"
+#: Seconds ``git log`` may take for one listing.
+GIT_TIMEOUT = 60.0
+
+
+def git_times(root: Path) -> dict[str, float] | None:
+    """The commit time of the last commit touching each file under ``root`` (paths
+    relative to it), from one ``git log``; None when ``root`` is not in a checkout."""
+    command = [
+        "git", "-c", "core.quotePath=false", "-C", str(root), "log",
+        "--format=%x00%ct", "--name-only", "--relative", "--no-renames", "--", ".",
+    ]  # fmt: skip
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=GIT_TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        logger.warning(LOG_NO_GIT, root, exc)
+        return None
+    if done.returncode != 0:
+        logger.warning(LOG_NO_GIT, root, done.stderr.decode("utf-8", "replace").strip())
+        return None
+    times: dict[str, float] = {}
+    when = 0.0
+    for line in done.stdout.decode("utf-8", "surrogateescape").splitlines():
+        if line.startswith("\0"):
+            when = float(line[1:])
+        elif line:
+            times.setdefault(line, when)  # newest first: the first sighting is the last commit
+    return times
 
 
 def _utc_seconds(timestamp: float) -> datetime:
@@ -67,6 +96,9 @@ class DirectoryProvider:
     :param exclude: glob patterns to leave out (matched against relative paths).
     :param index_files: file names that stand for their directory.
     :param strip_suffixes: suffixes removed from URLs.
+    :param lastmod: ``"mtime"`` (file times) or ``"git"``: the time of the last commit
+        touching each file, from one ``git log`` per listing (a checkout's file times are
+        those of the checkout); files git does not know keep their file time.
     """
 
     def __init__(
@@ -78,7 +110,11 @@ class DirectoryProvider:
         exclude: Sequence[str] = (),
         index_files: Sequence[str] = ("index.html", "index.htm"),
         strip_suffixes: Sequence[str] = (),
+        lastmod: str = "mtime",
     ) -> None:
+        if lastmod not in ("mtime", "git"):
+            raise ValueError(f"lastmod must be 'mtime' or 'git', got {lastmod!r}")
+        self.lastmod = lastmod
         self.root = Path(root)
         if not url_prefix.startswith("/"):
             raise ValueError(f"url_prefix must start with '/', got {url_prefix!r}")
@@ -107,6 +143,8 @@ class DirectoryProvider:
                 except OSError as exc:  # a dangling link, a file deleted meanwhile
                     logger.warning(LOG_FILE_SKIPPED, self.root, relative, exc.strerror or exc)
         found.sort()
+        if self.lastmod == "git" and (times := git_times(self.root)) is not None:
+            found = [(relative, times.get(relative, mtime)) for relative, mtime in found]
         return found
 
     async def _files(self) -> list[tuple[str, float]]:

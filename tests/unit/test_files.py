@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sitemap_middleware import DirectoryProvider, SitemapConfig
+from sitemap_middleware import DirectoryProvider, SitemapConfig, SitemapEntry
 from tests.helpers import SitemapCore, fetch
 
 pytestmark = [pytest.mark.anyio, pytest.mark.parametrize("anyio_backend", ["asyncio"])]  # aiofiles
@@ -55,3 +55,67 @@ async def test_a_file_deleted_while_the_tree_is_walked_costs_only_that_file(
     )
     reply, body = await fetch(core, "/sitemap.xml")
     assert reply.status == 200 and b"/a" in body and b"/c" in body and b"/b" not in body
+
+
+async def _lastmods(provider: DirectoryProvider) -> dict[str, str]:
+    entries = [m.resolve() async for m in provider.entries()]
+    return {e.loc: str(e.lastmod) for e in entries if isinstance(e, SitemapEntry)}
+
+
+def _git(root: Path, *args: str, date: str | None = None) -> None:
+    import subprocess
+
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
+    if date is not None:
+        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    subprocess.run(["git", "-C", str(root), *args], check=True, env=env, capture_output=True)
+
+
+@pytest.mark.anyio
+async def test_git_lastmod_is_the_last_commit_touching_each_file(tmp_path: Path) -> None:
+    """lastmod="git": one git log per listing; a checkout's file times (all alike) are not
+    the pages' dates; a file git does not know keeps its own; a subdirectory of the
+    checkout reads paths relative to itself."""
+    repo = tmp_path / "repo"
+    docs = repo / "docs"
+    (docs / "guide").mkdir(parents=True)
+    (docs / "a.html").write_text("a")
+    (docs / "guide" / "index.html").write_text("g")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "one", date="2024-01-02T03:04:05+00:00")
+    (docs / "a.html").write_text("a, changed")
+    _git(repo, "commit", "-qam", "two", date="2024-03-04T05:06:07+00:00")
+    (docs / "new.html").write_text("untracked")
+    for path in (docs / "a.html", docs / "guide" / "index.html", docs / "new.html"):
+        os.utime(path, (1_800_000_000, 1_800_000_000))  # the checkout's time
+    provider = DirectoryProvider(docs, lastmod="git")
+    entries = await _lastmods(provider)
+    assert entries == {
+        "/a.html": "2024-03-04 05:06:07+00:00",
+        "/guide/": "2024-01-02 03:04:05+00:00",
+        "/new.html": "2027-01-15 08:00:00+00:00",  # untracked: its file time
+    }
+    mtimes = DirectoryProvider(docs)
+    assert await _lastmods(mtimes) == {loc: entries["/new.html"] for loc in entries}
+    assert (await provider.version()) != (await mtimes.version())
+
+
+@pytest.mark.anyio
+async def test_git_lastmod_outside_a_checkout_falls_back_to_file_times(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    _tree(tmp_path)
+    with caplog.at_level(logging.WARNING, "sitemap_middleware"):
+        plain = await _lastmods(DirectoryProvider(tmp_path))
+        gitless = await _lastmods(DirectoryProvider(tmp_path, lastmod="git"))
+    assert gitless == plain
+    assert "lastmod='git' but git log failed" in caplog.text
+    with pytest.raises(ValueError, match="lastmod must be"):
+        DirectoryProvider(tmp_path, lastmod="ctime")
