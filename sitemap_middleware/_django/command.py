@@ -67,5 +67,9 @@ def run(argv: list[str]) -> int:
     try:
         status: int = namespace.handler(namespace)
     except ValueError as exc:
-        raise CommandError(str(exc)) from None
+        message = str(exc)
+        if message.startswith("SitemapConfig."):  # in Django, a key of the setting
+            name = message.split()[0].removeprefix("SitemapConfig.")
+            message += f" (set SITEMAP_MIDDLEWARE[{name!r}] in settings.py)"
+        raise CommandError(message) from None
     return status

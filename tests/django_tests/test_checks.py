@@ -132,3 +132,14 @@ def test_manage_py_sitemap_without_a_command_names_the_commands() -> None:
 
     with pytest.raises(CommandError, match="name a command: one of check, export"):
         call_command("sitemap")
+
+
+def test_a_missing_setting_names_the_django_setting(tmp_path: Any) -> None:
+    """Newcomer pass: `manage.py sitemap notify` without a key said only
+    "SitemapConfig.indexnow_key is not set"; in Django it is a key of SITEMAP_MIDDLEWARE."""
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    snapshot = str(tmp_path / "snapshot.json")
+    with pytest.raises(CommandError, match=r"SITEMAP_MIDDLEWARE\['indexnow_key'\]"):
+        call_command("sitemap", "notify", "--snapshot", snapshot)
