@@ -226,7 +226,9 @@ class Documents:
 
         async def open_streams() -> AsyncIterator[bytes]:
             streams = [
-                self.urlsets.stream(section, base, by_name[section.name].pages[0])
+                self.urlsets.stream(
+                    section, base, by_name[section.name].pages[0], plan=by_name[section.name]
+                )
                 for section in sections
             ]
             for section, stream in zip(sections, streams, strict=True):
@@ -273,6 +275,8 @@ class Documents:
         page = planned.page
         parts = version_parts(planned.plan.version)
         layout = repr((page.start, page.stop, page.urls, page.size, page.first_key, page.last_key))
+        if planned.plan.duplicates:  # what it leaves out as listed before
+            layout += planned.plan.layout
         return document_etag(
             self.config.fingerprint, base.prefix, name, [(layout, *parts) if parts else None]
         )
@@ -294,7 +298,9 @@ class Documents:
 
         async def open_page() -> AsyncIterator[bytes]:
             keyed = planned.plan.keyed  # its key range as it is now: capped, as a ranged name
-            stream = self.urlsets.stream(section, base, planned.page, planned.previous, keyed)
+            stream = self.urlsets.stream(
+                section, base, planned.page, planned.previous, keyed, planned.plan, target.page
+            )
             _replay_once(stream, kept)
             writer = self.urlsets.writer(name, base, target.text, section.max_urls, capped=keyed)
             return await self.urlsets.open(name, [stream], writer, allows_empty(section))

@@ -7,6 +7,7 @@ sizes are measured, not estimated). When a plan is reused is decided in ``plans.
 from __future__ import annotations
 
 import hashlib
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
@@ -22,6 +23,7 @@ from .._providers.base import (
     SupportsVersion,
 )
 from .._sansio.batches import PlainBatch
+from .._sansio.dedupe import fingerprints
 from .._sansio.etag import version_parts
 from .._sansio.models import Admitted
 from .._sansio.paging import PageCutter, PagePlan, encode_key_range
@@ -76,6 +78,13 @@ class SectionPlan:
     #: Items left out on purpose, by reason (``_sansio/exclusion.py``), as the pass
     #: counted them: reported once per content (``plans.py``), not part of the plan.
     excluded: tuple[tuple[str, int], ...] = field(default=(), compare=False)
+    #: One URL, one listing (``dedupe.py``): the fingerprints of the URLs the pass read
+    #: (this process only), each duplicated loc the section lists with its first
+    #: ``(section, page)``, and the listings left out as duplicates.
+    prints: array[int] | None = field(default=None, compare=False, repr=False)
+    repeated: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
+    duplicates: tuple[tuple[str, str, int], ...] = ()
+    dropped: int = field(default=0, compare=False)
 
     def key_ranges(self) -> list[str | None]:
         """The key range naming each page of a keyset plan (what the index links)."""
@@ -105,7 +114,7 @@ class SectionPlan:
         """A digest of the page boundaries, so validators change when pages move."""
         text = repr(
             [(p.start, p.stop, p.urls, p.size, p.first_key, p.last_key) for p in self.pages]
-        )
+        ) + repr(self.duplicates)
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
     @property
@@ -212,6 +221,7 @@ async def plan_section(
     until_page: int | None = None,
     keep: list[PlainBatch] | None = None,
     key_range: tuple[Any, Any] | None = None,
+    retain: bool = True,
 ) -> SectionPlan:
     """Measure a section in one pass and cut it into pages.
 
@@ -220,6 +230,7 @@ async def plan_section(
     batches when the section is one page of plain batches (else it is left empty), so
     that the render that follows need not read and admit them again: at most one page's
     entries are ever held. ``key_range`` measures the rows of that key range only.
+    ``retain``: keep the URLs' fingerprints (``dedupe.py``), for other sections' to meet.
 
     A keyset section whose provider can size its key ranges in the database is planned
     from them (``range_plan.py``): no row is read here unless it has to be measured.
@@ -256,6 +267,7 @@ async def plan_section(
         exclusion=section.exclusion,
     )
     cutter = PageCutter(max_urls=max_urls, room=room)
+    hashes: list[int] | None = None if keyed else []  # (key-range pages: not deduplicated)
     oversize = 0
     first_oversize = ""
     last_tail = ""
@@ -271,6 +283,8 @@ async def plan_section(
                 keep.append(plain)
             if plain is not None:  # the common batch: sized at once, and most often
                 # placed at once (on the current page)
+                if hashes is not None:
+                    hashes.extend(map(hash, plain.locs))
                 if cutter.add_run(
                     len(plain),
                     measurer.plain_size(len(plain.locs), plain.loc_size, plain.tails_size()),
@@ -285,6 +299,8 @@ async def plan_section(
                 admitted = stream.admit_one_by_one(raw)  # plain_batch said no already
                 valid = [item for item in admitted if item is not None]
                 sizes = iter(measurer.sizes(valid))
+                if hashes is not None:
+                    hashes.extend([hash(item[0]) for item in valid])
             for offset, item in enumerate(admitted):
                 if item is None:
                     continue
@@ -311,8 +327,17 @@ async def plan_section(
                     if keep is not None:
                         keep.clear()  # (it holds the next page's first entries)
                     by_key = keyed and not cutter.split_keys
+                    prints, repeated = (
+                        fingerprints(hashes, retain) if hashes else (None, frozenset())
+                    )
                     return SectionPlan(
-                        section.name, done, start + offset, version, by_key, excluded=()
+                        section.name,
+                        done,
+                        start + offset,
+                        version,
+                        by_key,
+                        prints=prints,
+                        repeated=repeated,
                     )
     finally:
         await stream.aclose()
@@ -320,6 +345,7 @@ async def plan_section(
     if keep is not None and len(pages) > 1:
         keep.clear()
     first = stream.first_left_out
+    prints, repeated = fingerprints(hashes, retain) if hashes else (None, frozenset())
     return SectionPlan(
         section.name,
         pages,
@@ -329,6 +355,8 @@ async def plan_section(
         left_out=stream.left_out + oversize,
         first_left_out=str(first) if first is not None else first_oversize,
         excluded=tuple(sorted(stream.excluded.items())),
+        prints=prints,
+        repeated=repeated,
     )
 
 

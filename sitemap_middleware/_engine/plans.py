@@ -17,6 +17,7 @@ for every request:
 
 from __future__ import annotations
 
+import contextlib
 from collections import OrderedDict
 from time import monotonic
 
@@ -27,7 +28,9 @@ from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import ProviderError
 from .._providers.base import ProviderVersion
 from .._sansio.batches import PlainBatch
+from .._sansio.dedupe import DUPLICATE
 from .._sansio.urls import BaseURL
+from .dedupe import deduplicated, takes_part
 from .plan import SectionPlan, plan_section, section_version
 from .plan_codec import decode_plan, encode_plan
 from .store_calls import StoreCalls
@@ -79,6 +82,10 @@ class PlanMemo:
         self._unlisted: OrderedDict[str, str] = OrderedDict()
         #: Section -> what was last reported of what it left out on purpose.
         self._excluded: OrderedDict[str, str] = OrderedDict()
+        #: Whether plans keep their fingerprints (several sections compare theirs).
+        self._retain = sum(map(takes_part, config.resolved_sections)) > 1
+        #: base prefix -> the plans deduplicated last, and the plans they came from.
+        self._deduped: dict[str, tuple[list[SectionPlan], list[SectionPlan]]] = {}
 
     async def plan_all(
         self, base: BaseURL, keep: dict[str, list[PlainBatch]] | None = None
@@ -88,16 +95,39 @@ class PlanMemo:
         ``keep``: per section, the admitted batches of a planning pass made for this
         request, when its section is one page (see :func:`plan_section`).
         """
-        plans: list[SectionPlan] = []
+        pairs: list[tuple[_ResolvedSection, SectionPlan]] = []
         failed: list[str] = []
         for section in self.config.resolved_sections:
             kept = keep.setdefault(section.name, []) if keep is not None else None
             try:
-                plans.append(await self.plan(section, base, kept))
+                pairs.append((section, await self.plan(section, base, kept)))
             except ProviderError as exc:
                 logger.error(LOG_SECTION_FAILED, section.name, exc)
                 failed.append(section.name)
+        plans = await self._deduplicated(base, pairs)
+        for plan in plans:
+            if plan.duplicates and keep is not None:
+                keep[plan.name].clear()  # read what it left out: the render reads again
         return plans, failed
+
+    async def _deduplicated(
+        self, base: BaseURL, pairs: list[tuple[_ResolvedSection, SectionPlan]]
+    ) -> list[SectionPlan]:
+        """``pairs``' plans, those of sections that take part deduplicated (one URL, one
+        listing: ``dedupe.py``), as last time while their raw plans are the same."""
+        taking = [(s, plan) for s, plan in pairs if takes_part(s)]
+        raw = [plan for _, plan in taking]
+        last = self._deduped.get(base.prefix)
+        if last is not None and len(last[0]) >= len(raw) and all(map(_same, last[0], raw)):
+            done = last[1][: len(raw)]
+        else:
+            done = await deduplicated(self.config, base, taking)
+            self._deduped[base.prefix] = (raw, done)
+            for plan, before in zip(done, raw, strict=True):
+                if plan is not before:
+                    self._report_excluded(before.version, plan, dup=True)
+        by_name = {plan.name: plan for plan in done}
+        return [by_name.get(plan.name, plan) for _, plan in pairs]
 
     async def plan(
         self, section: _ResolvedSection, base: BaseURL, keep: list[PlainBatch] | None = None
@@ -118,16 +148,42 @@ class PlanMemo:
         keep: list[PlainBatch] | None = None,
     ) -> SectionPlan:
         """A plan reaching ``page`` (1-based): kept, or measured as far as needed."""
+        pairs: list[tuple[_ResolvedSection, SectionPlan]] = []
+        if takes_part(section):  # the sections before it may list its URLs first
+            for before in self.config.resolved_sections:
+                if before is section:
+                    break
+                if takes_part(before):  # (one that fails lists nothing first)
+                    with contextlib.suppress(ProviderError):
+                        pairs.append((before, await self.plan(before, base)))
         version = await section_version(self.config, section)
+        plan: SectionPlan | None = None
         if not _trusted(version) and not self._ttl:
             # Not kept anyway: measure only up to the page asked for.
             self.passes += 1
             plan = await plan_section(
-                self.config, section, base, version, until_page=page, keep=keep
+                self.config,
+                section,
+                base,
+                version,
+                until_page=page,
+                keep=keep,
+                retain=self._retain,
             )
             self._report(_identity(version), plan)
-            return plan
-        return await self._plan(section, base, version, keep)
+            done = (await self._deduplicated(base, [*pairs, (section, plan)]))[-1]
+            if len(done.pages) == len(plan.pages):
+                plan = done  # (a page emptied joins the next: numbered by a whole plan)
+            else:
+                plan = None
+                if keep is not None:
+                    keep.clear()
+        if plan is None:
+            plan = await self._plan(section, base, version, keep)
+            plan = (await self._deduplicated(base, [*pairs, (section, plan)]))[-1]
+        if plan.duplicates and keep is not None:
+            keep.clear()
+        return plan
 
     async def _plan(
         self,
@@ -155,16 +211,19 @@ class PlanMemo:
             # The planning request was cancelled (its client left): plan here instead.
         planning = self._planning[key] = _Planning(token)
         try:
-            shared = await self._shared_plan(key, token)
+            shared = await self._shared_plan(key, token) if not takes_part(section) else None
             if shared is not None:
                 planning.plan = shared
                 self._keep(key, token, shared)
                 return shared
             self.passes += 1
-            planning.plan = await plan_section(self.config, section, base, version, keep=keep)
+            planning.plan = await plan_section(
+                self.config, section, base, version, keep=keep, retain=self._retain
+            )
             self._report(token, planning.plan)
             self._keep(key, token, planning.plan)
-            await self._share(key, token, planning.plan)
+            if not takes_part(section):  # (its fingerprints are this process's alone)
+                await self._share(key, token, planning.plan)
             return planning.plan
         except Exception as exc:
             planning.error = exc
@@ -218,27 +277,30 @@ class PlanMemo:
             self._unlisted.popitem(last=False)
         logger.warning(LOG_UNLISTED, name, plan.left_out, plan.total, plan.first_left_out)
 
-    def _report_excluded(self, token: str, plan: SectionPlan) -> None:
+    def _report_excluded(self, token: object, plan: SectionPlan, dup: bool = False) -> None:
         """Log (INFO) and count (observers' ``entries_excluded``) what a pass left out on
-        purpose, once per content: again when the version or the counts change."""
-        if not plan.excluded:
-            self._excluded.pop(plan.name, None)
+        purpose, once per content: again when the version or the counts change. The
+        duplicates (``dup``) are told apart, once the site's plans are known."""
+        excluded = ((DUPLICATE, plan.dropped),) if dup and plan.dropped else plan.excluded
+        name = plan.name + ("|duplicate" if dup else "")
+        if not excluded:
+            self._excluded.pop(name, None)
             return
-        seen = f"{token}|{plan.total}|{plan.excluded}"
-        if self._excluded.get(plan.name) == seen:
+        seen = f"{token}|{plan.total}|{excluded}"
+        if self._excluded.get(name) == seen:
             return
-        self._excluded[plan.name] = seen
-        self._excluded.move_to_end(plan.name)
+        self._excluded[name] = seen
+        self._excluded.move_to_end(name)
         while len(self._excluded) > MAX_PLANS:
             self._excluded.popitem(last=False)
-        counts = ", ".join(f"{reason}: {number}" for reason, number in plan.excluded)
-        total = sum(number for _, number in plan.excluded)
+        counts = ", ".join(f"{reason}: {number}" for reason, number in excluded)
+        total = sum(number for _, number in excluded)
         logger.info(LOG_EXCLUDED, plan.name, total, plan.total, counts)
         for observer in self.config.observers:
             hook = getattr(observer, "entries_excluded", None)
             if hook is None:
                 continue
-            for reason, number in plan.excluded:
+            for reason, number in excluded:
                 try:
                     hook(plan.name, reason, number)
                 except Exception as exc:  # a metrics bug must never break serving
@@ -292,6 +354,10 @@ class _Planning:
         self.plan: SectionPlan | None = None
         self.error: Exception | None = None
         self.stale_logged = False
+
+
+def _same(one: SectionPlan, other: SectionPlan) -> bool:
+    return one is other
 
 
 def _trusted(version: ProviderVersion | None) -> bool:

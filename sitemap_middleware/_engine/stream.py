@@ -99,8 +99,8 @@ class EntryStream:
         exclusion: Exclusion | None = None,
     ) -> None:
         self.name = name
-        # Left out on purpose (SKIP, Section(exclude=...), robots.txt): quiet, counted.
-        self._exclusion = exclusion
+        #: Left out on purpose (SKIP, exclude=, robots.txt, duplicates): quiet, counted.
+        self.exclusion = exclusion
         self._cut = len(base.origin)
         #: Items left out on purpose, by reason (``exclusion.py``).
         self.excluded: dict[str, int] = {}
@@ -345,7 +345,7 @@ class EntryStream:
         if plain is None:
             return None  # (the per-entry path counts the skipped items)
         self._count(PROVIDER, skipped)
-        exclusion = self._exclusion
+        exclusion = self.exclusion
         if exclusion is not None and (left := exclusion.reasons(plain.locs, self._cut)):
             for reason in left.values():
                 self._count(reason, 1)
@@ -399,7 +399,7 @@ class EntryStream:
                 admitted.append(None)
                 continue
             admitted.append((loc, tail, extended))
-        exclusion = self._exclusion
+        exclusion = self.exclusion
         if exclusion:
             places = [i for i, item in enumerate(admitted) if item is not None]
             locs = [admitted[i][0] for i in places]  # type: ignore[index]

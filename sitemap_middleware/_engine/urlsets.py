@@ -17,7 +17,8 @@ from .._sansio.text_writer import TextWriter
 from .._sansio.urls import BaseURL
 from .answer import HTTPError, unavailable
 from .bodies import ClosingBody, URLWriter, urlset_body
-from .plan import news_cutoff, page_room, stylesheet_href
+from .dedupe import page_exclusion
+from .plan import SectionPlan, news_cutoff, page_room, stylesheet_href
 from .stream import EntryStream, logger
 
 __all__ = ["LOG_FAILED", "Urlsets", "strict_error"]
@@ -44,12 +45,18 @@ class Urlsets:
         page: PagePlan,
         previous: PagePlan | None = None,
         keyed: bool = False,
+        plan: SectionPlan | None = None,
+        number: int = 1,
     ) -> EntryStream:
-        """The entries of one planned page: its raw positions, or its key range."""
+        """The entries of one planned page (page ``number`` of ``plan``): its raw
+        positions, or its key range."""
         if keyed and page.urls:
             after = previous.last_key if previous is not None else None
             return self.keyed_stream(section, base, key_range=(after, page.last_key))
-        return self.keyed_stream(section, base, offset=page.start, limit=page.stop - page.start)
+        stream = self.keyed_stream(section, base, offset=page.start, limit=page.stop - page.start)
+        if plan is not None and plan.duplicates:  # URLs listed before are left out too
+            stream.exclusion = page_exclusion(section, plan, number)
+        return stream
 
     def keyed_stream(
         self,

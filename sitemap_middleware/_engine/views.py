@@ -121,7 +121,9 @@ class HTMLDocuments:
 
         async def open_page() -> AsyncIterator[bytes]:
             keyed = planned.plan.keyed
-            stream = documents.urlsets.stream(section, base, planned.page, planned.previous, keyed)
+            stream = documents.urlsets.stream(
+                section, base, planned.page, planned.previous, keyed, planned.plan, number
+            )
             # An empty page the XML answers with 200 (Django's) is an empty view too.
             empty_ok = allows_empty(section)
             return await documents.urlsets.open(name, [stream], writer, empty_ok)

@@ -3,7 +3,8 @@
 For each URL asked about: the sitemap files that list it (section, page file, position
 in the section), or why none does: outside ``base_url`` (the location rule), left out as
 an invalid entry (the reason, as the logs give it), left out on purpose (the section's
-exclude pattern, SKIP from the provider, or the robots.txt rule that disallows it), in a
+exclude pattern, SKIP from the provider, the robots.txt rule that disallows it, or where it
+is listed first: section and page, when it is a duplicate), in a
 section that failed, or yielded by no section. The same plans and the same per-entry rules
 as the served documents.
 """
@@ -102,6 +103,7 @@ async def _find(
     names = {(c.section or "", c.number): c.name for c in children}
     by_name = {plan.name: plan for plan in plans}
     notes: list[str] = []  # SKIP names no URL: one no section lists may be one of them
+    firsts: set[tuple[str, str | None]] = set()  # duplicated URLs met at their first listing
     for section in config.resolved_sections:
         plan = by_name.get(section.name)
         if plan is None:
@@ -110,6 +112,7 @@ async def _find(
             section.name, section.provider, base, timeout=config.provider_timeout, strict=False
         )  # (no exclusion: what it leaves out is told below)
         exclusion, cut = section.exclusion, len(base.origin)
+        duplicates = {loc: (s, n) for loc, s, n in plan.duplicates}
         skipped = 0
         try:
             while raw := await stream.next_raw():
@@ -144,6 +147,17 @@ async def _find(
                             ),
                             0,
                         )
+                        first = duplicates.get(loc) if loc is not None else None
+                        if first is not None and (
+                            first != (section.name, number) or (first[0], loc) in firsts
+                        ):
+                            where = f"listed first in section {first[0]!r}, page {first[1]}"
+                            listed.left_out.append(
+                                f"section {section.name!r}: a duplicate, {where}"
+                            )
+                            continue
+                        if first is not None:
+                            firsts.add((first[0], loc))  # (its first listing: met now)
                         file = names.get((section.name, number), "(past the planned pages)")
                         listed.listed.append((section.name, file, position))
             if skipped:

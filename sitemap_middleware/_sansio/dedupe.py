@@ -1,0 +1,181 @@
+"""One URL, one listing: the first listing wins (issue 27, item 3).
+
+This module alone decides which listing of a URL stays: the first, in the order a
+crawler of the index meets them, sections in config order, then positions within a
+section. Every later listing is left out, reason ``"duplicate"``, like the other
+exclusions (``exclusion.py``): after them (a URL left out on purpose lists nothing), a
+batch at a time.
+
+How it stays cheap (the engine's side is ``_engine/dedupe.py``):
+
+* The planning pass takes one fingerprint per admitted URL, Python's ``hash()`` of its
+  absolute loc (cached on the string), and one set of them at its end finds those the
+  section repeats (:func:`fingerprints`). A site of several sections keeps each one's
+  distinct fingerprints with its plan, in an ``array('q')`` (8 bytes a URL), in this
+  process only (the hash is salted per process: nothing stored holds one).
+* :func:`collisions` finds the fingerprints seen twice; without any, nothing else
+  happens. With some, the sections holding them are read again for those URLs only,
+  strings compare (a hash collision of two URLs is no duplicate), and the plan keeps the
+  duplicated locs alone, each with its first ``(section, page)``: :class:`Duplicates`.
+* Pages only lose URLs (:func:`adjust_pages`): counts, bytes and news counts drop by the
+  URLs left out, so no page outgrows its plan; a page left empty joins the next one (the
+  last one, the one before it), so the index lists no empty page and the page numbers
+  before it stay. A page's lastmod may stay that of a duplicate it no longer lists.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from .exclusion import Exclusion
+from .paging import PagePlan
+
+__all__ = [
+    "DUPLICATE",
+    "Duplicates",
+    "adjust_pages",
+    "collisions",
+    "fingerprints",
+    "first_listings",
+    "page_of",
+]
+
+#: Why a listing was left out: the URL is listed before it.
+DUPLICATE = "duplicate"
+
+
+def fingerprints(hashes: list[int], keep: bool) -> tuple[array[int] | None, frozenset[int]]:
+    """A section's distinct fingerprints (8 bytes each; None unless ``keep``: only a
+    site of several sections compares them later) and those it holds more than once."""
+    unique = set(hashes)
+    repeated: frozenset[int] = frozenset()
+    if len(unique) < len(hashes):
+        repeated = frozenset(k for k, n in Counter(hashes).items() if n > 1)
+    return (array("q", unique) if keep else None), repeated
+
+
+def collisions(repeated: Iterable[frozenset[int]], prints: Sequence[array[int]]) -> set[int]:
+    """Fingerprints that occur more than once: within a section (``repeated``) or in
+    two sections' distinct ``prints``."""
+    found: set[int] = set().union(*repeated)
+    seen: set[int] = set()
+    for distinct in prints if len(prints) > 1 else ():
+        unique = set(distinct)
+        found.update(seen.intersection(unique))
+        seen.update(unique)
+    return found
+
+
+def first_listings(
+    occurrences: Sequence[tuple[str, Sequence[tuple[str, int]]]],
+) -> tuple[dict[str, tuple[str, int]], list[list[int]]]:
+    """The first ``(section, position)`` of every loc listed more than once, and per
+    section the indices of its occurrences that are left out.
+
+    ``occurrences``: per section in config order, ``(loc, raw position)`` in order.
+    """
+    first: dict[str, tuple[str, int]] = {}
+    counts: Counter[str] = Counter()
+    dropped: list[list[int]] = []
+    for section, found in occurrences:
+        left: list[int] = []
+        for index, (loc, position) in enumerate(found):
+            counts[loc] += 1
+            if loc in first:
+                left.append(index)
+            else:
+                first[loc] = (section, position)
+        dropped.append(left)
+    return {loc: where for loc, where in first.items() if counts[loc] > 1}, dropped
+
+
+def adjust_pages(
+    pages: Sequence[PagePlan], dropped: Iterable[tuple[int, int, bool]]
+) -> tuple[tuple[PagePlan, ...], list[int]]:
+    """``pages`` without the dropped listings ``(raw position, size, news)``, and the new
+    0-based number of each old page. An emptied page's raw range joins the next page
+    (the last one's, the page before it), so its positions still belong to a page."""
+    starts = [page.start for page in pages]
+    urls = [page.urls for page in pages]
+    sizes = [page.size for page in pages]
+    news = [page.news for page in pages]
+    for position, size, is_news in dropped:
+        number = page_of(starts, position)
+        urls[number] -= 1
+        sizes[number] -= size
+        news[number] -= is_news
+    kept: list[PagePlan] = []
+    numbers: list[int] = []
+    pending: int | None = None  # the start of emptied pages waiting for the next one
+    for number, page in enumerate(pages):
+        if not urls[number]:
+            pending = page.start if pending is None else pending
+            numbers.append(len(kept))
+            continue
+        start = page.start if pending is None else pending
+        pending = None
+        kept.append(
+            replace(page, start=start, urls=urls[number], size=sizes[number], news=news[number])
+        )
+        numbers.append(len(kept) - 1)
+    if pending is not None and kept:  # emptied last pages: joined to the one before
+        kept[-1] = replace(kept[-1], stop=pages[-1].stop)
+    numbers = [min(n, len(kept) - 1) for n in numbers] if kept else [0] * len(pages)
+    return tuple(kept), numbers
+
+
+def page_of(starts: list[int], position: int) -> int:
+    """The page holding raw ``position`` (pages are ordered by their raw start)."""
+    low, high = 0, len(starts) - 1
+    while low < high:
+        middle = (low + high + 1) // 2
+        if starts[middle] <= position:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+class Duplicates(Exclusion):
+    """The section's other exclusions, then the duplicates rule, for one page's render.
+
+    ``firsts``: each duplicated loc the section lists, and whether this page is where
+    it is listed first (then its first occurrence here stays, any later one is left out).
+    """
+
+    __slots__ = ("_firsts", "_then", "_kept")
+
+    def __init__(self, firsts: dict[str, bool], then: Exclusion | None) -> None:
+        super().__init__((), None)
+        self._firsts = firsts
+        self._then = then
+        self._kept: set[str] = set()
+
+    def __bool__(self) -> bool:
+        return True
+
+    @property
+    def token(self) -> str:
+        return self._then.token if self._then is not None else ""
+
+    def reasons(self, locs: list[str], cut: int) -> dict[int, str]:
+        left = self._then.reasons(locs, cut) if self._then else {}
+        firsts = self._firsts
+        if firsts.keys().isdisjoint(locs):  # the common batch: one set operation
+            return left
+        kept = self._kept
+        for index, loc in enumerate(locs):
+            first = firsts.get(loc)
+            if first is None or index in left:
+                continue
+            if first and loc not in kept:
+                kept.add(loc)
+            else:
+                left[index] = DUPLICATE
+        return left
+
+    def why(self, loc: str, cut: int) -> str | None:
+        return self._then.why(loc, cut) if self._then is not None else None

@@ -1,0 +1,190 @@
+"""One URL, one listing (issue 27, item 3): duplicates within and across sections are
+served once, where they are first listed (config order, then position)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sitemap_middleware import Renders, SitemapConfig, SitemapEntry
+from sitemap_middleware._engine.core import SitemapCore
+from sitemap_middleware._ops.explain import explain
+from sitemap_middleware._sansio.dedupe import adjust_pages, collisions, fingerprints
+from sitemap_middleware._sansio.paging import PagePlan
+from tests.helpers import check_document, child_urls, fetch, page_urls
+from tests.unit.test_exclusion import _listed
+from tests.unit.test_paging import crawl
+
+BASE = "https://example.com"
+
+SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+)
+PATHS = st.sampled_from(["/", "/a", "/b", "/c/d", "/e?x=1", "/f", "/g", "/h"])
+
+
+class _Generated:
+    """A provider without a version: with plan_ttl=0 each page is planned up to itself."""
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = items
+
+    async def entries(self) -> Any:
+        for item in self.items:
+            yield item
+
+
+def _item(path: str, shape: int) -> Any:
+    if shape == 1:
+        return {"loc": path, "priority": 0.5}
+    if shape == 2:
+        return SitemapEntry(path, images=[path.rstrip("/") + "/i.jpg"])
+    return path
+
+
+def _firsts(sections: list[list[str]]) -> list[str]:
+    return list(dict.fromkeys(BASE + path for paths in sections for path in paths))
+
+
+@SETTINGS
+@given(
+    sections=st.lists(
+        st.lists(st.tuples(PATHS, st.integers(0, 2)), max_size=25), min_size=1, max_size=4
+    ),
+    max_urls=st.integers(1, 6),
+    max_bytes=st.integers(1200, 3000),
+    kind=st.sampled_from(["list", "callable", "generated"]),
+)
+def test_every_url_exactly_once_across_the_whole_site(
+    sections: list[list[tuple[str, int]]], max_urls: int, max_bytes: int, kind: str
+) -> None:
+    """Random sections of random URLs, duplicated within and across them, random page
+    budgets: the union of all pages of all sections is the set of distinct URLs, each
+    exactly once, where it is first listed; no page empty or over its budgets."""
+    expected = _firsts([[path for path, _ in items] for items in sections])
+    providers: dict[str, Any] = {}
+    for number, items in enumerate(sections):
+        raw = [_item(path, shape) for path, shape in items]
+        provider: Any = {
+            "list": raw,
+            "callable": lambda raw=raw: raw,
+            "generated": _Generated(raw),
+        }[kind]
+        providers[f"s{number}"] = provider
+    config = SitemapConfig(
+        base_url=BASE,
+        sections=providers,
+        max_urls_per_page=max_urls,
+        max_bytes_per_page=max_bytes,
+        renders=Renders(plan_ttl=0),
+    )
+    found = anyio.run(crawl, SitemapCore(config), max_bytes, max_urls)
+    assert found == expected
+    assert anyio.run(_listed, config) == expected
+
+
+async def _index_counts(core: SitemapCore) -> list[tuple[str, int]]:
+    """Each child the index lists and the URLs its page holds."""
+    _, body = await fetch(core, "/sitemap_index.xml")
+    counts = []
+    for child in child_urls(check_document(body)):
+        _, page = await fetch(core, child.removeprefix(BASE))
+        counts.append((child.removeprefix(BASE), len(page_urls(check_document(page)))))
+    return counts
+
+
+@pytest.mark.anyio
+async def test_plans_count_what_pages_hold_and_list_no_page_of_duplicates_only() -> None:
+    config = SitemapConfig(
+        base_url=BASE,
+        sections={"a": ["/1", "/2", "/1"], "b": ["/2", "/1", "/3", "/3", "/4"]},
+        max_urls_per_page=2,
+    )
+    core = SitemapCore(config)
+    # b's first page (/2, /1) holds only URLs a listed first: the index leaves it out.
+    assert await _index_counts(core) == [
+        ("/sitemap-a-1.xml", 2),
+        ("/sitemap-b-1.xml", 1),
+        ("/sitemap-b-2.xml", 1),
+    ]
+    plans, _ = await core._documents.plans.plan_all(config.base)
+    assert [plan.count for plan in plans] == [2, 2]
+    assert [[page.urls for page in plan.pages] for plan in plans] == [[2], [1, 1]]
+
+
+@pytest.mark.anyio
+async def test_duplicates_are_counted_once_per_content(caplog: pytest.LogCaptureFixture) -> None:
+    class Observer:
+        def __init__(self) -> None:
+            self.excluded: list[tuple[str, str, int]] = []
+
+        def document_served(self, event: Any) -> None:
+            pass
+
+        def entries_excluded(self, section: str, reason: str, count: int) -> None:
+            self.excluded.append((section, reason, count))
+
+    observer = Observer()
+    config = SitemapConfig(
+        base_url=BASE,
+        sections={"a": ["/1", "/1", "/2"], "b": ["/2", "/3"]},
+        observers=[observer],
+        renders=Renders(plan_ttl=0),
+    )
+    core = SitemapCore(config)
+    caplog.set_level(logging.INFO, "sitemap_middleware")
+    for _ in range(2):
+        assert (await fetch(core, "/sitemap_index.xml"))[0].status == 200
+        assert (await fetch(core, "/sitemap-b-1.xml"))[0].status == 200
+    assert observer.excluded == [("a", "duplicate", 1), ("b", "duplicate", 1)]
+    lines = [r.getMessage() for r in caplog.records if "duplicate" in r.getMessage()]
+    assert lines == [
+        "sitemap section 'a' left out 1 of its 3 items on purpose (duplicate: 1)",
+        "sitemap section 'b' left out 1 of its 2 items on purpose (duplicate: 1)",
+    ]
+
+
+@pytest.mark.anyio
+async def test_explain_names_where_a_duplicate_is_listed_first() -> None:
+    config = SitemapConfig(
+        base_url=BASE,
+        sections={"a": ["/0", "/1"], "b": ["/2", "/1"]},
+        max_urls_per_page=1,
+    )
+    (answer,) = await explain(config, ["/1"])
+    assert answer.listed == [("a", "sitemap-a-2.xml", 1)]
+    assert answer.left_out == ["section 'b': a duplicate, listed first in section 'a', page 2"]
+
+
+def test_collisions_are_fingerprints_seen_twice_within_or_across() -> None:
+    from array import array
+
+    assert fingerprints([1, 2, 1, 3, 3], keep=False) == (None, frozenset({1, 3}))
+    assert fingerprints([1, 2], keep=True) == (array("q", [1, 2]), frozenset())
+    assert collisions([frozenset()], [array("q", [1, 2, 3])]) == set()
+    assert collisions([frozenset(), frozenset()], [array("q", [1, 2]), array("q", [4])]) == set()
+    assert collisions([frozenset({1}), frozenset()], [array("q", [1, 2]), array("q", [3, 2])]) == {
+        1,
+        2,
+    }
+
+
+def test_pages_lose_their_duplicates_and_an_emptied_page_joins_the_next() -> None:
+    pages = (
+        PagePlan(0, 2, 2, 20, 0, None),
+        PagePlan(2, 4, 2, 20, 1, None),
+        PagePlan(4, 6, 2, 20, 0, None),
+    )
+    # Positions 2 and 3 (page 2, one of them news) and 5 (page 3) are dropped.
+    adjusted, numbers = adjust_pages(pages, [(2, 10, False), (3, 10, True), (5, 10, False)])
+    assert adjusted == (PagePlan(0, 2, 2, 20, 0, None), PagePlan(2, 6, 1, 10, 0, None))
+    assert numbers == [0, 1, 1]
+    # An emptied last page joins the one before it.
+    adjusted, numbers = adjust_pages(pages[:2], [(2, 10, False), (3, 10, True)])
+    assert adjusted == (PagePlan(0, 4, 2, 20, 0, None),)
+    assert numbers == [0, 0]
