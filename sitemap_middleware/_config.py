@@ -86,6 +86,7 @@ class _ResolvedSection:
     max_urls: int
     news: bool = False
     exclusion: Exclusion | None = None
+    dedupe: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,6 +140,7 @@ class SitemapConfig:
     :param changes: a :class:`Changes` to serve a sitemap of the recently changed URLs.
     :param guard: a :class:`Guard` to probe listed URLs through the wrapped app and leave
         out (or report) those that are not indexable pages.
+    :param dedupe: list each URL once (the first listing wins; see the README).
     """
 
     base_url: str
@@ -167,6 +169,7 @@ class SitemapConfig:
     llms_txt: LlmsTxt | None = None
     changes: Changes | None = None
     guard: Guard | None = None
+    dedupe: bool = False
 
     base: BaseURL = field(init=False, repr=False)
     html_view: HTMLView | None = field(init=False, repr=False)
@@ -231,7 +234,7 @@ class SitemapConfig:
                 raise ConfigurationError(
                     f"SitemapConfig.stylesheet must be True, False or a URL: {exc}"
                 ) from None
-        for name in ("gzip_files", "text_sitemaps", "strict"):
+        for name in ("gzip_files", "text_sitemaps", "strict", "dedupe"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigurationError(
                     f"SitemapConfig.{name} must be True or False, got {getattr(self, name)!r}"
@@ -337,7 +340,9 @@ class SitemapConfig:
                 provider = localized(provider, section.languages, self.base)
             kept: Exclusion | None = Exclusion(section.exclude, robots, self.guard_book, name)
             kept = kept if robots is not None else kept or None  # (append: rules come later)
-            resolved.append(_ResolvedSection(name, provider, max_urls, section.news, kept))
+            resolved.append(
+                _ResolvedSection(name, provider, max_urls, section.news, kept, self.dedupe)
+            )
         return tuple(resolved)
 
     def _html_view(self) -> HTMLView | None:

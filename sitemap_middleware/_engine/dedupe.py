@@ -18,25 +18,17 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from .._config import SitemapConfig, _ResolvedSection
-from .._providers.base import SupportsKeyset
 from .._sansio.dedupe import Duplicates, adjust_pages, collisions, first_listings, page_of
 from .._sansio.exclusion import Exclusion
 from .._sansio.render import UrlsetWriter
 from .._sansio.urls import BaseURL
-from .plan import PLAN_BATCH_SIZE, SectionPlan, news_cutoff, page_room
+from .plan import PLAN_BATCH_SIZE, SectionPlan, news_cutoff, page_room, takes_part
 from .stream import EntryStream
 
 __all__ = ["deduplicated", "page_exclusion", "takes_part"]
 
 #: A listing read again: its loc, raw position, size and whether it is news.
 _Found = tuple[str, int, int, bool]
-
-
-def takes_part(section: _ResolvedSection) -> bool:
-    """Whether the section's URLs are deduplicated: its plan reads its entries, and it
-    is no news section (Google News reads those apart: its articles are also listed in
-    the other sitemaps, as Google asks)."""
-    return not section.news and not isinstance(section.provider, SupportsKeyset)
 
 
 async def deduplicated(

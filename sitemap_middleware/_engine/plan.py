@@ -49,17 +49,8 @@ LOG_NULL_LOCATION = "a row whose location reads a NULL column"
 #: slower, not faster).
 PLAN_BATCH_SIZE = 1000
 
-__all__ = [
-    "SectionPlan",
-    "allows_empty",
-    "last_modified",
-    "page_room",
-    "plan_section",
-    "news_cutoff",
-    "range_version",
-    "section_version",
-    "stylesheet_href",
-]
+__all__ = ["SectionPlan", "allows_empty", "last_modified", "news_cutoff", "page_room"]
+__all__ += ["plan_section", "range_version", "section_version", "stylesheet_href", "takes_part"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +203,13 @@ def _lastmod(tail: str) -> datetime | None:
     return datetime.fromisoformat(text)
 
 
+def takes_part(section: _ResolvedSection) -> bool:
+    """Whether ``dedupe.py`` deduplicates the section: asked for, planned by reading, no
+    news section (Google News reads those apart; their articles are listed elsewhere too)."""
+    keyed = isinstance(section.provider, SupportsKeyset)
+    return section.dedupe and not section.news and not keyed
+
+
 async def plan_section(
     config: SitemapConfig,
     section: _ResolvedSection,
@@ -267,7 +265,7 @@ async def plan_section(
         exclusion=section.exclusion,
     )
     cutter = PageCutter(max_urls=max_urls, room=room)
-    hashes: list[int] | None = None if keyed else []  # (key-range pages: not deduplicated)
+    hashes: list[int] | None = [] if takes_part(section) else None  # (see dedupe.py)
     oversize = 0
     first_oversize = ""
     last_tail = ""

@@ -437,8 +437,8 @@ def test_the_index_takes_get_latest_lastmod_as_django_does(
         def items(self) -> Any:
             return Tag.objects.using(alias).order_by("pk")
 
-        def location(self, tag: Any) -> str:  # (one per section: one URL, one listing)
-            return f"/{type(self).__name__}/tags/{tag.code}/"
+        def location(self, tag: Any) -> str:
+            return f"/tags/{tag.code}/"
 
         def lastmod(self, tag: Any) -> datetime:
             return tag.updated

@@ -41,9 +41,7 @@ def test_explain_says_where_a_url_is_listed_and_why_one_is_not(
     (about,) = json.loads(capsys.readouterr().out)
     assert about["listed"] == [
         {"section": "pages", "file": "sitemap-pages-1.xml", "position": 1},
-    ]  # (one URL, one listing: the first)
-    assert about["left_out"] == [
-        "section 'more': a duplicate, listed first in section 'pages', page 1"
+        {"section": "more", "file": "sitemap-more-2.xml", "position": 5},
     ]
     status = _run(config, "https://example.com/shop/bad", "https://other.example/x", "/nowhere")
     text = capsys.readouterr().out

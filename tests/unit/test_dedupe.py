@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sitemap_middleware import Renders, SitemapConfig, SitemapEntry
+from sitemap_middleware import ConfigurationError, Renders, SitemapConfig, SitemapEntry
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._ops.explain import explain
 from sitemap_middleware._sansio.dedupe import adjust_pages, collisions, fingerprints
@@ -77,6 +77,7 @@ def test_every_url_exactly_once_across_the_whole_site(
         }[kind]
         providers[f"s{number}"] = provider
     config = SitemapConfig(
+        dedupe=True,
         base_url=BASE,
         sections=providers,
         max_urls_per_page=max_urls,
@@ -101,6 +102,7 @@ async def _index_counts(core: SitemapCore) -> list[tuple[str, int]]:
 @pytest.mark.anyio
 async def test_plans_count_what_pages_hold_and_list_no_page_of_duplicates_only() -> None:
     config = SitemapConfig(
+        dedupe=True,
         base_url=BASE,
         sections={"a": ["/1", "/2", "/1"], "b": ["/2", "/1", "/3", "/3", "/4"]},
         max_urls_per_page=2,
@@ -131,6 +133,7 @@ async def test_duplicates_are_counted_once_per_content(caplog: pytest.LogCapture
 
     observer = Observer()
     config = SitemapConfig(
+        dedupe=True,
         base_url=BASE,
         sections={"a": ["/1", "/1", "/2"], "b": ["/2", "/3"]},
         observers=[observer],
@@ -152,6 +155,7 @@ async def test_duplicates_are_counted_once_per_content(caplog: pytest.LogCapture
 @pytest.mark.anyio
 async def test_explain_names_where_a_duplicate_is_listed_first() -> None:
     config = SitemapConfig(
+        dedupe=True,
         base_url=BASE,
         sections={"a": ["/0", "/1"], "b": ["/2", "/1"]},
         max_urls_per_page=1,
@@ -188,3 +192,19 @@ def test_pages_lose_their_duplicates_and_an_emptied_page_joins_the_next() -> Non
     adjusted, numbers = adjust_pages(pages[:2], [(2, 10, False), (3, 10, True)])
     assert adjusted == (PagePlan(0, 4, 2, 20, 0, None),)
     assert numbers == [0, 0]
+
+
+@pytest.mark.anyio
+async def test_without_dedupe_every_listing_is_served_and_no_fingerprint_taken() -> None:
+    """dedupe is opt-in: by default a URL listed twice is served twice (check warns
+    duplicate-url), and planning takes no fingerprint (the pass costs what it did)."""
+    config = SitemapConfig(
+        base_url=BASE, sections={"a": ["/0", "/1"], "b": ["/2", "/1"]}, max_urls_per_page=1
+    )
+    (answer,) = await explain(config, ["/1"])
+    assert answer.listed == [("a", "sitemap-a-2.xml", 1), ("b", "sitemap-b-2.xml", 1)]
+    core = SitemapCore(config)
+    plans, _ = await core._documents.plans.plan_all(config.base)
+    assert all(plan.prints is None and not plan.duplicates for plan in plans)
+    with pytest.raises(ConfigurationError, match="dedupe must be True or False"):
+        SitemapConfig(base_url=BASE, sections={"a": ["/"]}, dedupe="yes")  # type: ignore[arg-type]
