@@ -26,6 +26,7 @@ from ._exceptions import (
 )
 from ._feed_settings import Changes, Feed, LlmsTxt
 from ._guard_settings import Guard
+from ._ledger_settings import Ledger
 from ._ops.changes import Snapshot, changed_urls, take_snapshot
 from ._ops.indexnow import IndexNowBatch, IndexNowNotifier, IndexNowResult
 from ._ops.metrics import PrometheusObserver
@@ -123,6 +124,7 @@ __all__ = [
     "IndexNowResult",
     "InvalidEntryError",
     "Languages",
+    "Ledger",
     "LlmsTxt",
     "Mapped",
     "MemoryRenderCache",

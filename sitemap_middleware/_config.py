@@ -13,15 +13,17 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from ._config_keys import languages_key, page_like
+from ._config_keys import check_names, languages_key, page_like
 from ._exceptions import ConfigurationError, InvalidEntryError
 from ._feed_settings import Changes, Feed, LlmsTxt, check_documents
 from ._guard_settings import Guard
+from ._ledger_settings import Ledger
 from ._providers.base import ProviderLike, UrlProvider, as_provider
 from ._providers.i18n import Languages, localized
 from ._sansio.exclusion import Exclusion, check_patterns, robots_exclusion
 from ._sansio.guard import GuardBook
 from ._sansio.htmlview import HTMLView
+from ._sansio.ledger import LedgerBook
 from ._sansio.limits import MAX_BYTES, MAX_NEWS_PER_FILE, MAX_URLS
 from ._sansio.urls import BaseURL, normalize_loc
 from ._settings import (
@@ -45,9 +47,6 @@ __all__ = ["Feed", "LlmsTxt", "Section", "SitemapConfig", "Tenants"]
 DEFAULT_BYTES = 10_485_760
 
 _SECTION_NAME = re.compile(r"[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*")
-_FILE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
-#: IndexNow keys: 8 to 128 characters of a-z, A-Z, 0-9 and '-' (indexnow.org).
-INDEXNOW_KEY = re.compile(r"[A-Za-z0-9-]{8,128}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +140,8 @@ class SitemapConfig:
     :param guard: a :class:`Guard` to probe listed URLs through the wrapped app and leave
         out (or report) those that are not indexable pages.
     :param dedupe: list each URL once (the first listing wins; see the README).
+    :param ledger: a :class:`Ledger` to write each URL's ``<lastmod>`` from its content:
+        the time its content digest was first seen.
     """
 
     base_url: str
@@ -170,11 +171,13 @@ class SitemapConfig:
     changes: Changes | None = None
     guard: Guard | None = None
     dedupe: bool = False
+    ledger: Ledger | None = None
 
     base: BaseURL = field(init=False, repr=False)
     html_view: HTMLView | None = field(init=False, repr=False)
     resolved_sections: tuple[_ResolvedSection, ...] = field(init=False, repr=False)
     guard_book: GuardBook | None = field(init=False, repr=False)
+    ledger_book: LedgerBook | None = field(init=False, repr=False)
     fingerprint: str = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -187,6 +190,8 @@ class SitemapConfig:
         self._check_names()
         book = GuardBook(self.guard.action) if self.guard is not None else None
         object.__setattr__(self, "guard_book", book)
+        ledger = LedgerBook(self.ledger) if self.ledger is not None else None
+        object.__setattr__(self, "ledger_book", ledger)
         object.__setattr__(self, "external_sitemaps", self._check_externals())
         object.__setattr__(self, "resolved_sections", self._resolve_sections())
         object.__setattr__(self, "html_view", self._html_view())
@@ -208,6 +213,7 @@ class SitemapConfig:
             ("render_fallback", RenderFallback),
             ("renders", Renders),
             ("guard", Guard),
+            ("ledger", Ledger),
         ):
             value = getattr(self, name)
             if not (isinstance(value, kind) or (value is None and name not in ("http", "renders"))):
@@ -241,48 +247,7 @@ class SitemapConfig:
                 )
 
     def _check_names(self) -> None:
-        for name in ("sitemap_name", "index_name"):
-            value = getattr(self, name)
-            if not (
-                isinstance(value, str) and _FILE_NAME.fullmatch(value) and value.endswith(".xml")
-            ):
-                raise ConfigurationError(
-                    f"SitemapConfig.{name} must be a file name ending in .xml, got {value!r}"
-                )
-        if not (isinstance(self.page_prefix, str) and _FILE_NAME.fullmatch(self.page_prefix)):
-            raise ConfigurationError(
-                f"SitemapConfig.page_prefix must be a file-name prefix, got {self.page_prefix!r}"
-            )
-        if self.sitemap_name == self.index_name:
-            raise ConfigurationError(
-                f"SitemapConfig.sitemap_name and index_name must differ, both are "
-                f"{self.sitemap_name!r}"
-            )
-        for name in ("sitemap_name", "index_name"):
-            value = getattr(self, name)
-            if page_like(self.page_prefix, value):
-                raise ConfigurationError(
-                    f"SitemapConfig.{name} {value!r} has the form of a page name "
-                    f"({self.page_prefix}<section>-<n>.xml); choose another name or page_prefix"
-                )
-        if self.indexnow_key is not None and not (
-            isinstance(self.indexnow_key, str) and INDEXNOW_KEY.fullmatch(self.indexnow_key)
-        ):
-            raise ConfigurationError(
-                "indexnow_key must be 8 to 128 characters of a-z, A-Z, 0-9 and '-', "
-                f"got {self.indexnow_key!r}"
-            )
-        if isinstance(self.observers, str) or not all(
-            callable(getattr(observer, "document_served", None)) for observer in self.observers
-        ):
-            raise ConfigurationError(
-                "observers must be a sequence of objects with a document_served(event) "
-                f"method, got {self.observers!r}"
-            )
-        if not self.base.directory.isascii():
-            raise ConfigurationError(  # pragma: no cover - BaseURL percent-encodes paths
-                f"base_url path must be ASCII once encoded, got {self.base.directory!r}"
-            )
+        check_names(self)
 
     def _check_externals(self) -> tuple[str, ...]:
         values = self.external_sitemaps
@@ -338,7 +303,9 @@ class SitemapConfig:
                         f"{self.base.prefix}; this site would list nothing"
                     )
                 provider = localized(provider, section.languages, self.base)
-            kept: Exclusion | None = Exclusion(section.exclude, robots, self.guard_book, name)
+            kept: Exclusion | None = Exclusion(
+                section.exclude, robots, self.guard_book, name, self.ledger_book
+            )
             kept = kept if robots is not None else kept or None  # (append: rules come later)
             resolved.append(
                 _ResolvedSection(name, provider, max_urls, section.news, kept, self.dedupe)
@@ -388,6 +355,7 @@ class SitemapConfig:
             ],
             repr(None if robots is None else (robots.path, robots.mode, robots.groups)),
             str(self.gzip_files),
+            repr(self.ledger and (self.ledger.source, self.ledger.digest)),
             str(self.http.gzip_level),
             repr(self.external_sitemaps),
             repr(self.news_max_age),

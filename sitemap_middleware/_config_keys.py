@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import re
+from typing import TYPE_CHECKING
+
+from ._exceptions import ConfigurationError
 from ._providers.i18n import Languages
 
-__all__ = ["languages_key", "page_like"]
+if TYPE_CHECKING:
+    from ._config import SitemapConfig
+
+__all__ = ["INDEXNOW_KEY", "check_names", "languages_key", "page_like"]
+
+_FILE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+#: IndexNow keys: 8 to 128 characters of a-z, A-Z, 0-9 and '-' (indexnow.org).
+INDEXNOW_KEY = re.compile(r"[A-Za-z0-9-]{8,128}")
 
 
 def languages_key(languages: Languages | None) -> tuple[object, ...] | None:
@@ -24,3 +35,46 @@ def page_like(prefix: str, name: str) -> bool:
     stem = name[len(prefix) : -len(".xml")]
     section, _, number = stem.rpartition("-")
     return bool(section) and number.isascii() and number.isdigit()
+
+
+def check_names(self: SitemapConfig) -> None:
+    """File names, the IndexNow key, observers and the base path, checked."""
+    for name in ("sitemap_name", "index_name"):
+        value = getattr(self, name)
+        if not (isinstance(value, str) and _FILE_NAME.fullmatch(value) and value.endswith(".xml")):
+            raise ConfigurationError(
+                f"SitemapConfig.{name} must be a file name ending in .xml, got {value!r}"
+            )
+    if not (isinstance(self.page_prefix, str) and _FILE_NAME.fullmatch(self.page_prefix)):
+        raise ConfigurationError(
+            f"SitemapConfig.page_prefix must be a file-name prefix, got {self.page_prefix!r}"
+        )
+    if self.sitemap_name == self.index_name:
+        raise ConfigurationError(
+            f"SitemapConfig.sitemap_name and index_name must differ, both are {self.sitemap_name!r}"
+        )
+    for name in ("sitemap_name", "index_name"):
+        value = getattr(self, name)
+        if page_like(self.page_prefix, value):
+            raise ConfigurationError(
+                f"SitemapConfig.{name} {value!r} has the form of a page name "
+                f"({self.page_prefix}<section>-<n>.xml); choose another name or page_prefix"
+            )
+    if self.indexnow_key is not None and not (
+        isinstance(self.indexnow_key, str) and INDEXNOW_KEY.fullmatch(self.indexnow_key)
+    ):
+        raise ConfigurationError(
+            "indexnow_key must be 8 to 128 characters of a-z, A-Z, 0-9 and '-', "
+            f"got {self.indexnow_key!r}"
+        )
+    if isinstance(self.observers, str) or not all(
+        callable(getattr(observer, "document_served", None)) for observer in self.observers
+    ):
+        raise ConfigurationError(
+            "observers must be a sequence of objects with a document_served(event) "
+            f"method, got {self.observers!r}"
+        )
+    if not self.base.directory.isascii():
+        raise ConfigurationError(  # pragma: no cover - BaseURL percent-encodes paths
+            f"base_url path must be ASCII once encoded, got {self.base.directory!r}"
+        )

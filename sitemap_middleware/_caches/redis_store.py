@@ -227,6 +227,15 @@ class RedisRenderStore:
                 pipe.set(self._key(key, "v"), value, px=ms)
             await pipe.execute()
 
+    async def hash_values(self, name: str) -> dict[bytes, bytes]:
+        found = await self._client().hgetall(self._key(name, "h"))
+        return {k: v for k, v in found.items() if isinstance(k, bytes) and isinstance(v, bytes)}
+
+    async def save_hash(self, name: str, items: Mapping[bytes, bytes]) -> None:
+        if items:
+            mapping: dict[Any, Any] = dict(items)
+            await self._client().hset(self._key(name, "h"), mapping=mapping)
+
     async def aclose(self) -> None:
         """Close this loop's connections (call from the loop that used the store)."""
         await self._clients.aclose()

@@ -28,6 +28,7 @@ from .._exceptions import SitemapError
 from .._sansio.compress import gzip_bytes
 
 __all__ = [
+    "LedgerStore",
     "MemoryRenderStore",
     "PlanStore",
     "RenderMeta",
@@ -145,6 +146,16 @@ class ValueStore(Protocol):
     async def values(self, keys: Sequence[str]) -> list[bytes | None]: ...
 
     async def save_values(self, items: Mapping[str, bytes], keep: float) -> None: ...
+
+
+@runtime_checkable
+class LedgerStore(Protocol):
+    """The content ledger's records, one hash of small values per name (optional for a
+    store; a section's hash is read whole once per plan, written a batch at a time)."""
+
+    async def hash_values(self, name: str) -> dict[bytes, bytes]: ...
+
+    async def save_hash(self, name: str, items: Mapping[bytes, bytes]) -> None: ...
 
 
 @runtime_checkable

@@ -38,6 +38,7 @@ from .changes import ChangesDocuments
 from .documents import Documents
 from .feeds import FeedDocuments
 from .guard import Probe, guard_runner
+from .ledger import ledger_runner
 from .observe import CacheStatus, Observers
 from .rendered import RenderLimits, RenderValidation
 from .shared import SharedRenders
@@ -109,6 +110,7 @@ class SitemapCore:
             )
         self._observers = Observers(config.observers)
         self.guard = guard_runner(config, self._shared.store, self._shared.calls)
+        self.ledger = ledger_runner(config, self._shared.store, self._shared.calls)
 
     def probe_with(self, probe: Probe) -> None:
         """How the guard asks the wrapped app for a URL (the adapter's in-process GET)."""
@@ -185,6 +187,8 @@ class SitemapCore:
         """Release held resources (a shared render cache's connections); call on shutdown."""
         if self.guard is not None:
             await self.guard.aclose()
+        if self.ledger is not None:
+            await self.ledger.aclose()
         await self._shared.aclose()
         if self._rendered is not None:
             await self._rendered.aclose()

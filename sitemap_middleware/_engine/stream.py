@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import AsyncIterable, AsyncIterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator
 from datetime import datetime
 from typing import Any
 
@@ -22,7 +22,7 @@ from .._providers.base import (
 from .._sansio.batches import Batch, PlainBatch, plain_batch
 from .._sansio.exclusion import PROVIDER, SKIP, Exclusion, SkipType
 from .._sansio.extensions import alternate_problem, is_old_news
-from .._sansio.models import Admitted, SitemapEntry, entry_parts, resolve_mapped
+from .._sansio.models import Admitted, SitemapEntry, describe_item, entry_parts, resolve_mapped
 from .._sansio.urls import BaseURL
 from .stream_keys import check_keys, check_pairs
 
@@ -101,6 +101,8 @@ class EntryStream:
         self.name = name
         #: Left out on purpose (SKIP, exclude=, robots.txt, duplicates): quiet, counted.
         self.exclusion = exclusion
+        self._ledger = exclusion.ledger if exclusion is not None else None
+        self._digests: list[int | None] | None = None
         self._cut = len(base.origin)
         #: Items left out on purpose, by reason (``exclusion.py``).
         self.excluded: dict[str, int] = {}
@@ -281,6 +283,8 @@ class EntryStream:
         if self.exhausted or self._remaining == 0:
             return []
         await anyio.lowlevel.checkpoint()
+        if self._ledger is not None and not self.pulled:  # a planning pass reads it again
+            await self._ledger.ready(self.name, self._quiet)
         raw: list[Any] = await call_provider(self.name, self._timeout, self._pull())
         if self._remaining is not None:
             self._remaining -= len(raw)
@@ -295,7 +299,10 @@ class EntryStream:
             self._check_keys(self._keys)
             self._keys_start = self.pulled
         self.pulled += len(raw)
-        return resolve_mapped(raw)  # rows mapped once, whichever path admits them
+        raw = resolve_mapped(raw)  # rows mapped once, whichever path admits them
+        if self._ledger is not None:  # (a provider's digests, taken out of its items)
+            raw, self._digests = self._ledger.split(raw)
+        return raw
 
     def _check_keys(self, keys: list[Any]) -> None:
         """Integer keys from ``keyed()`` must increase inside ``(after, upto]``."""
@@ -353,6 +360,8 @@ class EntryStream:
             plain = plain.select(kept)
             positions = kept if positions is None else [positions[i] for i in kept]
         self.plain_positions = positions
+        if self._ledger is not None:  # the content ledger's lastmods (``ledger.py``)
+            plain = self._ledger.stamp_plain(self.name, plain, self._digests, positions)
         return plain
 
     def spread(self, plain: PlainBatch, count: int) -> list[Admitted | None]:
@@ -406,6 +415,8 @@ class EntryStream:
             for place, reason in exclusion.reasons(locs, self._cut).items():
                 admitted[places[place]] = None
                 self._count(reason, 1)
+        if self._ledger is not None:
+            self._ledger.stamp_admitted(self.name, admitted, self._digests)
         return admitted
 
     def _keep_extended(self, loc: str, entry: SitemapEntry) -> bool:
@@ -437,14 +448,3 @@ class EntryStream:
                     await aclose()
                 except Exception:  # a provider failing in its cleanup must not mask ours
                     logger.exception("sitemap section %r: provider failed while closing", self.name)
-
-
-def describe_item(item: object) -> str:
-    """What a log line calls a provider item: its loc when it has one, else the item."""
-    loc = getattr(item, "loc", None)
-    if loc is None and isinstance(item, Mapping):
-        loc = item.get("loc")
-    if loc is None and isinstance(item, str):
-        loc = item
-    shown = repr(loc if loc is not None else item)
-    return shown if len(shown) <= 120 else shown[:117] + "..."

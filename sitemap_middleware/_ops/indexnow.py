@@ -24,7 +24,8 @@ from urllib.parse import urlsplit
 import anyio
 from werkzeug.http import parse_date
 
-from .._config import INDEXNOW_KEY, SitemapConfig
+from .._config import SitemapConfig
+from .._config_keys import INDEXNOW_KEY
 from .._exceptions import ConfigurationError
 from .changes import Snapshot, changed_urls, take_snapshot
 

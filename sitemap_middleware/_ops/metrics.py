@@ -54,6 +54,8 @@ class PrometheusObserver:
       content (per section version) by the planning pass, not per request.
     * ``sitemap_guard_probes_total`` [section, outcome]: the guard's verdicts
       (``quarantined``, ``indexable``, ``unanswered``; ``shared``: read from the store).
+    * ``sitemap_lastmod_moved_without_content_total`` [section]: URLs whose lastmod moved
+      while their content digest did not (``Ledger``): held, once per content.
 
     Usage::
 
@@ -123,6 +125,17 @@ class PrometheusObserver:
             ["section", "outcome"],
             registry=registry,
         )
+        self.held = Counter(
+            f"{namespace}_lastmod_moved_without_content",
+            "URLs whose lastmod moved while their content did not (Ledger): the time "
+            "their content was first seen is written; once per content.",
+            ["section"],
+            registry=registry,
+        )
+
+    def lastmods_held(self, section: str, count: int) -> None:
+        """Count URLs whose lastmod moved without their content (the ledger's, once each)."""
+        self.held.labels(section).inc(count)
 
     def urls_probed(self, section: str, outcome: str, count: int) -> None:
         """Count the guard's verdicts (called by the middleware's background probes)."""

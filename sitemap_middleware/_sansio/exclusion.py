@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from .._exceptions import ConfigurationError
 from .._settings import Robots
 from .guard import GUARD, GuardBook
+from .ledger import LedgerBook
 from .robots import render_robots
 from .robots_rules import RobotsRules, robots_path
 from .skip import SKIP, SkipType
@@ -153,7 +154,7 @@ class Exclusion:
     """One section's patterns, the site's robots rules and its guard, applied to admitted
     URLs (``section``: whose quarantine the guard reads)."""
 
-    __slots__ = ("patterns", "robots", "guard", "section")
+    __slots__ = ("patterns", "robots", "guard", "section", "ledger")
 
     def __init__(
         self,
@@ -161,22 +162,27 @@ class Exclusion:
         robots: RobotsExclusion | None = None,
         guard: GuardBook | None = None,
         section: str = "",
+        ledger: LedgerBook | None = None,
     ):
         self.patterns = PathPatterns(patterns)
         self.robots = robots
         self.guard = guard
         self.section = section
+        #: The content ledger (not an exclusion: it rides along to every admission step).
+        self.ledger = ledger
 
     def __bool__(self) -> bool:
-        return bool(self.patterns) or bool(self.robots) or self.guard is not None
+        present = self.guard is not None or self.ledger is not None
+        return bool(self.patterns) or bool(self.robots) or present
 
     @property
     def token(self) -> str:
         """What of the rules a version must name (the app's robots.txt, once known; the
-        section's quarantined URLs)."""
+        section's quarantined URLs; the ledger's records)."""
         robots = self.robots.token if self.robots is not None else ""
         guard = self.guard.token(self.section) if self.guard is not None else ""
-        return "|".join(t for t in (robots, guard) if t)
+        ledger = self.ledger.token(self.section) if self.ledger is not None else ""
+        return "|".join(t for t in (robots, guard, ledger) if t)
 
     def reasons(self, locs: list[str], cut: int) -> dict[int, str]:
         """Positions of the absolute ``locs`` left out, and why (``cut``: the origin's

@@ -309,3 +309,14 @@ def resolve_mapped(raw: list[Any]) -> list[Any]:
                     item = SKIP
         append(item)
     return out
+
+
+def describe_item(item: object) -> str:
+    """What a log line calls a provider item: its loc when it has one, else the item."""
+    loc = getattr(item, "loc", None)
+    if loc is None and isinstance(item, Mapping):
+        loc = item.get("loc")
+    if loc is None and isinstance(item, str):
+        loc = item
+    shown = repr(loc if loc is not None else item)
+    return shown if len(shown) <= 120 else shown[:117] + "..."

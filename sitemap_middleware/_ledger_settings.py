@@ -1,0 +1,50 @@
+"""The content ledger's settings (:class:`Ledger`); the book is ``_sansio/ledger.py``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ._exceptions import ConfigurationError
+from ._settings import check_int
+
+__all__ = ["Ledger"]
+
+
+@dataclass(frozen=True, slots=True)
+class Ledger:
+    """Honest per-URL ``<lastmod>``: each URL's content digest and the first time it was seen.
+
+    ``<lastmod>`` then moves exactly when a URL's content does: an entry without a
+    lastmod is written with the time its content was first seen; an entry whose lastmod
+    moved while its content did not is written with the ledger's (older) time, and
+    counted (observers' ``lastmods_held``, an INFO line once per content). Records live
+    in ``Renders.store`` when it is shared (Redis: one hash per section), else in
+    process.
+
+    :param source: ``"fields"``: the digest of what the sitemap writes about the URL
+        besides its loc and lastmod (changefreq, priority, images, videos, news,
+        alternates); ``"digest"``: a digest the provider gives with each item (see
+        ``digest``).
+    :param digest: with ``source="digest"``: the key of a mapping item (taken out of it
+        before the item is admitted) or the attribute of any other item, or a function
+        of the item; a ``str``, ``bytes`` or ``int`` (``None``: the item is written as
+        given, outside the ledger).
+    :param max_urls: records kept in process at most; URLs beyond are written as given.
+    """
+
+    source: str = "fields"
+    digest: str | Callable[[Any], object] = "digest"
+    max_urls: int = 1_000_000
+
+    def __post_init__(self) -> None:
+        if self.source not in ("fields", "digest"):
+            raise ConfigurationError(
+                f"Ledger.source must be 'fields' or 'digest', got {self.source!r}"
+            )
+        if not (callable(self.digest) or (isinstance(self.digest, str) and self.digest)):
+            raise ConfigurationError(
+                f"Ledger.digest must be a key name or a function, got {self.digest!r}"
+            )
+        check_int("Ledger", "max_urls", self.max_urls, 1, 100_000_000)

@@ -1,0 +1,271 @@
+"""The content ledger: each URL's content digest and when it was first seen, per section.
+
+No I/O: the engine (``_engine/ledger.py``) loads and saves a fleet's records; this book
+answers the admission step (``_engine/stream.py``) at once, a batch at a time, and
+names what a version must (:meth:`LedgerBook.token`: an order-independent digest of a
+section's records, so plans and ETags move exactly when a written time does).
+
+A record is one int per URL, keyed by an 8-byte BLAKE2b of the URL (an int):
+``digest << 40 | seconds << 2 | is_date << 1 | told`` (``digest``: 8 bytes of BLAKE2b of
+the content; ``seconds``: the first-seen time, UTC; ``is_date``: written as a date;
+``told``: this content's moved lastmod was already reported).
+
+The rule, per admitted entry with content digest ``d`` and lastmod ``L`` (or none):
+
+- no record: the first-seen time is ``L`` (the provider's word) or now;
+- a record of ``d``: its time is written (``L`` itself when it says the same second);
+  an ``L`` that says otherwise moved without the content: held, reported once;
+- a record of another digest (the content changed): ``L`` when it is newer than the
+  record, else now (at least a second after the record's time): the written lastmod
+  always moves.
+"""
+
+from __future__ import annotations
+
+import calendar
+import hashlib
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from .._ledger_settings import Ledger
+from .batches import PlainBatch
+from .models import Admitted, SitemapEntry
+
+__all__ = ["LedgerBook", "url_key"]
+
+_MASK64 = (1 << 64) - 1
+_STAMP = (1 << 40) - 1
+_TOLD = 1
+_DATE = 2
+
+
+def url_key(loc: str) -> int:
+    """A record's key: 8 bytes of BLAKE2b of the URL, as an int."""
+    raw = hashlib.blake2b(loc.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(raw, "big")
+
+
+def _digest(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        raw = value
+    else:
+        raw = (value if isinstance(value, str) else repr(value)).encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.blake2b(raw, digest_size=8).digest(), "big")
+
+
+def _mix(key: int, record: int) -> int:
+    """A record's share of its section's token (XOR of all: order-independent)."""
+    record &= ~_TOLD
+    return ((key * 0x9E3779B97F4A7C15) ^ (record * 0xC2B2AE3D27D4EB4F) ^ record >> 40) & _MASK64
+
+
+def _seconds(text: str) -> int:
+    if len(text) == 10:
+        return calendar.timegm(time.strptime(text, "%Y-%m-%d"))
+    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() // 1)
+
+
+def _text(stamp: int) -> str:
+    when = time.gmtime(stamp >> 2)
+    if stamp & _DATE:
+        return time.strftime("%Y-%m-%d", when)
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", when)
+
+
+class LedgerBook:
+    """Records by section, their tokens, and the records a shared store has yet to keep."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self._records: dict[str, dict[int, int]] = {}
+        self._tokens: dict[str, int] = {}
+        self._count = 0
+        #: Records to save (a shared store): per section, key -> record.
+        self.pending: dict[str, dict[int, int]] = {}
+        #: Set by the engine when a store is shared: saves (wake) and loads (loader).
+        self.wake: Callable[[], None] | None = None
+        self.loader: Callable[[str, bool], Awaitable[None]] | None = None
+        #: Told of URLs whose lastmod moved without their content (once per content).
+        self.told: Callable[[str, list[tuple[str, str, str]]], None] | None = None
+        self.clock: Callable[[], float] = time.time
+
+    # -- digests ---------------------------------------------------------------------
+
+    def split(self, raw: list[Any]) -> tuple[list[Any], list[int | None] | None]:
+        """``raw`` without the provider's digests, and those digests (``source="digest"``;
+        None for ``"fields"``, whose digests come from the admitted entries)."""
+        if self.ledger.source != "digest":
+            return raw, None
+        how = self.ledger.digest
+        digests: list[int | None] = []
+        if callable(how):
+            return raw, [_digest(how(item)) for item in raw]
+        out: list[Any] = []
+        for item in raw:
+            if isinstance(item, Mapping) and how in item:
+                digests.append(_digest(item[how]))
+                item = {k: v for k, v in item.items() if k != how}
+            else:
+                digests.append(_digest(getattr(item, how, None)))
+            out.append(item)
+        return out, digests
+
+    @staticmethod
+    def _fields(rest: str, extended: SitemapEntry | None) -> int | None:
+        if extended is None:
+            return _digest(rest)
+        e = extended
+        return _digest(f"{rest}|{e.images!r}|{e.videos!r}|{e.news!r}|{e.alternates!r}")
+
+    # -- admission -------------------------------------------------------------------
+
+    def stamp_plain(
+        self,
+        section: str,
+        plain: PlainBatch,
+        given: list[int | None] | None,
+        positions: list[int] | None,
+    ) -> PlainBatch:
+        """A plain batch with the ledger's lastmods (``given``: digests by raw position)."""
+        if not plain.locs:
+            return plain
+        digests = None
+        if given is not None:
+            digests = given if positions is None else [given[i] for i in positions]
+        tails, newest = self.stamp(section, plain.locs, plain.tails, [None] * len(plain), digests)
+        newest_at = None
+        if newest is not None:
+            newest_at = datetime.fromisoformat(newest if len(newest) > 10 else newest + "T00:00Z")
+        return PlainBatch(plain.locs, plain.loc_size, None, newest_at, None, None, tails)
+
+    def stamp_admitted(
+        self, section: str, admitted: list[Admitted | None], given: list[int | None] | None
+    ) -> None:
+        """Each admitted entry's tail with the ledger's lastmod, in place."""
+        places = [i for i, item in enumerate(admitted) if item is not None]
+        items: list[Admitted] = [admitted[i] for i in places]  # type: ignore[misc]
+        locs = [item[0] for item in items]
+        digests = None if given is None else [given[i] for i in places]
+        tails, _ = self.stamp(
+            section, locs, [t for _, t, _ in items], [e for *_, e in items], digests
+        )
+        for place, (loc, _, extended), tail in zip(places, items, tails, strict=True):
+            admitted[place] = (loc, tail, extended)
+
+    def stamp(
+        self,
+        section: str,
+        locs: Sequence[str],
+        tails: Sequence[str],
+        extended: Sequence[SitemapEntry | None],
+        digests: Sequence[int | None] | None,
+    ) -> tuple[list[str], str | None]:
+        """The tails to write, and the newest lastmod text among them."""
+        records = self._records.setdefault(section, {})
+        token = self._tokens.get(section, 0)
+        pending = self.pending.setdefault(section, {}) if self.wake is not None else None
+        now = int(self.clock())
+        seconds: dict[str, int] = {}
+        fields: dict[str, int | None] = {}
+        moved: list[tuple[str, str, str]] = []
+        out: list[str] = []
+        newest: tuple[int, str] | None = None
+        for i, loc in enumerate(locs):
+            tail = tails[i]
+            text, rest = "", tail
+            if tail.startswith("<lastmod>"):
+                end = tail.index("<", 9)
+                text, rest = tail[9:end], tail[end + 10 :]
+            if digests is not None:
+                digest = digests[i]
+            elif extended[i] is None:
+                digest = fields[rest] if rest in fields else fields.setdefault(rest, _digest(rest))
+            else:
+                digest = self._fields(rest, extended[i])
+            if digest is None:
+                out.append(tail)
+                continue
+            given = -1
+            if text:
+                given = (
+                    seconds[text] if text in seconds else seconds.setdefault(text, _seconds(text))
+                )
+            key = url_key(loc)
+            record = records.get(key)
+            if record is None:
+                if self._count >= self.ledger.max_urls:
+                    out.append(tail)
+                    continue
+                self._count += 1
+                stamp = given << 2 | (_DATE if len(text) == 10 else 0) if text else now << 2
+            elif record >> 40 == digest:
+                stamp = record & _STAMP
+                if text and given != stamp >> 2 and not record & _TOLD:
+                    records[key] = record | _TOLD
+                    moved.append((loc, text, _text(stamp)))
+            else:
+                held = (record & _STAMP) >> 2
+                if text and given > held:
+                    stamp = given << 2 | (_DATE if len(text) == 10 else 0)
+                else:
+                    stamp = max(now, held + 1) << 2
+            if record is None or record >> 40 != digest:
+                new = digest << 40 | stamp
+                records[key] = new
+                token ^= _mix(key, new) ^ (_mix(key, record) if record is not None else 0)
+                if pending is not None:
+                    pending[key] = new
+            if text and given == stamp >> 2:
+                written = text
+            else:
+                written = _text(stamp)
+                tail = f"<lastmod>{written}</lastmod>{rest}"
+            if newest is None or stamp >> 2 > newest[0]:
+                newest = (stamp >> 2, written)
+            out.append(tail)
+        self._tokens[section] = token
+        if pending and self.wake is not None:
+            self.wake()
+        if moved and self.told is not None:
+            self.told(section, moved)
+        return out, None if newest is None else newest[1]
+
+    # -- versions and a fleet --------------------------------------------------------
+
+    def token(self, section: str) -> str:
+        """What a section's version must name (its records; ``""``: none yet)."""
+        token = self._tokens.get(section, 0)
+        return f"ledger>{token:016x}" if token else ""
+
+    async def ready(self, section: str, again: bool) -> None:
+        """Read a shared store's records of ``section`` (``again``: even if read before)."""
+        if self.loader is not None:
+            await self.loader(section, again)
+
+    def adopt(self, section: str, stored: Mapping[int, int]) -> None:
+        """Take a fleet's records (the store's word wins), recomputing the token."""
+        records = self._records.setdefault(section, {})
+        for key, record in stored.items():
+            if key not in records:
+                if self._count >= self.ledger.max_urls:
+                    continue
+                self._count += 1
+            records[key] = record & ~_TOLD | (records.get(key, 0) & _TOLD)
+        token = 0
+        for key, record in records.items():
+            token ^= _mix(key, record)
+        self._tokens[section] = token
+
+    def take_pending(self) -> list[tuple[str, dict[int, int]]]:
+        """The records to save, by section (and forget them)."""
+        taken = [(section, found) for section, found in self.pending.items() if found]
+        self.pending = {}
+        return taken
+
+    def urls(self) -> int:
+        """Records kept (what tests and the benchmark count)."""
+        return self._count

@@ -1,0 +1,302 @@
+"""The content ledger (issue 27, item 5): honest per-URL lastmod from content digests,
+in process and in Redis, and a stateful property: the written lastmod moves exactly
+when the content does, the ETag whenever the body does, and no 304 for changed content."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import uuid
+from collections.abc import AsyncIterator
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
+
+from sitemap_middleware import (
+    Ledger,
+    PrometheusObserver,
+    ProviderVersion,
+    RedisRenderStore,
+    Renders,
+    SitemapConfig,
+    SitemapEntry,
+)
+from sitemap_middleware._engine import shared
+from sitemap_middleware._engine.core import SitemapCore
+from sitemap_middleware._exceptions import ConfigurationError
+from tests.helpers import fetch, header
+
+BASE = "https://example.com"
+START = datetime(2024, 1, 1, tzinfo=timezone.utc)
+T0 = 1_750_000_000
+
+
+class Rows:
+    """A versioned section of mappings: ``loc``, an optional ``lastmod``, a ``digest``
+    (its content), and a token of all of it (an honest provider version)."""
+
+    def __init__(self, rows: dict[str, tuple[int, datetime | None]]) -> None:
+        self.rows = rows
+
+    def items(self) -> list[dict[str, Any]]:
+        out = []
+        for slug, (digest, lastmod) in sorted(self.rows.items()):
+            item: dict[str, Any] = {"loc": f"/{slug}", "digest": f"d{digest}"}
+            if lastmod is not None:
+                item["lastmod"] = lastmod
+            out.append(item)
+        return out
+
+    async def entries(self) -> AsyncIterator[dict[str, Any]]:
+        for item in self.items():
+            yield item
+
+    async def version(self) -> ProviderVersion:
+        content = repr(sorted(self.rows.items())).encode()
+        return ProviderVersion(token=hashlib.sha256(content).hexdigest())
+
+
+def lastmods(body: bytes) -> dict[str, str | None]:
+    found = re.findall(r"<url><loc>([^<]+)</loc>(?:<lastmod>([^<]+)</lastmod>)?", body.decode())
+    return {loc[len(BASE) :]: (lastmod or None) for loc, lastmod in found}
+
+
+def _core(provider: Any, ledger: Ledger, clock: list[int], **kwargs: Any) -> SitemapCore:
+    config = SitemapConfig(base_url=BASE, sections={"p": provider}, ledger=ledger, **kwargs)
+    assert config.ledger_book is not None
+    config.ledger_book.clock = lambda: clock[0]
+    return SitemapCore(config)
+
+
+async def _get(core: SitemapCore, **headers: str) -> tuple[int, bytes, str | None]:
+    reply, body = await fetch(core, "/sitemap.xml", **headers)
+    return reply.status, body, header(reply, "etag")
+
+
+@pytest.mark.anyio
+async def test_entries_without_lastmod_get_the_time_their_content_was_first_seen() -> None:
+    rows = Rows({"a": (1, None), "b": (1, None)})
+    clock = [T0]
+    core = _core(rows, Ledger(source="digest"), clock)
+    _, body, etag = await _get(core)
+    first = "2025-06-15T15:06:40+00:00"
+    assert lastmods(body) == {"/a": first, "/b": first}
+    clock[0] += 3600
+    rows.rows["b"] = (2, None)  # b's content changed, a's did not
+    _, body, new_etag = await _get(core)
+    assert lastmods(body) == {"/a": first, "/b": "2025-06-15T16:06:40+00:00"}
+    assert new_etag != etag
+
+
+@pytest.mark.anyio
+async def test_a_lastmod_moved_without_content_is_held_and_reported_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    told: list[tuple[str, int]] = []
+
+    class Observer:
+        def document_served(self, event: object) -> None:
+            pass
+
+        def lastmods_held(self, section: str, count: int) -> None:
+            told.append((section, count))
+
+    rows = Rows({"a": (1, START), "b": (1, START)})
+    clock = [T0]
+    core = _core(rows, Ledger(source="digest"), clock, observers=[Observer()])
+    _, body, _ = await _get(core)
+    assert lastmods(body) == {"/a": "2024-01-01T00:00:00+00:00", "/b": "2024-01-01T00:00:00+00:00"}
+    rows.rows["a"] = (1, START + timedelta(days=3))  # a touch: same content, new lastmod
+    rows.rows["b"] = (2, START + timedelta(days=2))  # an edit, dated by the provider
+    with caplog.at_level(logging.INFO, logger="sitemap_middleware"):
+        for _ in range(3):
+            _, body, _ = await _get(core)
+            assert lastmods(body) == {
+                "/a": "2024-01-01T00:00:00+00:00",
+                "/b": "2024-01-03T00:00:00+00:00",
+            }
+    assert told == [("p", 1)]
+    held = [r for r in caplog.records if "moved while their content did not" in r.getMessage()]
+    assert len(held) == 1 and "/a" in held[0].getMessage()
+
+
+@pytest.mark.anyio
+async def test_fields_digest_what_is_written_besides_loc_and_lastmod() -> None:
+    """``source="fields"``: images, priority... are the content; the per-entry path too."""
+    state: dict[str, Any] = {"image": "/a.jpg", "lastmod": START}
+
+    def items() -> list[SitemapEntry]:
+        return [
+            SitemapEntry("/a", lastmod=state["lastmod"], images=[str(state["image"])]),
+            SitemapEntry("/b", priority=0.5),
+        ]
+
+    clock = [T0]
+    core = _core(items, Ledger(), clock)
+    _, body, _ = await _get(core)
+    assert lastmods(body) == {"/a": "2024-01-01T00:00:00+00:00", "/b": "2025-06-15T15:06:40+00:00"}
+    state["lastmod"] = START + timedelta(days=1)  # moved, images the same: held
+    clock[0] += 60
+    _, body, _ = await _get(core)
+    assert lastmods(body)["/a"] == "2024-01-01T00:00:00+00:00"
+    state["image"] = "/a2.jpg"  # the content moved; the lastmod says so already
+    _, body, _ = await _get(core)
+    assert lastmods(body) == {"/a": "2024-01-02T00:00:00+00:00", "/b": "2025-06-15T15:06:40+00:00"}
+
+
+@pytest.mark.anyio
+async def test_a_content_change_under_an_unmoved_lastmod_is_dated_now() -> None:
+    """A provider's digest by a function of the item; content that changes while the
+    provider's lastmod stays put is dated when the change was first seen."""
+    revisions = {"/a": 1}
+
+    def items() -> list[SitemapEntry]:
+        return [SitemapEntry("/a", lastmod=START)]
+
+    clock = [T0]
+    ledger = Ledger(source="digest", digest=lambda entry: revisions[entry.loc])
+    core = _core(items, ledger, clock)
+    assert lastmods((await _get(core))[1]) == {"/a": "2024-01-01T00:00:00+00:00"}
+    revisions["/a"] = 2
+    assert lastmods((await _get(core))[1]) == {"/a": "2025-06-15T15:06:40+00:00"}
+    revisions["/a"] = 3  # again within the same second: still a later time
+    assert lastmods((await _get(core))[1]) == {"/a": "2025-06-15T15:06:41+00:00"}
+
+
+def test_ledger_settings_are_checked() -> None:
+    with pytest.raises(ConfigurationError, match="source"):
+        Ledger(source="guard")
+    with pytest.raises(ConfigurationError, match="digest"):
+        Ledger(source="digest", digest="")
+    with pytest.raises(ConfigurationError, match="max_urls"):
+        Ledger(max_urls=0)
+    with pytest.raises(ConfigurationError, match="ledger"):
+        SitemapConfig(base_url=BASE, sections={"p": ["/"]}, ledger="fields")  # type: ignore[arg-type]
+
+
+def test_prometheus_counts_lastmods_held() -> None:
+    prometheus_client = pytest.importorskip("prometheus_client")
+    registry = prometheus_client.CollectorRegistry()
+    observer = PrometheusObserver(registry=registry)
+    observer.lastmods_held("p", 3)
+    value = registry.get_sample_value(
+        "sitemap_lastmod_moved_without_content_total", {"section": "p"}
+    )
+    assert value == 3
+
+
+class LedgerMachine(RuleBasedStateMachine):
+    """Random edits of content and lastmods between requests and revalidations."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.clock = [T0]
+        self._real = shared.wall_clock
+        shared.wall_clock = lambda: float(self.clock[0])
+        self.rows = Rows({s: (0, None if s == "c" else START) for s in ("a", "b", "c", "d")})
+        self.core = _core(self.rows, Ledger(source="digest"), self.clock)
+        #: What the client last saw: body, ETag, Last-Modified, lastmods, digests.
+        self.seen: tuple[bytes, str | None, str | None, dict[str, str | None], dict[str, int]]
+        self.seen = self._fresh()
+
+    def teardown(self) -> None:
+        shared.wall_clock = self._real
+
+    def _fresh(self) -> Any:
+        reply, body = anyio.run(lambda: fetch(self.core, "/sitemap.xml"))
+        assert reply.status == 200
+        digests = {f"/{s}": d for s, (d, _) in self.rows.rows.items()}
+        modified = header(reply, "last-modified")
+        return body, header(reply, "etag"), modified, lastmods(body), digests
+
+    @rule(slug=st.sampled_from("abcd"), moves=st.sampled_from([None, -1, 0, 1, 7]))
+    def edit(self, slug: str, moves: int | None) -> None:
+        """New content; its lastmod gone, unmoved, earlier or later."""
+        digest, lastmod = self.rows.rows[slug]
+        if moves is not None:
+            lastmod = (lastmod or START) + timedelta(days=moves)
+        self.rows.rows[slug] = (digest + 1, None if moves is None else lastmod)
+
+    @rule(slug=st.sampled_from("abcd"), days=st.sampled_from([-2, 1, 30]))
+    def touch(self, slug: str, days: int) -> None:
+        """The lastmod moves, the content does not."""
+        digest, lastmod = self.rows.rows[slug]
+        self.rows.rows[slug] = (digest, (lastmod or START) + timedelta(days=days))
+
+    @rule(slug=st.sampled_from("abcd"))
+    def revert(self, slug: str) -> None:
+        digest, lastmod = self.rows.rows[slug]
+        self.rows.rows[slug] = (max(0, digest - 1), lastmod)
+
+    @rule(seconds=st.sampled_from([0, 1, 3600]))
+    def tick(self, seconds: int) -> None:
+        self.clock[0] += seconds
+
+    @rule(how=st.sampled_from(["inm", "ims", "both"]))
+    def revalidate(self, how: str) -> None:
+        body, etag, modified, written, digests = self.seen
+        headers: dict[str, str] = {}
+        if how in ("inm", "both") and etag:
+            headers["if_none_match"] = etag
+        if how in ("ims", "both") and modified:
+            headers["if_modified_since"] = modified
+        reply, _ = anyio.run(lambda: fetch(self.core, "/sitemap.xml", **headers))
+        now = self._fresh()
+        if reply.status == 304:
+            assert now[0] == body, "a 304 for changed content"
+        if now[0] != body:
+            assert now[1] != etag, "the body changed, the ETag did not"
+        for loc, lastmod in now[3].items():
+            moved = lastmod != written[loc]
+            changed = now[4][loc] != digests[loc]
+            assert moved == changed, f"{loc}: lastmod moved {moved}, content changed {changed}"
+        self.seen = now
+
+
+def test_written_lastmod_moves_exactly_when_content_does() -> None:
+    run_state_machine_as_test(
+        LedgerMachine, settings=settings(max_examples=80, stateful_step_count=25, deadline=None)
+    )
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.anyio
+async def test_a_fleet_sharing_redis_writes_the_same_first_seen_times() -> None:
+    """Instance A stamps; B (another clock, another process's memory) reads A's times from
+    the section's hash; a restarted instance too. Saved in the background."""
+    redis_url = os.environ.get("SITEMAP_TEST_REDIS_URL")
+    if not redis_url:
+        pytest.skip("SITEMAP_TEST_REDIS_URL is not set")
+    prefix = f"test-{uuid.uuid4().hex}:"
+    rows = Rows({"a": (1, None), "b": (1, START)})
+    cores = []
+    try:
+        for offset in (0, 5000, 9000):
+            store = RedisRenderStore(redis_url, prefix=prefix)
+            core = _core(rows, Ledger(source="digest"), [T0 + offset], renders=Renders(store=store))
+            cores.append(core)
+            _, body, _ = await _get(core)
+            assert lastmods(body) == {
+                "/a": "2025-06-15T15:06:40+00:00",
+                "/b": "2024-01-01T00:00:00+00:00",
+            }
+            assert core.ledger is not None
+            await core.ledger.settled()
+        # B sees an edit first; A, planning again, adopts B's time
+        rows.rows["a"] = (2, None)
+        _, body_b, _ = await _get(cores[1])
+        assert cores[1].ledger is not None
+        await cores[1].ledger.settled()
+        _, body_a, _ = await _get(cores[0])
+        assert lastmods(body_a) == lastmods(body_b)
+        assert lastmods(body_a)["/a"] == "2025-06-15T16:30:00+00:00"
+    finally:
+        for core in cores:
+            await core.aclose()
