@@ -113,7 +113,7 @@ class RobotsExclusion:
     def _rules(self, text: str) -> list[tuple[str, RobotsRules]]:
         """A rule set for ``*`` and for each honoured agent the file names a group for
         (an agent without one follows ``*``'s, already counted)."""
-        named = _USER_AGENT.findall(text)
+        named = _USER_AGENT.findall(text.removeprefix("\ufeff"))
         agents = dict.fromkeys(["*", *(a for a in named if a.lower() in self._honoured)])
         pairs = [(agent, RobotsRules(text, agent)) for agent in agents]
         return [(agent, rules) for agent, rules in pairs if rules.disallows is not None]

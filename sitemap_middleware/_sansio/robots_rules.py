@@ -12,7 +12,9 @@ such groups combine; else the ``*`` groups), then the *longest* matching rule wi
 Matching never scans every rule for every URL (a hostile robots.txt of thousands of
 rules times tens of thousands of URLs): rules without wildcards are looked up by the
 path's prefixes of the lengths rules have, longest first; wildcard rules, longest first,
-are tried only while they can still beat the best literal match.
+are tried only while they can still beat the best literal match. A wildcard rule is
+matched piece by piece (``str.find``, leftmost), never by a backtracking regex: a rule
+like ``/*a*a*a*a*a*a*a*b`` took a regex tens of seconds on a 60-character path.
 """
 
 from __future__ import annotations
@@ -52,15 +54,16 @@ class RobotsRules:
         token = user_agent.split("/", 1)[0].strip().lower()
         chosen = [g for g in groups if token in g.agents] or [g for g in groups if "*" in g.agents]
         literal: dict[str, bool] = {}
-        wild: list[tuple[int, bool, re.Pattern[str], str]] = []
+        wild: list[tuple[int, bool, _Glob, str]] = []
         disallows: list[str] = []
         for group in chosen:
             for allow, pattern in group.rules:
                 pattern = _normalise(pattern)
+                glob = _Glob(pattern)
                 if not allow:
-                    disallows.append(_compile(pattern).pattern)
+                    disallows.append(glob.prefilter)
                 if "*" in pattern or pattern.endswith("$"):
-                    wild.append((len(pattern), allow, _compile(pattern), pattern))
+                    wild.append((len(pattern), allow, glob, pattern))
                 elif pattern in literal:
                     literal[pattern] = literal[pattern] or allow  # Allow wins a tie
                 else:
@@ -88,26 +91,51 @@ class RobotsRules:
             if length <= len(path) and (found := self._literal.get(path[:length])) is not None:
                 best, verdict, rule = length, found, _rule(found, path[:length])
                 break
-        for length, allow, compiled, pattern in self._wild:
+        for length, allow, glob, pattern in self._wild:
             if length < best or (length == best and not allow):
                 break  # cannot beat the literal match
-            if compiled.match(path):
+            if glob.match(path):
                 return allow, _rule(allow, pattern)
         return verdict, rule
 
 
-def _compile(pattern: str) -> re.Pattern[str]:
-    anchored = pattern.endswith("$")
-    body = pattern[:-1] if anchored else pattern
-    regex = ".*".join(re.escape(piece) for piece in body.split("*"))
-    return re.compile(regex + ("\\Z" if anchored else ""), re.DOTALL)
+class _Glob:
+    """A rule's pattern: ``*`` matches any characters, a final ``$`` ends the path."""
+
+    __slots__ = ("_pieces", "_anchored", "prefilter")
+
+    def __init__(self, pattern: str) -> None:
+        self._anchored = pattern.endswith("$")
+        self._pieces = (pattern[:-1] if self._anchored else pattern).split("*")
+        literal = len(self._pieces) == 1 and self._anchored
+        #: A regex (no wildcard: linear) matching every path this pattern matches.
+        self.prefilter = re.escape(self._pieces[0]) + ("\\Z" if literal else "")
+
+    def match(self, path: str) -> bool:
+        """Whether the pattern matches ``path`` from its start (each piece found leftmost:
+        the earliest place leaves the most room for the pieces after it)."""
+        pieces = self._pieces
+        if not path.startswith(pieces[0]):
+            return False
+        pos = len(pieces[0])
+        if len(pieces) == 1:
+            return not self._anchored or pos == len(path)
+        for piece in pieces[1:-1]:
+            found = path.find(piece, pos)
+            if found < 0:
+                return False
+            pos = found + len(piece)
+        last = pieces[-1]
+        if self._anchored:
+            return len(path) - len(last) >= pos and path.endswith(last)
+        return path.find(last, pos) >= 0
 
 
 def _parse(text: str) -> list[_Group]:
     groups: list[_Group] = []
     current: _Group | None = None
     in_rules = False
-    for line in text.splitlines():
+    for line in text.removeprefix("\ufeff").splitlines():  # a UTF-8 BOM starts no rule
         name, sep, value = line.split("#", 1)[0].partition(":")
         if not sep:
             continue

@@ -158,6 +158,31 @@ async def test_append_mode_honours_the_apps_robots_txt_once_read() -> None:
 
 
 @pytest.mark.anyio
+async def test_an_apps_robots_txt_starting_with_a_byte_order_mark_keeps_its_first_group() -> None:
+    from sitemap_middleware._engine.core import RequestInfo
+
+    config = _config({"s": ["/", "/secret/1"]}, robots=Robots(mode="append"))
+    core = SitemapCore(config)
+    request = RequestInfo("GET", "/robots.txt", {})
+    target = core.route(request)
+    assert target is not None
+    text = "\ufeffUser-agent: *\nDisallow: /secret\n".encode()
+    assert (await core.respond(target, request, AppRobots(200, text))).status == 200
+    _, body = await fetch(core, "/sitemap.xml")
+    assert page_urls(check_document(body)) == _urls("/")
+
+
+def test_a_rule_of_many_wildcards_is_matched_without_backtracking() -> None:
+    # As a regex, /*a*a*a*a*a*a*a*a*b took 44 s on a path of 60 a's; this one never ended.
+    from sitemap_middleware._sansio.exclusion import RobotsExclusion
+
+    rules = RobotsExclusion("", ())
+    rules.learn("User-agent: *\nDisallow: /*a*a*a*a*a*a*a*a*b\nDisallow: /*x*y$\n")
+    paths = ["/" + "a" * 5000, "/" + "a" * 5000 + "b", "/" + "xy" * 2000 + "z", "/xzy"]
+    assert rules.disallowed(paths) == [1, 3]
+
+
+@pytest.mark.anyio
 async def test_append_mode_honours_the_apps_search_crawler_groups_only() -> None:
     from sitemap_middleware._engine.core import RequestInfo
 
