@@ -239,6 +239,10 @@ async def ask_app(
     return ProbeAnswer(status, headers, b"".join(chunks))
 
 
+#: What a probe's scope takes of the latest request's.
+PROBE_SCOPE_KEYS = ("asgi", "http_version", "server", "state")
+
+
 def asgi_probe(app: ASGIApp, template: Callable[[], Scope | None], timeout: float) -> Probe:
     """The guard's GET of one listed URL through ``app`` (a scope like the latest request's
     that reached us: its server, state and extensions, with the URL's path and host)."""
@@ -246,10 +250,14 @@ def asgi_probe(app: ASGIApp, template: Callable[[], Scope | None], timeout: floa
     async def probe(url: str) -> ProbeAnswer:
         parts = urlsplit(url)
         raw_path = parts.path or "/"
-        base = template() or {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1"}
-        extensions = base.get("extensions") or {}
+        latest = template() or {"asgi": {"version": "3.0"}, "http_version": "1.1"}
+        # The server's and the app's (lifespan state), never the visitor's: no client,
+        # and no session, user or auth an outer middleware put in the scope.
+        base = {k: latest[k] for k in PROBE_SCOPE_KEYS if k in latest}
+        extensions = latest.get("extensions") or {}
         inner = dict(
             base,
+            type="http",
             method="GET",
             scheme=parts.scheme,
             path=unquote(raw_path),

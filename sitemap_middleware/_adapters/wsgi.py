@@ -32,6 +32,13 @@ __all__ = ["WSGISitemapMiddleware"]
 _ENVIRON_HEADERS = {name: "HTTP_" + name.upper().replace("-", "_") for name in READ_HEADERS}
 #: robots.txt sub-requests (threads) that may wait for the app at once, per process.
 _SUBREQUESTS = threading.BoundedSemaphore(8)
+#: Guard probes given up on whose thread is still in the app, per middleware, at most.
+_STUCK_PROBES = 8
+#: What a probe's environ takes of the latest request's (the server's, not the visitor's).
+_PROBE_ENVIRON_KEYS = frozenset(
+    {"wsgi.errors", "wsgi.version", "wsgi.multithread", "wsgi.multiprocess", "wsgi.run_once"}
+    | {"wsgi.file_wrapper", "SERVER_SOFTWARE", "GATEWAY_INTERFACE"}
+)
 
 
 class WSGISitemapMiddleware:
@@ -150,7 +157,12 @@ def _read_app_robots(
 
 
 def call_app(
-    app: WSGIApplication, inner: WSGIEnvironment, max_bytes: int, deadline: float, timeout: float
+    app: WSGIApplication,
+    inner: WSGIEnvironment,
+    max_bytes: int,
+    deadline: float,
+    timeout: float,
+    gone: threading.Event | None = None,
 ) -> ProbeAnswer:
     """GET ``inner`` from the app in this thread: status, headers and the first bytes
     (robots.txt's sub-request and the guard's probes, :func:`wsgi_probe`)."""
@@ -176,7 +188,7 @@ def call_app(
             size += len(chunk)
             if size > max_bytes:
                 break
-            if time.monotonic() > deadline:
+            if time.monotonic() > deadline or (gone is not None and gone.is_set()):
                 return ProbeAnswer(None, problem=f"no complete answer within {timeout:g} s")
     finally:
         close = getattr(result, "close", None)
@@ -189,14 +201,17 @@ def call_app(
 
 def wsgi_probe(app: WSGIApplication, template: Callable[[], WSGIEnvironment | None]) -> Probe:
     """The guard's GET of one listed URL through ``app``, in a worker thread (an environ
-    like the latest request's that reached us, with the URL's path and host)."""
+    like the latest request's that reached us, with the URL's path and host). A probe the
+    guard gave up on (``Guard.timeout``) keeps its thread while the app holds it: at most
+    :data:`_STUCK_PROBES` such threads at once, then probes go unanswered."""
+    stuck = _Stuck()
 
     async def probe(url: str) -> ProbeAnswer:
         parts = urlsplit(url)
         base = template() or {}
-        inner: dict[str, Any] = {
-            k: v for k, v in base.items() if not k.startswith(("HTTP_", "werkzeug."))
-        }
+        # The server's, never the visitor's: no REMOTE_USER, REMOTE_ADDR, cookie or a
+        # session an outer middleware put in the environ.
+        inner: dict[str, Any] = {k: v for k, v in base.items() if k in _PROBE_ENVIRON_KEYS}
         inner.update(
             SCRIPT_NAME="",
             PATH_INFO=unquote(parts.path or "/").encode("utf-8").decode("latin-1"),
@@ -215,12 +230,53 @@ def wsgi_probe(app: WSGIApplication, template: Callable[[], WSGIEnvironment | No
         inner.setdefault("wsgi.multiprocess", False)
         inner.setdefault("wsgi.run_once", False)
         deadline = time.monotonic() + PROBE_TIMEOUT
-        return await anyio.to_thread.run_sync(
-            lambda: call_app(app, inner, HEAD_BYTES, deadline, PROBE_TIMEOUT),
-            abandon_on_cancel=True,
-        )
+        if stuck.full():
+            return ProbeAnswer(None, problem="earlier probes are still waiting for the app")
+        call = _ProbeCall(stuck)
+        try:
+            return await anyio.to_thread.run_sync(
+                lambda: call.run(app, inner, deadline), abandon_on_cancel=True
+            )
+        finally:
+            call.leave()
 
     return probe
+
+
+class _Stuck:
+    """How many probes the guard gave up on still hold a thread in the app."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.count = 0
+
+    def full(self) -> bool:
+        with self.lock:
+            return self.count >= _STUCK_PROBES
+
+
+class _ProbeCall:
+    """One probe's thread; counted in :class:`_Stuck` from when the guard leaves it
+    (its timeout) until the app lets it go, and told to stop reading the body."""
+
+    def __init__(self, stuck: _Stuck) -> None:
+        self._stuck = stuck
+        self._gone = threading.Event()
+        self._done = self._left = False
+
+    def run(self, app: WSGIApplication, inner: WSGIEnvironment, deadline: float) -> ProbeAnswer:
+        try:
+            return call_app(app, inner, HEAD_BYTES, deadline, PROBE_TIMEOUT, self._gone)
+        finally:
+            with self._stuck.lock:
+                self._done = True
+                self._stuck.count -= self._left
+
+    def leave(self) -> None:
+        self._gone.set()
+        with self._stuck.lock:
+            self._left = not self._done
+            self._stuck.count += self._left
 
 
 def _status_line(status: int) -> str:

@@ -4,6 +4,7 @@ versions and ETags, explain, settings. Servers: tests/integration/test_guard.py.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,6 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitemap_middleware import Guard, MemoryRenderStore, Renders, SitemapConfig
+from sitemap_middleware._adapters.asgi import asgi_probe
+from sitemap_middleware._adapters.wsgi import wsgi_probe
 from sitemap_middleware._caches.store import ValueStore
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._engine.guard import ProbeAnswer
@@ -212,3 +215,93 @@ def test_the_token_names_exactly_the_quarantined_set(
         assert (book.token("s") == "") == (not quarantined)
         locs = sorted({u for u, _, _ in steps})
         assert [locs[i] for i in book.left_out("s", locs)] == sorted(quarantined)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.anyio
+async def test_a_probe_carries_none_of_the_latest_visitors_identity() -> None:
+    # The template is the latest request's scope/environ: an outer session or auth
+    # middleware's keys, the client's address and REMOTE_USER are the visitor's.
+    seen: dict[str, Any] = {}
+
+    async def asgi_app(scope: Any, receive: Any, send: Any) -> None:
+        seen.update(scope)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"<html></html>"})
+
+    visitor = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "server": ("example.com", 443),
+        "state": {"pool": "shared"},
+        "client": ("203.0.113.9", 5555),
+        "session": {"user_id": 42},
+        "user": "alice",
+        "auth": ["authenticated"],
+        "path_params": {"id": "7"},
+    }
+    answer = await asgi_probe(asgi_app, lambda: visitor, 10.0)(BASE + "/page")
+    assert answer.status == 200
+    assert seen["state"] == {"pool": "shared"} and seen["server"] == ("example.com", 443)
+    assert not {"client", "session", "user", "auth", "path_params"} & set(seen)
+
+    environ: dict[str, Any] = {}
+
+    def wsgi_app(env: Any, start_response: Any) -> list[bytes]:
+        environ.update(env)
+        start_response("200 OK", [])
+        return [b"<html></html>"]
+
+    latest = {
+        "REMOTE_USER": "alice",
+        "AUTH_TYPE": "Basic",
+        "REMOTE_ADDR": "203.0.113.9",
+        "beaker.session": {"uid": 42},
+        "HTTP_COOKIE": "s=1",
+        "SERVER_SOFTWARE": "gunicorn",
+    }
+    answer = await wsgi_probe(wsgi_app, lambda: latest)(BASE + "/page")
+    assert answer.status == 200 and environ["SERVER_SOFTWARE"] == "gunicorn"
+    assert environ["PATH_INFO"] == "/page" and environ["HTTP_HOST"] == "example.com"
+    assert not set(latest) - {"SERVER_SOFTWARE"} & set(environ)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.anyio
+async def test_wsgi_probes_of_pages_that_hang_hold_a_bounded_number_of_threads() -> None:
+    # Each probe the guard gave up on kept its worker thread in the app: 40 pages that
+    # hang held 40 threads, a guarded site of many such pages ever more.
+    release = threading.Event()
+    inside = 0
+    most = 0
+    lock = threading.Lock()
+
+    def hanging(environ: Any, start_response: Any) -> list[bytes]:
+        nonlocal inside, most
+        with lock:
+            inside += 1
+            most = max(most, inside)
+        try:
+            release.wait()
+        finally:
+            with lock:
+                inside -= 1
+        start_response("200 OK", [])
+        return [b""]
+
+    paths = [f"/p{i}" for i in range(40)]
+    guard = Guard(timeout=0.01, concurrency=4, max_probes_per_minute=None)
+    core = SitemapCore(SitemapConfig(base_url=BASE, sections={"pages": paths}, guard=guard))
+    core.probe_with(wsgi_probe(hanging, lambda: None))
+    assert core.guard is not None
+    try:
+        await _listed(core)
+        await core.guard.settled()
+        assert core.guard.probes == 40
+        verdict = core.config.guard_book.verdict(BASE + "/p39")  # type: ignore[union-attr]
+        assert verdict is not None and verdict.transient
+        assert most <= 8 + guard.concurrency
+    finally:
+        release.set()
+        await core.aclose()
