@@ -31,10 +31,13 @@ GIT_TIMEOUT = 60.0
 
 def git_times(root: Path) -> dict[str, float] | None:
     """The commit time of the last commit touching each file under ``root`` (paths
-    relative to it), from one ``git log``; None when ``root`` is not in a checkout."""
+    relative to it), from one ``git log``; None when ``root`` is not in a checkout.
+    Names are NUL-separated (``-z``: a name with a newline, a quote or a backslash is not
+    quoted). In a shallow clone a file last seen in a boundary commit is left out (its
+    last change may be older: that commit's time would be a guess)."""
     command = [
-        "git", "-c", "core.quotePath=false", "-C", str(root), "log",
-        "--format=%x00%ct", "--name-only", "--relative", "--no-renames", "--", ".",
+        "git", "-C", str(root), "log", "-z",
+        "--format=%x00%ct %H", "--name-only", "--relative", "--no-renames", "--", ".",
     ]  # fmt: skip
     try:
         done = subprocess.run(command, capture_output=True, timeout=GIT_TIMEOUT, check=False)
@@ -44,14 +47,31 @@ def git_times(root: Path) -> dict[str, float] | None:
     if done.returncode != 0:
         logger.warning(LOG_NO_GIT, root, done.stderr.decode("utf-8", "replace").strip())
         return None
+    boundary = _shallow_commits(root)
     times: dict[str, float] = {}
-    when = 0.0
-    for line in done.stdout.decode("utf-8", "surrogateescape").splitlines():
-        if line.startswith("\0"):
-            when = float(line[1:])
-        elif line:
-            times.setdefault(line, when)  # newest first: the first sighting is the last commit
+    when, guess, header, first = 0.0, False, False, False
+    for token in done.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        if header:
+            stamp, _, commit = token.partition(" ")
+            when, guess, header, first = float(stamp), commit in boundary, False, True
+        elif not token:
+            header = True  # each commit's line starts with a NUL
+        else:
+            name = token[1:] if first and token.startswith("\n") else token
+            first = False
+            if name and not guess:
+                times.setdefault(name, when)  # newest first: the first is the last commit
     return times
+
+
+def _shallow_commits(root: Path) -> set[str]:
+    """A shallow clone's boundary commits (none in a full clone)."""
+    command = ["git", "-C", str(root), "rev-parse", "--git-path", "shallow"]
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=GIT_TIMEOUT, check=False)
+        return set((root / done.stdout.decode().strip()).read_text().split())
+    except (OSError, subprocess.TimeoutExpired, UnicodeError):
+        return set()
 
 
 def _utc_seconds(timestamp: float) -> datetime:

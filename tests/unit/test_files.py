@@ -108,6 +108,41 @@ async def test_git_lastmod_is_the_last_commit_touching_each_file(tmp_path: Path)
 
 
 @pytest.mark.anyio
+async def test_git_lastmod_of_odd_names_and_in_a_shallow_clone(tmp_path: Path) -> None:
+    """A name with a newline or a quote (git quoted it: the file time was used); a depth-1
+    clone (CI, Docker builds) gave every file the one commit's time, however old."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "old.html").write_text("old")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "one", date="2001-01-01T00:00:00+00:00")
+    (repo / "new\nline.html").write_text("n")
+    (repo / 'say "hi".html').write_text("q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "two", date="2020-01-01T00:00:00+00:00")
+    for path in repo.glob("*.html"):
+        os.utime(path, (1_800_000_000, 1_800_000_000))
+    assert await _lastmods(DirectoryProvider(repo, lastmod="git")) == {
+        "/new%0Aline.html": "2020-01-01 00:00:00+00:00",
+        "/old.html": "2001-01-01 00:00:00+00:00",
+        "/say%20%22hi%22.html": "2020-01-01 00:00:00+00:00",
+    }
+    shallow = tmp_path / "shallow"
+    _git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", str(shallow))
+    _git(shallow, "commit", "-q", "--allow-empty", "-m", "three", date="2022-01-01T00:00:00Z")
+    (shallow / "old.html").write_text("old, changed")
+    _git(shallow, "commit", "-qam", "four", date="2023-01-01T00:00:00+00:00")
+    for path in shallow.glob("*.html"):
+        os.utime(path, (1_800_000_000, 1_800_000_000))
+    assert await _lastmods(DirectoryProvider(shallow, lastmod="git")) == {
+        "/new%0Aline.html": "2027-01-15 08:00:00+00:00",  # its last change is unknown
+        "/old.html": "2023-01-01 00:00:00+00:00",
+        "/say%20%22hi%22.html": "2027-01-15 08:00:00+00:00",
+    }
+
+
+@pytest.mark.anyio
 async def test_git_lastmod_outside_a_checkout_falls_back_to_file_times(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
