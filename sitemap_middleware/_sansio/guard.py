@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -48,10 +49,10 @@ class Verdict(NamedTuple):
         """A stored verdict, or None for anything else (foreign or damaged)."""
         try:
             said, at, until, transient = json.loads(data)
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, RecursionError):
             return None
         ok = isinstance(said, str) and isinstance(transient, bool)
-        ok = ok and all(isinstance(t, int | float) for t in (at, until))
+        ok = ok and all(isinstance(t, int | float) and math.isfinite(t) for t in (at, until))
         return cls(said, float(at), float(until), transient) if ok else None
 
     def words(self) -> str:

@@ -183,7 +183,8 @@ def test_guard_settings_are_checked() -> None:
 def test_a_stored_verdict_round_trips_and_foreign_bytes_are_none() -> None:
     verdict = Verdict("answered 404", 1.5, 3601.5)
     assert Verdict.from_bytes(verdict.to_bytes()) == verdict
-    for foreign in (b"", b"nope", b'["a", 1]', b"[1, 2, 3, false]"):
+    foreign_bytes = (b"", b"nope", b'["a", 1]', b"[1, 2, 3, false]", b"[" * 100_000)
+    for foreign in (*foreign_bytes, b'["x", 1, Infinity, false]', b'["x", NaN, 2, false]'):
         assert Verdict.from_bytes(foreign) is None
 
 
