@@ -4,7 +4,9 @@
 [--base-url] [--products N] [--urls-per-page N] [--data-dir DIR] [--redis-url URL]``
 
 Every URL its sitemaps list (pages, images, hreflang alternates, video thumbnails and
-players) is served by the demo itself, and no URL is listed in two sections.
+players) is served by the demo itself, answers 200, is indexable, canonical to itself,
+allowed by its robots.txt and listed once. Its providers also list pages that must not be
+(``_demo_planted``): the configuration keeps them out (robots groups, the guard, dedupe).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import importlib.util
 import logging
 import os
 import sqlite3
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
@@ -24,13 +27,15 @@ from urllib.parse import urlsplit
 
 from ._caches.redis import RedisRenderCache
 from ._config import Section, SitemapConfig, Tenants
+from ._demo_planted import deals_entries, left_out_message
 from ._engine.observe import DocumentObserver
+from ._guard_settings import Guard
 from ._providers.files import DirectoryProvider, TextFileProvider
 from ._providers.i18n import Languages
 from ._sansio.extensions import Image, NewsArticle, Video
 from ._sansio.limits import MAX_NEWS_PER_FILE, MAX_URLS
 from ._sansio.models import SitemapEntry
-from ._settings import RenderFallback, Robots, RobotsGroup
+from ._settings import RenderFallback, Renders, Robots, RobotsGroup
 
 #: Enough products for an index of three pages of 50,000.
 PRODUCTS = 120_000
@@ -42,8 +47,12 @@ NEWS_AGES = (1, 5, 30, 70)
 VIDEO = "unboxing"
 DOCS = {"index.html": "Docs", "guide/index.html": "Guide", "faq.html": "FAQ"}
 #: Landing pages kept in a text file: routes with a parameter, so the routes provider
-#: (which lists parameterless routes only) does not list them a second time.
-LANDING = "# campaign landing pages, one URL a line\n/landing/spring-sale\n/landing/newsletter\n"
+#: (which lists parameterless routes only) does not list them a second time; except
+#: /about, a page the pages section lists first (dedupe=True serves that listing only).
+LANDING = (
+    "# campaign landing pages, one URL a line\n/landing/spring-sale\n/landing/newsletter\n"
+    "# also a page of the pages section: listed there, not twice (dedupe=True)\n/about\n"
+)
 
 
 def default_data_dir() -> Path:
@@ -201,7 +210,11 @@ def make_config(
             "news": Section(
                 news_entries, max_urls=min(MAX_NEWS_PER_FILE, urls_per_page), news=True
             ),
+            # /deals/today: its body changes on every request, its lastmod is fixed.
+            "deals": deals_entries,
         },
+        # What keeps the planted pages out (_demo_planted.PLANTED): /admin/ (listed by the
+        # routes provider) is disallowed for *, so it is never listed; ...
         robots=Robots(
             groups=[
                 RobotsGroup(user_agents=("*",), disallow=("/admin/",)),
@@ -217,6 +230,20 @@ def make_config(
         external_sitemaps=["/blog/sitemap.xml"],
         observers=observers,
         indexnow_key=INDEXNOW_KEY,
+        # ... /preview (noindex), /old-about (a redirect) and /about/print (canonical
+        # elsewhere) are probed in the background, through the app, and left out: within
+        # a second of start-up (their sections are planned first; products follow, at
+        # 1,000 probes a minute, light beside the shop's own traffic).
+        guard=Guard(action="exclude", max_probes_per_minute=1_000),
+        # ... and /about, also in landing.txt, is listed once: where the pages section lists it.
+        dedupe=True,
+        # Plans made once the ASGI app has started: the guard probes without waiting for a
+        # first request (under WSGI: from the first sitemap request on).
+        renders=Renders(warm_up=True),
+        # LEDGER (issue 27): the content ledger (Ledger: lastmod from content digests) is
+        # turned on here once it lands, for /deals/today (whose provider lastmod is fixed
+        # while its body changes) and every other section:
+        # ledger=Ledger(...),
     )
 
 
@@ -304,8 +331,8 @@ def require_demo_extra() -> None:
         )
 
 
-def run(argv: list[str] | None = None) -> None:
-    require_demo_extra()
+def demo_parser() -> argparse.ArgumentParser:
+    """The demo's options (``run``; ``_demo_apps:asgi`` reads them from the environment)."""
     parser = argparse.ArgumentParser(
         prog="python -m sitemap_middleware demo",
         description="The demo shop: every feature of sitemap_middleware on one site, whose"
@@ -335,6 +362,13 @@ def run(argv: list[str] | None = None) -> None:
         "--redis-url",
         help="share rendered pages in Redis (needs the redis extra), e.g. redis://127.0.0.1:6379/0",
     )
+    return parser
+
+
+def run(argv: list[str] | None = None) -> None:
+    require_demo_extra()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = demo_parser()
     args = parser.parse_args(argv)
     # One INFO record per document served (logger "sitemap_middleware").
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -362,6 +396,8 @@ def run(argv: list[str] | None = None) -> None:
     other = base_url.replace(urlsplit(base_url).hostname or "", second_host(base_url), 1)
     print(f"  {base_url}/blog/sitemap.xml  (a mounted sub-application's own sitemaps)")
     print(f"  {other}/sitemap.xml  (a second host name: its own sections and robots.txt)")
+    flavour = "asgi" if args.server == "uvicorn" else "wsgi"
+    print("\n".join(left_out_message(base_url, argv, flavour)))
     print(flush=True)
     from ._demo_apps import asgi_app, wsgi_app
 

@@ -1,13 +1,17 @@
 """The demo's two flavours of one shop: Starlette under uvicorn, Flask under werkzeug.
 
 Both serve every URL the demo's sitemaps list: the pages, the German alternates, a small
-PNG per product (generated in memory), the news, video and landing pages, the docs tree.
-Anything else is a 404, products outside the catalog included.
+PNG per product (generated in memory), the news, video and landing pages, the docs tree,
+and the pages planted for the sitemaps to leave out (``_demo_planted``). Anything else is
+a 404, products outside the catalog included. ``_demo_apps:asgi`` and ``:wsgi`` are the
+demo as a ``module:app`` (for ``explain``).
 """
 
 from __future__ import annotations
 
 import html
+import os
+import shlex
 import sqlite3
 import struct
 import zlib
@@ -19,16 +23,19 @@ from ._demo import (
     NEWS_AGES,
     VIDEO,
     blog_config,
+    demo_parser,
     landing_pages,
     make_config,
     metrics_registry,
+    prepare_data,
     product_entry,
     sitemap_links,
     sites,
 )
+from ._demo_planted import DEALS, DEMO_ARGS_ENV, PLANTED_ROUTES, planted_answer, planted_title
 from ._sansio.limits import MAX_URLS
 
-PAGE = """<!doctype html><html lang="{lang}"><meta charset="utf-8"><title>{title}</title>
+PAGE = """<!doctype html><html lang="{lang}"><meta charset="utf-8"><title>{title}</title>{head}
 <h1>{title}</h1>
 <p>{body}</p>
 <h2>Sitemaps</h2>
@@ -61,13 +68,15 @@ def catalog_size(database: Path) -> int:
     return int(size)
 
 
-def render_page(title: str, body: str = "A page of the demo shop.", lang: str = "en") -> str:
+def render_page(
+    title: str, body: str = "A page of the demo shop.", lang: str = "en", head: str = ""
+) -> str:
     sitemaps = "\n".join(
         f'<li><a href="{path}">{path}</a> ({html.escape(note)})</li>'
         for path, note in sitemap_links()
     )
     return PAGE.format(
-        title=html.escape(title), body=body, sitemaps=sitemaps, video=VIDEO, lang=lang
+        title=html.escape(title), body=body, sitemaps=sitemaps, video=VIDEO, lang=lang, head=head
     )
 
 
@@ -129,6 +138,11 @@ class Shop:
 
     def video_thumbnail(self, slug: str) -> bytes | None:
         return png(0) if slug == VIDEO else None
+
+    def planted(self, path: str) -> tuple[int, dict[str, str], str]:
+        """A page planted to be left out, or the deals page (``_demo_planted``)."""
+        title, body, head = planted_title(path)
+        return planted_answer(path, render_page(title, body, head=head))
 
     def landing(self, slug: str) -> tuple[int, str]:
         if f"/landing/{slug}" not in landing_pages(self.directory):
@@ -195,6 +209,10 @@ def asgi_app(
     async def landing(request: Request) -> HTMLResponse:
         return answer(shop.landing(request.path_params["slug"]))
 
+    async def planted(request: Request) -> HTMLResponse:
+        status, headers, body = shop.planted(request.url.path)
+        return HTMLResponse(body, status_code=status, headers=headers)
+
     async def blog_home(request: Request) -> HTMLResponse:
         return answer(shop.blog())
 
@@ -217,6 +235,7 @@ def asgi_app(
             Route("/videos/{slug}", video),
             Route("/videos/{slug}/player", player),
             Route("/landing/{slug}", landing),
+            *(Route(path, planted) for path in (*PLANTED_ROUTES, DEALS)),
             Mount("/docs", StaticFiles(directory=database.parent / "docs", html=True)),
             Mount("/blog", blog),
         ]
@@ -232,7 +251,8 @@ def asgi_app(
 
     app.router.routes.append(Route("/metrics", metrics))
     # "/" and "/about": routes with parameters are not; the blog lists its own pages.
-    pages = StarletteRoutesProvider(app, exclude=("/blog*", "/metrics"))
+    # (/deals/today is the deals section's, with its lastmod.)
+    pages = StarletteRoutesProvider(app, exclude=("/blog*", "/metrics", DEALS))
     observers = [PrometheusObserver(registry)]
     config = make_config(
         base_url, products, pages, database.parent, redis_url, urls_per_page, observers
@@ -250,7 +270,7 @@ def _sync_engine(database: Path) -> Any:
 def wsgi_app(
     base_url: str, database: Path, redis_url: str | None = None, urls_per_page: int = MAX_URLS
 ) -> Any:
-    from flask import Flask, Response, abort, send_from_directory
+    from flask import Flask, Response, abort, request, send_from_directory
     from sqlalchemy import MetaData, Table
     from werkzeug.middleware.dispatcher import DispatcherMiddleware
 
@@ -316,6 +336,13 @@ def wsgi_app(
         status, body = shop.landing(slug)
         return body, status
 
+    def planted() -> tuple[str, int, dict[str, str]]:
+        status, headers, body = shop.planted(request.path)
+        return body, status, headers
+
+    for path in (*PLANTED_ROUTES, DEALS):
+        app.add_url_rule(path, f"planted {path}", planted, methods=["GET"])
+
     @app.get("/docs/")
     @app.get("/docs/<path:name>")
     def docs(name: str = "") -> Any:
@@ -336,7 +363,7 @@ def wsgi_app(
         return app.response_class(data, mimetype=media_type)
 
     # The docs section lists the docs; /metrics is not a page.
-    pages = FlaskRoutesProvider(app, exclude=("/docs/*", "/metrics"))
+    pages = FlaskRoutesProvider(app, exclude=("/docs/*", "/metrics", DEALS))
     observers = [PrometheusObserver(registry)]
     config = make_config(
         base_url, products, pages, database.parent, redis_url, urls_per_page, observers
@@ -357,4 +384,19 @@ def wsgi_app(
 
     blog.wsgi_app = WSGISitemapMiddleware(blog.wsgi_app, config=blog_config(base_url))  # type: ignore[method-assign]
     app.wsgi_app = DispatcherMiddleware(shop_app, {"/blog": blog.wsgi_app})  # type: ignore[method-assign]
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    """``_demo_apps:asgi`` and ``:wsgi``: the demo as a ``module:app`` for ``explain``,
+    built with the demo's options from ``$SITEMAP_DEMO_ARGS`` (the defaults without it:
+    the shop ``bash scripts/demo`` starts)."""
+    if name not in ("asgi", "wsgi"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    args = demo_parser().parse_args(shlex.split(os.environ.get(DEMO_ARGS_ENV, "")))
+    base_url = (args.base_url or f"http://{args.host}:{args.port}").rstrip("/")
+    database = prepare_data(args.data_dir, args.products)
+    build = asgi_app if name == "asgi" else wsgi_app
+    app = build(base_url, database, args.redis_url, args.urls_per_page)
+    globals()[name] = app
     return app

@@ -6,21 +6,30 @@ an invalid entry (the reason, as the logs give it), left out on purpose (the sec
 exclude pattern, SKIP from the provider, the robots.txt rule that disallows it, or where it
 is listed first: section and page, when it is a duplicate), in a
 section that failed, or yielded by no section. The same plans and the same per-entry rules
-as the served documents.
+as the served documents. With a guard, the verdicts a fleet's store keeps are told; a URL
+asked about that has none is probed through the app (``--app``), as the guard probes it.
+An app serving :class:`Tenants` is asked about each URL by the site its host names (a
+path: the first site).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import time
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
+import httpx
 
-from .._config import SitemapConfig
+from .._config import SitemapConfig, Tenants
+from .._engine.guard import PROBE_AGENT, Probe, ProbeAnswer, judge
 from .._exceptions import InvalidEntryError, ProviderError
 from .._sansio.exclusion import SKIP
+from .._sansio.indexable import HEAD_BYTES
 from .._sansio.models import SitemapEntry, entry_parts
 from .._sansio.urls import normalize_loc
 
@@ -56,8 +65,14 @@ class Explanation:
         return "\n".join(lines)
 
 
-async def explain(config: SitemapConfig, urls: list[str]) -> list[Explanation]:
-    """An :class:`Explanation` of each of ``urls`` (absolute, or paths under the base)."""
+async def explain(
+    config: SitemapConfig, urls: list[str], probe: Probe | None = None
+) -> list[Explanation]:
+    """An :class:`Explanation` of each of ``urls`` (absolute, or paths under the base).
+
+    With a guard, ``probe`` (how to ask the app for a URL) probes those of ``urls`` that
+    have no verdict in the fleet's store, as the guard would.
+    """
     from .._engine.core import SitemapCore
 
     base = config.base
@@ -80,6 +95,8 @@ async def explain(config: SitemapConfig, urls: list[str]) -> list[Explanation]:
     try:
         if core.guard is not None:  # what the guard found, as a fleet's store keeps it
             await core.guard.recall(list(found))
+            if probe is not None:
+                await _probe_unknown(core.guard.guard, core.guard.book, list(found), probe)
         await _find(core, config, found, answers)
     finally:
         await core.aclose()
@@ -172,6 +189,78 @@ async def _find(
             answer.problems += [f"maybe left out by its provider: {note}" for note in notes]
 
 
+async def _probe_unknown(guard: Any, book: Any, urls: list[str], probe: Probe) -> None:
+    """Probe each of ``urls`` without a fresh verdict, one at a time; keep the verdicts."""
+    for url in urls:
+        known = book.verdict(url)
+        if known is not None and known.until > time.time():
+            continue
+        try:
+            with anyio.fail_after(guard.timeout):
+                answer = await probe(url)
+        except Exception as exc:  # the app's failure (or its silence) is the answer
+            answer = ProbeAnswer(None, problem=f"{type(exc).__name__}: {exc}")
+        book.recall(url, judge(url, answer, time.time(), guard))
+
+
+def client_probe(client: httpx.AsyncClient) -> Probe:
+    """The guard's GET through an in-process client: no redirect followed, the first
+    bytes of the body (what ``check --app`` reads)."""
+
+    async def probe(url: str) -> ProbeAnswer:
+        headers = {"User-Agent": PROBE_AGENT, "Accept": "text/html,*/*;q=0.8"}
+        async with client.stream("GET", url, headers=headers, follow_redirects=False) as got:
+            body = bytearray()
+            async for chunk in got.aiter_bytes():
+                body += chunk
+                if len(body) > HEAD_BYTES:
+                    break
+            return ProbeAnswer(got.status_code, list(got.headers.items()), bytes(body))
+
+    return probe
+
+
+def site_for(served: object, url: str) -> SitemapConfig | None:
+    """The configuration ``url`` belongs to: the app's only one or, for :class:`Tenants`,
+    the site its host names (exact ``host:port``, then the host; a path: the first site)."""
+    if isinstance(served, SitemapConfig):
+        return served
+    tenants = getattr(served, "_tenants", served)  # (TenantCores keep their Tenants)
+    if not isinstance(tenants, Tenants):
+        return None
+    parts = urlsplit(url)
+    if not parts.netloc:
+        return next(iter(tenants.sites.values()), None)
+    host = parts.netloc.lower().rpartition("@")[2]
+    config = tenants.sites.get(host) or tenants.sites.get(parts.hostname or "")
+    if config is None and tenants.resolve is not None:
+        config = tenants.resolve(host)
+    return config
+
+
+async def explain_app(app: object, served: object, urls: list[str]) -> list[Explanation]:
+    """:func:`explain` for an app: each URL by its site, guard probes through the app."""
+    from .apps import client_for_app
+
+    answers: list[Explanation] = [Explanation(url) for url in urls]
+    sites: dict[int, tuple[SitemapConfig, list[int]]] = {}
+    for i, url in enumerate(urls):
+        config = site_for(served, url)
+        if config is None:
+            answers[i].problems.append("not listed: no site of the app serves its host")
+        else:
+            sites.setdefault(id(config), (config, []))[1].append(i)
+    async with AsyncExitStack() as stack:
+        probe: Probe | None = None
+        if any(config.guard is not None for config, _ in sites.values()):
+            probe = client_probe(await stack.enter_async_context(client_for_app(app)))
+        for config, indexes in sites.values():
+            told = await explain(config, [urls[i] for i in indexes], probe)
+            for i, found in zip(indexes, told, strict=True):
+                answers[i] = found
+    return answers
+
+
 def _raw_loc(base: Any, item: object) -> str | None:
     """The absolute URL an item that was left out meant, as far as it says one."""
     if isinstance(item, SitemapEntry):
@@ -206,10 +295,10 @@ def add_explain_parser(commands: Any) -> None:
 
 def _explain_command(args: argparse.Namespace) -> int:
     from .apps import load_app
-    from .export import find_config
+    from .export import find_served
 
-    config = find_config(load_app(args.app))
-    answers = anyio.run(explain, config, list(args.urls))
+    app = load_app(args.app)
+    answers = anyio.run(explain_app, app, find_served(app), list(args.urls))
     if args.json:
         print(json.dumps([answer.as_dict() for answer in answers], indent=2))
     else:

@@ -119,6 +119,15 @@ class _DocumentFailed(Exception):
 def find_config(app: object) -> SitemapConfig:
     """The :class:`SitemapConfig` of the sitemap middleware wrapping (or inside) ``app``.
 
+    Raises ``ValueError`` when no sitemap middleware is found, or it serves ``Tenants``.
+    """
+    return _single_site(find_served(app))
+
+
+def find_served(app: object) -> object:
+    """What the sitemap middleware wrapping (or inside) ``app`` serves: a
+    :class:`SitemapConfig`, :class:`Tenants` or their cores.
+
     Looks through ``.app``/``.wsgi_app`` chains and Starlette's ``user_middleware``;
     raises ``ValueError`` when no sitemap middleware is found.
     """
@@ -131,10 +140,11 @@ def find_config(app: object) -> SitemapConfig:
         seen.add(id(current))
         if isinstance(current, ASGISitemapMiddleware | WSGISitemapMiddleware):
             core = current.core
-            return _single_site(core.config if isinstance(core, SitemapCore) else core)
+            return core.config if isinstance(core, SitemapCore) else core
         for middleware in getattr(current, "user_middleware", None) or ():
             if getattr(middleware, "cls", None) is ASGISitemapMiddleware:
-                return _single_site(getattr(middleware, "kwargs", {}).get("config"))
+                served: object = getattr(middleware, "kwargs", {}).get("config")
+                return served
         pending += [
             getattr(current, name, None) for name in ("app", "wsgi_app", "middleware_stack")
         ]

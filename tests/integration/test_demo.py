@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import struct
@@ -14,13 +15,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
+from urllib.robotparser import RobotFileParser
 
 import httpx
 import pytest
 from lxml import etree
 
 from benchmarks.common import free_port
+from sitemap_middleware._demo_planted import DEALS, DEALS_LASTMOD, PLANTED
 from tests.helpers import check_document
+from tests.integration.demo_site import GUARDED, indexable_problems, wait_for_guard
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The demo at a size a test can crawl: `--products 1200 --urls-per-page 500` still gives
@@ -44,6 +48,7 @@ class Demo:
     url: str
     log: Path
     printed: list[str]
+    server: str
 
 
 @pytest.fixture(scope="module", params=["uvicorn", "werkzeug"])
@@ -76,7 +81,8 @@ def demo(
                 assert time.monotonic() < deadline, "demo did not start"
                 time.sleep(0.2)
         printed = re.findall(r"^\s+(https?://\S+)", log.read_text(), re.M)
-        yield Demo(url, log, printed)
+        wait_for_guard(url)  # what the demo lists once its guard has probed
+        yield Demo(url, log, printed, server)
     finally:
         process.terminate()
         process.wait(20)
@@ -293,3 +299,83 @@ def test_demo_serves_valid_sitemaps_of_urls_it_serves(demo: Demo) -> None:
             "/docs/missing.html",
         ):
             assert client.get(url + missing).status_code == 404, missing
+
+
+@pytest.mark.slow
+def test_demo_lists_only_indexable_pages_and_explains_what_it_leaves_out(demo: Demo) -> None:
+    """The demo's providers also list pages no sitemap should (`_demo_planted`): a noindex
+    page, a redirect, a page canonical elsewhere, a path its robots.txt disallows for `*`
+    and `/about` named by two sections. Once the guard has probed (the fixture waits),
+    every URL the index lists answers 200, says no noindex, is canonical to itself, is
+    allowed by the demo's robots.txt and is listed once (the products sampled as above);
+    none of the planted pages is listed, though each is served as planted; the HTML view
+    names the guard's quarantine; the command the demo prints to ask why runs, and
+    `explain` names each reason; `check` finds nothing but the docs' identical lastmods."""
+    url = demo.url
+    log = demo.log.read_text()
+    with httpx.Client(timeout=60) as client:
+        robots = RobotFileParser()
+        robots.parse(client.get(url + "/robots.txt").text.splitlines())
+        queue, locs = [url + "/sitemap.xml", url + "/blog/sitemap.xml"], Counter[str]()
+        while queue:
+            root = etree.fromstring(client.get(queue.pop(0)).content)
+            found = [loc.text or "" for loc in root.iter(f"{SM}loc")]
+            if root.tag == f"{SM}sitemapindex":
+                queue += [f for f in found if f != url + "/blog/sitemap.xml"]
+            else:
+                locs.update(found)
+        assert locs and max(locs.values()) == 1, [u for u, n in locs.items() if n > 1]
+        for target in _sample(set(locs)):
+            assert robots.can_fetch("*", target) and robots.can_fetch("Googlebot", target)
+            assert not indexable_problems(target, client.get(target)), target
+
+        planted = {p.kind: url + p.path for p in PLANTED}
+        assert planted["duplicate"] in locs and url + DEALS in locs
+        assert not {u for k, u in planted.items() if k != "duplicate"} & set(locs)
+        # ... though each is served as planted, and named by a provider.
+        assert client.get(planted["noindex"]).headers["x-robots-tag"] == "noindex"
+        assert client.get(planted["redirect"]).headers["location"] == "/about"
+        assert "canonical elsewhere: /about" in indexable_problems(
+            planted["canonical"], client.get(planted["canonical"])
+        )
+        assert client.get(planted["robots"]).status_code == 200
+        assert not robots.can_fetch("*", planted["robots"])
+        assert "left out 1 of its 3 items on purpose (duplicate: 1)" in log  # landing.txt
+        view = client.get(url + "/sitemap.html").text
+        assert all(url + path in view for path in GUARDED), "the HTML view lists them"
+        # The ledger's case: the body moves, the lastmod does not.
+        assert client.get(url + DEALS).text != client.get(url + DEALS).text
+        assert (
+            f"<lastmod>{DEALS_LASTMOD}</lastmod>" in client.get(url + "/sitemap-deals-1.xml").text
+        )
+
+    # The command the demo printed to ask why, run as printed.
+    command = log.split("Ask why:\n", 1)[1].splitlines()[0].strip()
+    flavour = "asgi" if demo.server == "uvicorn" else "wsgi"
+    assert f"_demo_apps:{flavour} /preview" in command
+    explained = subprocess.run(
+        ["bash", "-c", command + " --json"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert explained.returncode == 1, explained.stderr  # not all of them are listed
+    why = {answer["url"]: answer for answer in json.loads(explained.stdout)}
+    reasons = {
+        "/preview": "left out by the guard: said noindex (X-Robots-Tag)",
+        "/old-about": "left out by the guard: redirected (301) to /about",
+        "/about/print": f"left out by the guard: declared canonical {url}/about",
+        "/admin/": "robots.txt rule 'Disallow: /admin/' for user-agent '*'",
+        "/about": "section 'landing': a duplicate, listed first in section 'pages', page 1",
+    }
+    for path, reason in reasons.items():
+        assert any(reason in said for said in why[path]["left_out"]), (path, why[path])
+    assert [a["section"] for a in why["/about"]["listed"]] == ["pages"]
+    assert all(not why[path]["listed"] for path in reasons if path != "/about")
+
+    check = subprocess.run(
+        [sys.executable, "-m", "sitemap_middleware", "check", "--rate", "0", "--json", url],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    summary = json.loads(check.stdout)["summary"]
+    assert check.returncode == 0 and summary["errors"] == 0, check.stdout[-2000:]
+    assert set(summary["codes"]) <= {"lastmod-identical"}, summary  # the docs, written at once

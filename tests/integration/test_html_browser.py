@@ -24,6 +24,7 @@ from benchmarks.common import free_port
 from sitemap_middleware import Image, NewsArticle, Section, SitemapEntry, Video
 from tests.helpers import check_document, child_urls, page_urls
 from tests.integration.cdp import CHROMIUM, NO_XSLT, Browser, Tab, browser
+from tests.integration.demo_site import wait_for_guard
 from tests.integration.servers import asgi_app, bound_socket, make_config, serve_uvicorn
 from tests.integration.validator import JAVA, VNU, vnu_messages
 
@@ -273,6 +274,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 time.sleep(0.2)
         printed = re.search(r"Sitemaps for people \(HTML view\): (\S+)", log.read_text())
         assert printed is not None, log.read_text()
+        wait_for_guard(f"http://127.0.0.1:{port}")  # the views compared with the XML hold still
         yield printed[1]
     finally:
         process.terminate()

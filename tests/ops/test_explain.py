@@ -72,3 +72,45 @@ def test_a_url_asked_twice_gets_the_same_answer_twice(capsys: pytest.CaptureFixt
     assert [answer["listed"] for answer in answers] == [
         [{"section": "pages", "file": "sitemap-pages-1.xml", "position": 0}]
     ] * 3
+
+
+def test_explain_probes_through_the_app_and_asks_each_tenant_by_its_host(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Without a store keeping the guard's verdicts, `explain` probes the URLs it is asked
+    about through the app (a noindex page, a redirect: left out, reasons named); an app
+    serving Tenants answers each URL from the site its host names (a path: the first)."""
+    from starlette.applications import Starlette
+    from starlette.responses import HTMLResponse, RedirectResponse
+    from starlette.routing import Route
+
+    from sitemap_middleware import Guard, Tenants
+
+    async def page(request: Any) -> Any:
+        if request.url.path == "/old":
+            return RedirectResponse("/", status_code=301)
+        noindex = {"X-Robots-Tag": "noindex"} if request.url.path == "/hidden" else {}
+        return HTMLResponse("<p>hello</p>", headers=noindex)
+
+    guard = Guard(action="exclude")
+    shop = SitemapConfig(
+        base_url="https://shop.test", sections={"pages": ["/", "/hidden", "/old"]}, guard=guard
+    )
+    other = SitemapConfig(base_url="https://other.test", sections={"pages": ["/only-here"]})
+    app = Starlette(routes=[Route(p, page) for p in ("/", "/hidden", "/old", "/only-here")])
+    app.add_middleware(
+        ASGISitemapMiddleware,
+        config=Tenants(sites={"shop.test": shop, "other.test": other}),
+    )
+    namespace = build_parser().parse_args(["explain", "--app", "x:y", "--json", "/"])
+    namespace.urls = ["/", "/hidden", "/old", "https://other.test/only-here", "https://no.test/"]
+    namespace.app = app
+    assert namespace.handler(namespace) == 1
+    answers = {a["url"]: a for a in json.loads(capsys.readouterr().out)}
+    assert [x["file"] for x in answers["/"]["listed"]] == ["sitemap-pages-1.xml"]
+    assert "left out by the guard: said noindex (X-Robots-Tag)" in answers["/hidden"]["left_out"][0]
+    assert "left out by the guard: redirected (301) to /" in answers["/old"]["left_out"][0]
+    assert answers["https://other.test/only-here"]["listed"]
+    assert answers["https://no.test/"]["problems"] == [
+        "not listed: no site of the app serves its host"
+    ]
