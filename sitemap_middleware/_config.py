@@ -303,8 +303,11 @@ class SitemapConfig:
                         f"{self.base.prefix}; this site would list nothing"
                     )
                 provider = localized(provider, section.languages, self.base)
+            ledger = self.ledger_book
+            if self.ledger is not None and self.ledger.sections is not None:
+                ledger = ledger if name in self.ledger.sections else None
             kept: Exclusion | None = Exclusion(
-                section.exclude, robots, self.guard_book, name, self.ledger_book
+                section.exclude, robots, self.guard_book, name, ledger
             )
             kept = kept if robots is not None else kept or None  # (append: rules come later)
             resolved.append(

@@ -30,6 +30,7 @@ from ._config import Section, SitemapConfig, Tenants
 from ._demo_planted import deals_entries, left_out_message
 from ._engine.observe import DocumentObserver
 from ._guard_settings import Guard
+from ._ledger_settings import Ledger
 from ._providers.files import DirectoryProvider, TextFileProvider
 from ._providers.i18n import Languages
 from ._sansio.extensions import Image, NewsArticle, Video
@@ -210,7 +211,7 @@ def make_config(
             "news": Section(
                 news_entries, max_urls=min(MAX_NEWS_PER_FILE, urls_per_page), news=True
             ),
-            # /deals/today: its body changes on every request, its lastmod is fixed.
+            # /deals/today: the deal on show changes, its provider lastmod never.
             "deals": deals_entries,
         },
         # What keeps the planted pages out (_demo_planted.PLANTED): /admin/ (listed by the
@@ -240,10 +241,9 @@ def make_config(
         # Plans made once the ASGI app has started: the guard probes without waiting for a
         # first request (under WSGI: from the first sitemap request on).
         renders=Renders(warm_up=True),
-        # LEDGER (issue 27): the content ledger (Ledger: lastmod from content digests) is
-        # turned on here once it lands, for /deals/today (whose provider lastmod is fixed
-        # while its body changes) and every other section:
-        # ledger=Ledger(...),
+        # /deals/today's lastmod from the deal it shows (its provider's lastmod is fixed):
+        # the time that deal was first seen, kept in the render store.
+        ledger=Ledger(source="digest", sections=["deals"]),
     )
 
 

@@ -10,37 +10,40 @@ landing-page file names ``/about`` again); the configuration keeps them out:
 * ``/about`` is listed by the pages section and by the landing-page file: with
   ``dedupe=True`` the first listing (pages) is the one served.
 
-``/deals/today`` is listed, with a fixed ``lastmod``, though its body changes on every
-request (a counter and the time): what the content ledger is for (LEDGER, see
-``_demo.make_config``).
+``/deals/today`` is listed with a fixed ``lastmod`` from its provider, though the deal it
+shows changes every ``DEAL_SECONDS``: the content ledger (``Ledger(source="digest",
+sections=["deals"])``, the provider giving the deal as the digest) writes the time the
+deal on show was first seen instead.
 """
 
 from __future__ import annotations
 
-import itertools
 import shlex
 import sys
-from datetime import datetime, timezone
-from typing import NamedTuple
-
-from ._sansio.models import SitemapEntry
+import time
+from typing import Any, NamedTuple
 
 __all__ = [
     "DEALS",
     "DEALS_LASTMOD",
+    "DEAL_SECONDS",
+    "OFFERS",
     "DEMO_ARGS_ENV",
     "PLANTED",
     "PLANTED_ROUTES",
+    "deal_now",
     "deals_entries",
     "left_out_message",
     "planted_answer",
     "planted_title",
 ]
 
-#: The deal of the day: its body changes on every request, its provider lastmod never.
+#: The deal on show: it changes every DEAL_SECONDS, its provider lastmod never.
 DEALS = "/deals/today"
-#: The lastmod its provider reports, whatever the page says (LEDGER: digests would move it).
+#: The lastmod its provider reports, whatever the page says (the ledger dates the deal).
 DEALS_LASTMOD = "2024-06-01T09:00:00+00:00"
+DEAL_SECONDS = 60
+OFFERS = ("Darjeeling, 20% off", "Sencha, two for one", "Oolong sampler, 15% off")
 #: The environment variable ``_demo_apps:asgi`` / ``:wsgi`` read the demo's options from.
 DEMO_ARGS_ENV = "SITEMAP_DEMO_ARGS"
 
@@ -62,12 +65,16 @@ PLANTED = (
 #: The planted routes each flavour serves (``/about`` is a page of its own).
 PLANTED_ROUTES = tuple(p.path for p in PLANTED if p.kind != "duplicate")
 
-_views = itertools.count(1)
+
+def deal_now() -> str:
+    """The deal on show now (one of OFFERS, in turn, every DEAL_SECONDS)."""
+    return OFFERS[int(time.time() // DEAL_SECONDS) % len(OFFERS)]
 
 
-def deals_entries() -> list[SitemapEntry]:
-    """The deals section: one page whose lastmod is fixed (the ledger's case)."""
-    return [SitemapEntry(DEALS, lastmod=DEALS_LASTMOD, changefreq="daily")]
+def deals_entries() -> list[dict[str, Any]]:
+    """The deals section: one page whose provider lastmod is fixed, and the deal it shows
+    as its content digest (the ledger's ``digest`` key)."""
+    return [{"loc": DEALS, "lastmod": DEALS_LASTMOD, "changefreq": "daily", "digest": deal_now()}]
 
 
 def planted_answer(path: str, page: str) -> tuple[int, dict[str, str], str]:
@@ -88,11 +95,8 @@ def planted_title(path: str) -> tuple[str, str, str]:
         return "Admin", "Disallowed for crawlers by robots.txt.", ""
     if path == "/preview":
         return "Preview", "A page not ready to be found (X-Robots-Tag: noindex).", ""
-    if path == DEALS:
-        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        # LEDGER: this body changes on every request while the provider's lastmod stays
-        # DEALS_LASTMOD; the content ledger will date it by its content instead.
-        return "Deal of the day", f"View {next(_views)}, at {now}.", ""
+    if path == DEALS:  # the content changes, the provider's lastmod does not
+        return "Deal of the day", f"{deal_now()}.", ""
     return "Moved", "Moved to /about.", ""
 
 
@@ -104,8 +108,8 @@ def left_out_message(base_url: str, argv: list[str], flavour: str) -> list[str]:
     ]
     lines += [f"  {p.kind:<10} {base_url}{p.path}  ({p.why})" for p in PLANTED]
     lines.append(
-        f"  (listed: {base_url}{DEALS} changes on every request, its lastmod never:"
-        " for the content ledger)"
+        f"  (listed: {base_url}{DEALS}: its deal changes every {DEAL_SECONDS} s, its"
+        " provider's lastmod never; the content ledger dates the deal)"
     )
     env = f"{DEMO_ARGS_ENV}={shlex.quote(shlex.join(argv))} " if argv else ""
     paths = " ".join(p.path for p in PLANTED)

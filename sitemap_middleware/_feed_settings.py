@@ -199,6 +199,9 @@ def check_documents(config: SitemapConfig, page_like: Callable[[str, str], bool]
     if changes is not None:
         named.append(("Changes.name", changes.name))
         wanted.append(("changes", changes.sections or ()))
+    ledger = getattr(config, "ledger", None)
+    if ledger is not None and ledger.sections is not None:
+        wanted.append(("ledger", ledger.sections))
     for owner, name in named:
         if name in taken or page_like(config.page_prefix, name):
             raise ConfigurationError(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,11 +32,14 @@ class Ledger:
         of the item; a ``str``, ``bytes`` or ``int`` (``None``: the item is written as
         given, outside the ledger).
     :param max_urls: records kept in process at most; URLs beyond are written as given.
+    :param sections: the sections whose URLs the ledger dates (``None``: every section);
+        the others are written as their providers give them, at no cost.
     """
 
     source: str = "fields"
     digest: str | Callable[[Any], object] = "digest"
     max_urls: int = 1_000_000
+    sections: Sequence[str] | None = None
 
     def __post_init__(self) -> None:
         if self.source not in ("fields", "digest"):
@@ -48,3 +51,8 @@ class Ledger:
                 f"Ledger.digest must be a key name or a function, got {self.digest!r}"
             )
         check_int("Ledger", "max_urls", self.max_urls, 1, 100_000_000)
+        names = self.sections
+        if names is not None:
+            if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+                raise ConfigurationError(f"Ledger.sections must be section names, got {names!r}")
+            object.__setattr__(self, "sections", tuple(names))

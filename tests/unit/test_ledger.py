@@ -170,6 +170,24 @@ async def test_a_content_change_under_an_unmoved_lastmod_is_dated_now() -> None:
     assert lastmods((await _get(core))[1]) == {"/a": "2025-06-15T15:06:41+00:00"}
 
 
+@pytest.mark.anyio
+async def test_a_ledger_of_some_sections_leaves_the_others_as_given() -> None:
+    """Ledger(sections=[...]): only those sections' URLs are dated by content; the others
+    are written as their providers give them and cost nothing."""
+    rows, others = Rows({"a": (1, None)}), ["/b"]
+    config = SitemapConfig(
+        base_url=BASE,
+        sections={"p": rows, "q": others},
+        ledger=Ledger(source="digest", sections=["p"]),
+    )
+    assert config.ledger_book is not None
+    config.ledger_book.clock = lambda: T0
+    reply, body = await fetch(SitemapCore(config), "/sitemap.xml")
+    assert lastmods(body) == {"/a": "2025-06-15T15:06:40+00:00", "/b": None}
+    with pytest.raises(ConfigurationError, match="names no section"):
+        SitemapConfig(base_url=BASE, sections={"p": rows}, ledger=Ledger(sections=["x"]))
+
+
 def test_ledger_settings_are_checked() -> None:
     with pytest.raises(ConfigurationError, match="source"):
         Ledger(source="guard")
