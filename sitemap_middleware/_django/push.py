@@ -19,9 +19,9 @@ from typing import Any
 
 from .._exceptions import ConfigurationError, InvalidEntryError
 from .._ops.indexnow import IndexNowNotifier
-from .._ops.push_queue import Batcher, push_base
+from .._ops.push_queue import PushHook, push_base
 from .._providers.columns import RowEntries
-from .._sansio.urls import BaseURL, normalize_loc
+from .._sansio.urls import BaseURL
 from .sitemaps import written_location
 
 __all__ = ["IndexNowPush", "notify_on_change"]
@@ -29,7 +29,7 @@ __all__ = ["IndexNowPush", "notify_on_change"]
 logger = logging.getLogger("sitemap_middleware")
 
 
-class IndexNowPush:
+class IndexNowPush(PushHook):
     """A model connected to IndexNow by :func:`notify_on_change`; keep it to disconnect."""
 
     def __init__(
@@ -41,22 +41,14 @@ class IndexNowPush:
         delay: float,
         max_pending: int,
     ) -> None:
-        self.model, self.notifier = model, notifier
-        self._base = base
-        self._name = model._meta.label
-        self._url_of = _location_function(model, location)
-        self._batcher = Batcher(notifier, delay, max_pending, self._name)
+        url_of = _location_function(model, location)
+        super().__init__(model, notifier, model._meta.label, url_of, base, delay, max_pending)
         from django.db.models.signals import post_delete, post_save
 
         uid = f"sitemap_middleware.push.{id(self)}"
         post_save.connect(self._saved, sender=model, weak=False, dispatch_uid=uid)
         post_delete.connect(self._deleted, sender=model, weak=False, dispatch_uid=uid)
         self._uid = uid
-
-    @property
-    def dropped(self) -> int:
-        """URLs left out because the queue was full."""
-        return self._batcher.dropped
 
     def _saved(self, sender: Any, instance: Any, raw: bool = False, **kwargs: Any) -> None:
         if not raw:  # loaddata: fixtures are not publications
@@ -82,27 +74,8 @@ class IndexNowPush:
         except Exception:
             logger.exception("IndexNow push for %s: %s not queued", self._name, url)
 
-    def _url(self, instance: Any) -> str | None:
-        try:
-            value = self._url_of(instance)
-            if value is None:
-                return None
-            url = self._base.locate(normalize_loc(written_location(value)))
-            self.notifier._checked([url])  # on the notifier's host
-            return url
-        except (InvalidEntryError, ValueError) as exc:
-            problem = str(exc)
-        except Exception as exc:
-            problem = f"location raised {type(exc).__name__}: {exc}"
-        logger.warning(
-            "IndexNow push for %s: %r has no URL to push: %s", self._name, instance, problem
-        )
-        return None
-
-    def flush(self, timeout: float | None = None) -> bool:
-        """Send what is queued now, without the delay; ``True`` once it is sent (or failed,
-        logged), ``False`` if ``timeout`` seconds passed first. For tests and shutdown."""
-        return self._batcher.flush(timeout)
+    def _written(self, value: Any) -> object:
+        return written_location(value)  # a str as Django writes it; anything else refused
 
     def disconnect(self) -> None:
         """Stop listening to the model's saves and deletes (what is queued is still sent)."""
@@ -110,11 +83,6 @@ class IndexNowPush:
 
         post_save.disconnect(sender=self.model, dispatch_uid=self._uid)
         post_delete.disconnect(sender=self.model, dispatch_uid=self._uid)
-
-    def close(self, timeout: float | None = None) -> bool:
-        """Disconnect, send what is queued and stop the thread; ``False`` on a timeout."""
-        self.disconnect()
-        return self._batcher.close(timeout)
 
 
 def _location_function(

@@ -19,15 +19,17 @@ import os
 import threading
 import time
 import weakref
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
 
 from .._exceptions import ConfigurationError, InvalidEntryError
-from .._sansio.urls import BaseURL
+from .._sansio.urls import BaseURL, normalize_loc, quote_unsafe
 from .indexnow import IndexNowNotifier
 
-__all__ = ["EXIT_TIMEOUT", "Batcher", "push_base"]
+__all__ = ["EXIT_TIMEOUT", "Batcher", "PushHook", "push_base"]
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -181,3 +183,62 @@ def push_base(
             f"base_url {base_url!r} is not on the notifier's host {notifier.host!r}"
         )
     return base
+
+
+class PushHook:
+    """What the ORM hooks share: a model's URLs, located as the sitemaps locate them, on a
+    :class:`Batcher`. Subclasses connect to their ORM's events and say how to stop."""
+
+    def __init__(
+        self,
+        model: type[Any],
+        notifier: IndexNowNotifier,
+        name: str,
+        url_of: Callable[[Any], Any],
+        base: BaseURL,
+        delay: float,
+        max_pending: int,
+    ) -> None:
+        self.model, self.notifier = model, notifier
+        self._base, self._name, self._url_of = base, name, url_of
+        self._batcher = Batcher(notifier, delay, max_pending, name)
+
+    @property
+    def dropped(self) -> int:
+        """URLs left out because the queue was full."""
+        return self._batcher.dropped
+
+    def _written(self, value: Any) -> object:
+        """A location as the sitemaps write it (percent-encoded where it must be)."""
+        return quote_unsafe(value)
+
+    def _url(self, instance: Any) -> str | None:
+        try:
+            value = self._url_of(instance)
+            if value is None:
+                return None
+            url = self._base.locate(normalize_loc(self._written(value)))
+            self.notifier._checked([url])  # on the notifier's host
+            return url
+        except (InvalidEntryError, ValueError) as exc:
+            problem = str(exc)
+        except Exception as exc:
+            problem = f"location raised {type(exc).__name__}: {exc}"
+        logger.warning(
+            "IndexNow push for %s: %r has no URL to push: %s", self._name, instance, problem
+        )
+        return None
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Send what is queued now, without the delay; ``True`` once it is sent (or failed,
+        logged), ``False`` if ``timeout`` seconds passed first. For tests and shutdown."""
+        return self._batcher.flush(timeout)
+
+    def disconnect(self) -> None:
+        """Stop listening (what is queued is still sent)."""
+        raise NotImplementedError
+
+    def close(self, timeout: float | None = None) -> bool:
+        """Disconnect, send what is queued and stop the thread; ``False`` on a timeout."""
+        self.disconnect()
+        return self._batcher.close(timeout)

@@ -21,9 +21,9 @@ from typing import Any
 
 from .._exceptions import ConfigurationError, InvalidEntryError
 from .._providers.columns import RowEntries
-from .._sansio.urls import BaseURL, normalize_loc, quote_unsafe
+from .._sansio.urls import BaseURL
 from .indexnow import IndexNowNotifier
-from .push_queue import Batcher, push_base
+from .push_queue import PushHook, push_base
 
 __all__ = ["SQLAlchemyPush", "notify_on_commit"]
 
@@ -31,7 +31,7 @@ logger = logging.getLogger("sitemap_middleware")
 Location = Callable[[Any], str | None] | str
 
 
-class SQLAlchemyPush:
+class SQLAlchemyPush(PushHook):
     """A model connected to IndexNow by :func:`notify_on_commit`; keep it to disconnect."""
 
     def __init__(
@@ -46,11 +46,9 @@ class SQLAlchemyPush:
     ) -> None:
         from sqlalchemy import event
 
-        self.model, self.notifier, self.target = model, notifier, target
-        self._base = base
-        self._name = model.__name__
-        self._url_of = _location_function(model, location)
-        self._batcher = Batcher(notifier, delay, max_pending, self._name)
+        url_of = _location_function(model, location)
+        super().__init__(model, notifier, model.__name__, url_of, base, delay, max_pending)
+        self.target = target
         self._key = f"sitemap_middleware.push.{id(self)}"
         self._hooks: list[tuple[str, Callable[..., None]]] = [
             ("after_flush", self._flushed),
@@ -60,11 +58,6 @@ class SQLAlchemyPush:
         ]
         for name, hook in self._hooks:
             event.listen(target, name, hook)
-
-    @property
-    def dropped(self) -> int:
-        """URLs left out because the queue was full."""
-        return self._batcher.dropped
 
     def _flushed(self, session: Any, flush_context: Any) -> None:
         # after_flush: new, dirty and deleted still hold what this flush wrote.
@@ -108,28 +101,6 @@ class SQLAlchemyPush:
         if transaction.parent is None:  # the outermost, without a commit (a close())
             session.info.pop(self._key, None)
 
-    def _url(self, instance: Any) -> str | None:
-        try:
-            value = self._url_of(instance)
-            if value is None:
-                return None
-            url = self._base.locate(normalize_loc(quote_unsafe(value)))
-            self.notifier._checked([url])  # on the notifier's host
-            return url
-        except (InvalidEntryError, ValueError) as exc:
-            problem = str(exc)
-        except Exception as exc:
-            problem = f"location raised {type(exc).__name__}: {exc}"
-        logger.warning(
-            "IndexNow push for %s: %r has no URL to push: %s", self._name, instance, problem
-        )
-        return None
-
-    def flush(self, timeout: float | None = None) -> bool:
-        """Send what is queued now, without the delay; ``True`` once it is sent (or failed,
-        logged), ``False`` if ``timeout`` seconds passed first. For tests and shutdown."""
-        return self._batcher.flush(timeout)
-
     def disconnect(self) -> None:
         """Stop listening to the sessions (what is queued is still sent)."""
         from sqlalchemy import event
@@ -137,11 +108,6 @@ class SQLAlchemyPush:
         for name, hook in self._hooks:
             if event.contains(self.target, name, hook):
                 event.remove(self.target, name, hook)
-
-    def close(self, timeout: float | None = None) -> bool:
-        """Disconnect, send what is queued and stop the thread; ``False`` on a timeout."""
-        self.disconnect()
-        return self._batcher.close(timeout)
 
 
 def _location_function(model: type[Any], location: object) -> Callable[[Any], Any]:
