@@ -30,8 +30,7 @@ __all__ = ["BATCH_SIZE", "EntryStream", "call_provider", "logger"]
 
 logger = logging.getLogger("sitemap_middleware")
 
-#: Entries pulled per timed provider call: amortises the timeout scope and keeps the
-#: first batch (fetched before the status line is sent) small.
+#: Entries per timed provider call: amortises the timeout, keeps the first batch small.
 BATCH_SIZE = 500
 #: Invalid entries logged one by one per response; the rest are counted in a summary.
 MAX_LOGGED_INVALID = 20
@@ -103,6 +102,7 @@ class EntryStream:
         self.exclusion = exclusion
         self._ledger = exclusion.ledger if exclusion is not None else None
         self._digests: list[int | None] | None = None
+        self._seen: set[int] = set()  # (URLs the ledger dated: a repeat keeps the first's date)
         self._cut = len(base.origin)
         #: Items left out on purpose, by reason (``exclusion.py``).
         self.excluded: dict[str, int] = {}
@@ -361,7 +361,7 @@ class EntryStream:
             positions = kept if positions is None else [positions[i] for i in kept]
         self.plain_positions = positions
         if self._ledger is not None:  # the content ledger's lastmods (``ledger.py``)
-            plain = self._ledger.stamp_plain(self.name, plain, self._digests, positions)
+            plain = self._ledger.stamp_plain(self.name, plain, self._digests, positions, self._seen)
         return plain
 
     def spread(self, plain: PlainBatch, count: int) -> list[Admitted | None]:
@@ -416,7 +416,7 @@ class EntryStream:
                 admitted[places[place]] = None
                 self._count(reason, 1)
         if self._ledger is not None:
-            self._ledger.stamp_admitted(self.name, admitted, self._digests)
+            self._ledger.stamp_admitted(self.name, admitted, self._digests, self._seen)
         return admitted
 
     def _keep_extended(self, loc: str, entry: SitemapEntry) -> bool:

@@ -39,6 +39,8 @@ _MASK64 = (1 << 64) - 1
 _STAMP = (1 << 40) - 1
 _TOLD = 1
 _DATE = 2
+#: The last second a record may hold (9999-12-31T23:59:59Z: a year of four digits).
+_LAST = 253_402_300_799
 
 
 def url_key(loc: str) -> int:
@@ -129,21 +131,29 @@ class LedgerBook:
         plain: PlainBatch,
         given: list[int | None] | None,
         positions: list[int] | None,
+        seen: set[int] | None = None,
     ) -> PlainBatch:
-        """A plain batch with the ledger's lastmods (``given``: digests by raw position)."""
+        """A plain batch with the ledger's lastmods (``given``: digests by raw position;
+        ``seen``: see :meth:`stamp`)."""
         if not plain.locs:
             return plain
         digests = None
         if given is not None:
             digests = given if positions is None else [given[i] for i in positions]
-        tails, newest = self.stamp(section, plain.locs, plain.tails, [None] * len(plain), digests)
+        tails, newest = self.stamp(
+            section, plain.locs, plain.tails, [None] * len(plain), digests, seen
+        )
         newest_at = None
         if newest is not None:
             newest_at = datetime.fromisoformat(newest if len(newest) > 10 else newest + "T00:00Z")
         return PlainBatch(plain.locs, plain.loc_size, None, newest_at, None, None, tails)
 
     def stamp_admitted(
-        self, section: str, admitted: list[Admitted | None], given: list[int | None] | None
+        self,
+        section: str,
+        admitted: list[Admitted | None],
+        given: list[int | None] | None,
+        seen: set[int] | None = None,
     ) -> None:
         """Each admitted entry's tail with the ledger's lastmod, in place."""
         places = [i for i, item in enumerate(admitted) if item is not None]
@@ -151,7 +161,7 @@ class LedgerBook:
         locs = [item[0] for item in items]
         digests = None if given is None else [given[i] for i in places]
         tails, _ = self.stamp(
-            section, locs, [t for _, t, _ in items], [e for *_, e in items], digests
+            section, locs, [t for _, t, _ in items], [e for *_, e in items], digests, seen
         )
         for place, (loc, _, extended), tail in zip(places, items, tails, strict=True):
             admitted[place] = (loc, tail, extended)
@@ -163,8 +173,14 @@ class LedgerBook:
         tails: Sequence[str],
         extended: Sequence[SitemapEntry | None],
         digests: Sequence[int | None] | None,
+        seen: set[int] | None = None,
     ) -> tuple[list[str], str | None]:
-        """The tails to write, and the newest lastmod text among them."""
+        """The tails to write, and the newest lastmod text among them.
+
+        ``seen``: the URLs one pass over the section dated so far: a URL it lists again
+        is written with the first listing's time and changes no record (two contents
+        under one URL would else replace each other's record at every pass: a lastmod,
+        and a version, that never stopped moving)."""
         records = self._records.setdefault(section, {})
         token = self._tokens.get(section, 0)
         pending = self.pending.setdefault(section, {}) if self.wake is not None else None
@@ -194,8 +210,15 @@ class LedgerBook:
                 given = (
                     seconds[text] if text in seconds else seconds.setdefault(text, _seconds(text))
                 )
+                if given < 0:  # before 1970: no record holds it, written as given
+                    out.append(tail)
+                    continue
             key = url_key(loc)
             record = records.get(key)
+            if seen is not None and record is not None and key in seen:
+                digest, text = record >> 40, ""  # a repeat in this pass: the first's record
+            elif seen is not None:
+                seen.add(key)
             if record is None:
                 if self._count >= self.ledger.max_urls:
                     out.append(tail)
@@ -250,6 +273,8 @@ class LedgerBook:
         """Take a fleet's records (the store's word wins), recomputing the token."""
         records = self._records.setdefault(section, {})
         for key, record in stored.items():
+            if (record & _STAMP) >> 2 > _LAST:
+                continue  # not a record (foreign bytes): the year would have five digits
             if key not in records:
                 if self._count >= self.ledger.max_urls:
                     continue

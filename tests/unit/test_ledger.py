@@ -31,6 +31,7 @@ from sitemap_middleware import (
 from sitemap_middleware._engine import shared
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._exceptions import ConfigurationError
+from sitemap_middleware._sansio.ledger import url_key
 from tests.helpers import fetch, header
 
 BASE = "https://example.com"
@@ -318,3 +319,48 @@ async def test_a_fleet_sharing_redis_writes_the_same_first_seen_times() -> None:
     finally:
         for core in cores:
             await core.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_lastmod_before_1970_and_foreign_records_are_no_error() -> None:
+    """A provider's lastmod before 1970 (no record holds it) is written as given; a
+    record of a poisoned store whose time has a five-digit year is not adopted (each
+    raised ValueError from the render: a 500)."""
+    old = START.replace(year=1960)
+    rows = Rows({"a": (1, old), "b": (1, None)})
+    clock = [T0]
+    core = _core(rows, Ledger(source="digest"), clock)
+    book = core.config.ledger_book
+    assert book is not None
+    digest = int.from_bytes(hashlib.blake2b(b"d1", digest_size=8).digest(), "big")
+    book.adopt("p", {url_key(f"{BASE}/b"): digest << 40 | ((1 << 38) - 1) << 2})
+    for _ in range(2):
+        status, body, _ = await _get(core)
+        assert status == 200
+        assert lastmods(body) == {
+            "/a": "1960-01-01T00:00:00+00:00",
+            "/b": "2025-06-15T15:06:40+00:00",
+        }
+        clock[0] += 60
+
+
+@pytest.mark.anyio
+async def test_a_url_listed_twice_with_two_contents_gets_one_steady_date() -> None:
+    """Each listing replaced the other's record at every pass: both lastmods (and the
+    section's version) moved at every request though nothing changed."""
+    items = [{"loc": "/a", "digest": "x"}, {"loc": "/a", "digest": "y"}, {"loc": "/b"}]
+
+    async def entries() -> AsyncIterator[dict[str, Any]]:
+        for item in items:
+            yield dict(item)
+
+    clock = [T0]
+    core = _core(entries, Ledger(source="digest"), clock)
+    bodies = []
+    for _ in range(3):
+        _, body, _ = await _get(core)
+        bodies.append(body)
+        clock[0] += 100
+    first = "2025-06-15T15:06:40+00:00"
+    assert bodies[0].decode().count(f"<lastmod>{first}</lastmod>") == 2
+    assert bodies[0] == bodies[1] == bodies[2]
