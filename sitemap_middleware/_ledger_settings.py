@@ -11,6 +11,18 @@ from ._settings import check_int
 
 __all__ = ["Ledger"]
 
+#: An entry's own fields: not a digest key (it would be taken out of every item).
+_ENTRY_FIELDS = (
+    "loc",
+    "lastmod",
+    "changefreq",
+    "priority",
+    "images",
+    "videos",
+    "news",
+    "alternates",
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Ledger:
@@ -49,6 +61,11 @@ class Ledger:
         if not (callable(self.digest) or (isinstance(self.digest, str) and self.digest)):
             raise ConfigurationError(
                 f"Ledger.digest must be a key name or a function, got {self.digest!r}"
+            )
+        if self.digest in _ENTRY_FIELDS:
+            raise ConfigurationError(
+                f"Ledger.digest {self.digest!r} is an entry field: it would be taken out of"
+                " each item (name a key of its own, or pass a function)"
             )
         check_int("Ledger", "max_urls", self.max_urls, 1, 100_000_000)
         names = self.sections

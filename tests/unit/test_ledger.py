@@ -364,3 +364,24 @@ async def test_a_url_listed_twice_with_two_contents_gets_one_steady_date() -> No
     first = "2025-06-15T15:06:40+00:00"
     assert bodies[0].decode().count(f"<lastmod>{first}</lastmod>") == 2
     assert bodies[0] == bodies[1] == bodies[2]
+
+
+@pytest.mark.xfail(strict=True, reason="hostile review 5: a static list keeps no digest key")
+@pytest.mark.anyio
+async def test_a_static_list_of_mappings_may_carry_digests() -> None:
+    """A static list is made into SitemapEntry objects up front: its items' ``digest``
+    key raised InvalidEntryError from SitemapConfig (a list across deploys, with Redis,
+    is where first-seen times matter)."""
+    items = [{"loc": "/a", "digest": "rev-1"}]
+    clock = [T0]
+    core = _core(items, Ledger(source="digest"), clock)
+    _, body, _ = await _get(core)
+    assert lastmods(body) == {"/a": "2025-06-15T15:06:40+00:00"}
+
+
+def test_a_digest_key_may_not_be_an_entry_field() -> None:
+    """``digest="loc"`` took every item's loc out (an empty sitemap, silently);
+    ``"lastmod"`` every lastmod."""
+    for name in ("loc", "lastmod", "changefreq", "priority", "alternates"):
+        with pytest.raises(ConfigurationError, match="entry field"):
+            Ledger(source="digest", digest=name)
