@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 from ._config_keys import check_names, languages_key, page_like
 from ._exceptions import ConfigurationError, InvalidEntryError
@@ -25,6 +26,7 @@ from ._sansio.guard import GuardBook
 from ._sansio.htmlview import HTMLView
 from ._sansio.ledger import LedgerBook
 from ._sansio.limits import MAX_BYTES, MAX_NEWS_PER_FILE, MAX_URLS
+from ._sansio.routing import Routes
 from ._sansio.urls import BaseURL, normalize_loc
 from ._settings import (
     HOST_PATTERN,
@@ -377,6 +379,29 @@ class SitemapConfig:
             if section.name == name:
                 return section
         return None
+
+    def routes(self) -> Routes:
+        """The paths this site answers (``_sansio/routing.py`` matches requests to them)."""
+        view = self.html_view
+        return Routes.make(
+            directory=unquote(self.base.directory),
+            robots_path=self.robots.path if self.robots is not None else None,
+            sitemap_name=self.sitemap_name,
+            index_name=self.index_name,
+            page_prefix=self.page_prefix,
+            sections=frozenset(s.name for s in self.resolved_sections),
+            text_sitemaps=self.text_sitemaps,
+            stylesheet=self.stylesheet is True,
+            gzip_files=self.gzip_files,
+            html_index=view.index_name if view is not None else None,
+            html_prefix=None
+            if view is None
+            else (self.page_prefix if view.page_prefix is None else view.page_prefix),
+            indexnow_file=f"{self.indexnow_key}.txt" if self.indexnow_key else None,
+            feeds=frozenset(feed.name for feed in self.feeds),
+            llms_txt=self.llms_txt.name if self.llms_txt is not None else None,
+            changes=self.changes.name if self.changes is not None else None,
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

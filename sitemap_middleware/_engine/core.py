@@ -29,7 +29,7 @@ from .._sansio.etag import content_etag, representation_etag
 from .._sansio.hosts import HostNotAllowed, base_for, vary_headers
 from .._sansio.htmlview import HTML_HEADERS
 from .._sansio.robots import APP_ROBOTS_MAX_BYTES, AppRobots, AppRobotsRequest, robots_text
-from .._sansio.routing import Kind, Routes, Target, match
+from .._sansio.routing import Kind, Target, match
 from .._sansio.types import Encoding
 from .._sansio.urls import BaseURL
 from .answer import FAILED_SECTIONS_HEADER, TEXT_TYPE, Document, HTTPError, unavailable
@@ -93,7 +93,7 @@ class SitemapCore:
 
     def __init__(self, config: SitemapConfig) -> None:
         self.config = config
-        self.routes = Routes.from_config(config)
+        self.routes = config.routes()
         self._shared = SharedRenders(config)
         self._documents = Documents(config, self._shared.plan_store, self._shared.calls)
         self._feeds = FeedDocuments(config)

@@ -11,7 +11,7 @@ from typing import TypeVar
 
 from .._config import SitemapConfig, Tenants
 from .._sansio.robots import AppRobots, AppRobotsRequest
-from .._sansio.routing import Routes, Target, match
+from .._sansio.routing import Target, match
 from .._settings import HOST_PATTERN as _HOST
 from .bodies import bytes_body
 from .core import Reply, RequestInfo, SitemapCore
@@ -23,9 +23,7 @@ __all__ = ["TenantCores", "make_core"]
 
 LOG_RESOLVE_FAILED = "sitemap tenants: resolve(%r) failed: %s: %s"
 #: Routes of a default configuration: which paths an unknown host is refused on.
-_DEFAULT_ROUTES = Routes.from_config(
-    SitemapConfig(base_url="https://tenant.invalid", sections={"_": ["/"]})
-)
+_DEFAULT_ROUTES = SitemapConfig(base_url="https://tenant.invalid", sections={"_": ["/"]}).routes()
 
 
 class TenantCores:

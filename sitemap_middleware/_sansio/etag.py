@@ -15,12 +15,21 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from datetime import datetime
+from typing import Protocol
 
 from .types import Encoding
 
-if TYPE_CHECKING:
-    from .._providers.base import ProviderVersion
+
+class Version(Protocol):
+    """What a tag reads of a provider's version (``ProviderVersion``)."""
+
+    @property
+    def token(self) -> str | None: ...
+
+    @property
+    def last_modified(self) -> datetime | None: ...
+
 
 __all__ = ["content_etag", "document_etag", "make_etag", "representation_etag", "version_parts"]
 
@@ -36,7 +45,7 @@ def content_etag(kind: str, data: bytes, *context: str) -> str:
     return make_etag(kind, *context, hashlib.sha256(data).hexdigest())
 
 
-def version_parts(version: ProviderVersion | None) -> tuple[str, str] | None:
+def version_parts(version: Version | None) -> tuple[str, str] | None:
     """A provider version as tag input (token, last-modified), or None when it cannot
     vouch for the content.
 

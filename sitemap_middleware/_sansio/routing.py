@@ -8,13 +8,9 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-from urllib.parse import unquote
+from typing import Any
 
 from .urls import mount_directory
-
-if TYPE_CHECKING:
-    from .._config import SitemapConfig
 
 __all__ = ["Kind", "Routes", "Target", "match", "page_name"]
 
@@ -101,31 +97,18 @@ class Routes:
     changes: str | None = None
 
     @classmethod
-    def from_config(cls, config: SitemapConfig) -> Routes:
-        view = config.html_view
-        html_prefix = None
-        if view is not None:
-            html_prefix = config.page_prefix if view.page_prefix is None else view.page_prefix
-        return cls(
-            directory=unquote(config.base.directory),
-            robots_path=config.robots.path if config.robots is not None else None,
-            sitemap_name=config.sitemap_name,
-            index_name=config.index_name,
-            page_prefix=config.page_prefix,
-            sections=frozenset(s.name for s in config.resolved_sections),
-            text_sitemaps=config.text_sitemaps,
-            stylesheet=config.stylesheet is True,
-            gzip_files=config.gzip_files,
-            pattern=_page_pattern(config.page_prefix, "xml|txt"),
-            html_index=view.index_name if view is not None else None,
-            html_pattern=_page_pattern(html_prefix, "html", key_range=False)
-            if html_prefix is not None
-            else None,
-            indexnow_file=f"{config.indexnow_key}.txt" if config.indexnow_key else None,
-            feeds=frozenset(feed.name for feed in config.feeds),
-            llms_txt=config.llms_txt.name if config.llms_txt is not None else None,
-            changes=config.changes.name if config.changes is not None else None,
-        )
+    def make(
+        cls,
+        *,
+        html_index: str | None = None,
+        html_prefix: str | None = None,
+        **names: Any,
+    ) -> Routes:
+        """The routes of a site from its names (``SitemapConfig.routes`` gives them):
+        ``page_prefix`` and ``html_prefix`` become the page patterns."""
+        pattern = _page_pattern(names["page_prefix"], "xml|txt")
+        html = None if html_prefix is None else _page_pattern(html_prefix, "html", key_range=False)
+        return cls(pattern=pattern, html_index=html_index, html_pattern=html, **names)
 
 
 def _page_pattern(prefix: str, extensions: str, key_range: bool = True) -> re.Pattern[str]:

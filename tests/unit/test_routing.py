@@ -14,7 +14,7 @@ def _config(**kwargs: object) -> Routes:
         "sections": {"blog": ["/a"], "news-de": ["/b"]},
     }
     options.update(kwargs)
-    return Routes.from_config(SitemapConfig(**options))  # type: ignore[arg-type]
+    return SitemapConfig(**options).routes()  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -80,6 +80,6 @@ def test_base_url_with_non_ascii_path_is_routed() -> None:
     from the decoded request path the servers hand over."""
     config = SitemapConfig(base_url="https://example.com/café/", sections={"p": ["/a"]})
     assert config.base.directory == "/caf%C3%A9/"
-    routes = Routes.from_config(config)
+    routes = config.routes()
     assert match("/café/sitemap.xml", routes) == Target(Kind.ROOT)
     assert match("/café/sitemap-p-1.xml", routes) == Target(Kind.PAGE, section="p", page=1)
