@@ -3,25 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from ._exceptions import ConfigurationError
+from ._sansio.models import SitemapEntry
 from ._settings import check_int
 
 __all__ = ["Ledger"]
 
 #: An entry's own fields: not a digest key (it would be taken out of every item).
-_ENTRY_FIELDS = (
-    "loc",
-    "lastmod",
-    "changefreq",
-    "priority",
-    "images",
-    "videos",
-    "news",
-    "alternates",
-)
+_ENTRY_FIELDS = frozenset(f.name for f in fields(SitemapEntry))
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,12 +28,12 @@ from .._sansio.render import UrlsetWriter
 from .._sansio.routing import Target
 from .._sansio.urls import BaseURL
 from .._sansio.values import to_datetime
-from .answer import XML_TYPE, Document, HTTPError, unavailable
+from .answer import XML_TYPE, Document, HTTPError
 from .bodies import bytes_body, opened
 from .feeds import FeedDocuments
 from .plan import SectionPlan, page_room, section_version, stylesheet_href
 from .stream import logger
-from .urlsets import LOG_FAILED
+from .urlsets import render_failed
 
 __all__ = ["ChangesDocuments", "changes_lastmod", "changes_sections"]
 
@@ -66,8 +66,7 @@ class ChangesDocuments:
         try:
             versions = [await section_version(config, s) for s in sections]
         except ProviderError as exc:
-            logger.error(LOG_FAILED, changes.name, 503, exc)
-            raise unavailable(config) from None
+            raise render_failed(config, changes.name, exc) from None
         parts = [version_parts(v) for v in versions]
         versioned = all(p is not None for p in parts)
         kept = self._kept.get(base.prefix) if versioned else None

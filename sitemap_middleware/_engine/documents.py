@@ -48,7 +48,7 @@ from .plan import (
 from .plans import PlanMemo
 from .store_calls import StoreCalls
 from .stream import EntryStream, logger
-from .urlsets import LOG_FAILED, Urlsets, strict_error
+from .urlsets import LOG_FAILED, Urlsets, render_failed
 from .views import HTMLDocuments
 
 __all__ = [
@@ -168,8 +168,7 @@ class Documents:
         try:
             return await self.plans.plan_all(base, keep)
         except InvalidEntryError as exc:
-            logger.error(LOG_FAILED, label, 500, exc)
-            raise strict_error() from None
+            raise render_failed(self.config, label, exc) from None
 
     def _fits_one_file(self, base: BaseURL, plans: Sequence[SectionPlan]) -> bool:
         """Whether every section fits one urlset: by count, by bytes and by news URLs."""
@@ -254,12 +253,8 @@ class Documents:
         name = page_name(config.page_prefix, section.name, target.page)
         try:
             plan = await self.plans.page_plan(section, base, target.page, keep)
-        except ProviderError as exc:
-            logger.error(LOG_FAILED, name, 503, exc)
-            raise unavailable(self.config) from None
-        except InvalidEntryError as exc:  # strict mode
-            logger.error(LOG_FAILED, name, 500, exc)
-            raise strict_error() from None
+        except (ProviderError, InvalidEntryError) as exc:  # (strict mode)
+            raise render_failed(self.config, name, exc) from None
         if target.page == 1 and not plan.pages and allows_empty(section):
             # An empty section's page 1 is an empty urlset where the provider says so
             # (Django's sitemaps: allow_empty_first_page); the index does not list it.
@@ -329,8 +324,7 @@ class Documents:
         try:
             rows, version = await range_version(config, section, *keys)
         except ProviderError as exc:
-            logger.error(LOG_FAILED, name, 503, exc)
-            raise unavailable(self.config) from None
+            raise render_failed(self.config, name, exc) from None
         if rows == 0:  # no row (or a range the key cannot hold): nothing to open
             raise HTTPError(404, "Not Found: no such sitemap page")
         parts = version_parts(version)

@@ -35,11 +35,11 @@ from .._sansio.llms import LLMS_TYPE, llms_head, llms_heading, llms_link
 from .._sansio.models import SitemapEntry
 from .._sansio.routing import Kind, Target
 from .._sansio.urls import BaseURL
-from .answer import Document, HTTPError, unavailable
+from .answer import Document, HTTPError
 from .bodies import bytes_body, opened
 from .plan import news_cutoff, section_version
 from .stream import EntryStream, logger
-from .urlsets import LOG_FAILED, strict_error
+from .urlsets import render_failed
 
 __all__ = ["FeedDocuments"]
 
@@ -89,8 +89,7 @@ class FeedDocuments:
         try:
             versions = [await section_version(config, s) for s in sections]
         except ProviderError as exc:
-            logger.error(LOG_FAILED, name, 503, exc)
-            raise unavailable(config) from None
+            raise render_failed(config, name, exc) from None
         parts = [version_parts(version) for version in versions]
         etag = document_etag(config.fingerprint, base.prefix, f"{name}|{key}", parts)
         if etag is not None:
@@ -128,12 +127,8 @@ class FeedDocuments:
                 while batch := await stream.next_batch():
                     if not all(take(loc, tail, entry) for loc, tail, entry in batch):
                         return
-            except ProviderError as exc:
-                logger.error(LOG_FAILED, name, 503, exc)
-                raise unavailable(self.config) from None
-            except InvalidEntryError as exc:  # strict mode
-                logger.error(LOG_FAILED, name, 500, exc)
-                raise strict_error() from None
+            except (ProviderError, InvalidEntryError) as exc:  # (strict mode)
+                raise render_failed(self.config, name, exc) from None
             finally:
                 await stream.aclose()
 

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import sniffio
 
 from .._caches.store import RenderStore, ValueStore
 from .._guard_settings import Guard
 from .._sansio.guard import GuardBook, Verdict
 from .._sansio.indexable import url_problems
+from .background import BackgroundTask
 from .store_calls import StoreCalls
 
 if TYPE_CHECKING:
@@ -100,25 +100,18 @@ class GuardRunner:
         self.probe: Probe | None = None
         #: Probes made by this instance (what tests count).
         self.probes = 0
-        self._task: asyncio.Task[None] | None = None
+        self._background = BackgroundTask(self._run)
         self._next_start = 0.0
         book.wake = self.wake
 
     def wake(self) -> None:
         """Start the background task unless it runs (called as URLs start waiting)."""
-        if self.probe is None or (self._task is not None and not self._task.done()):
-            return
-        try:
-            if sniffio.current_async_library() != "asyncio":
-                return  # (a task outliving its request needs asyncio, as refreshes do)
-        except sniffio.AsyncLibraryNotFoundError:  # pragma: no cover - always in a loop
-            return
-        self._task = asyncio.get_running_loop().create_task(self._run())
+        if self.probe is not None:
+            self._background.wake()
 
     async def settled(self) -> None:
         """Wait until no URL waits for a probe (tests, ``explain``)."""
-        while self._task is not None and not self._task.done():
-            await asyncio.wait([self._task])
+        await self._background.settled()
 
     async def recall(self, urls: Sequence[str]) -> None:
         """Read the fleet's stored verdicts on ``urls`` (what ``explain`` tells), probing none."""
@@ -133,10 +126,7 @@ class GuardRunner:
                 self.book.recall(url, verdict)
 
     async def aclose(self) -> None:
-        task, self._task = self._task, None
-        if task is not None and not task.done():
-            task.cancel()
-            await asyncio.wait([task])
+        await self._background.stop(cancel=True)
 
     async def _run(self) -> None:
         await asyncio.sleep(0)  # the response that noted these URLs goes first

@@ -16,10 +16,9 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import sniffio
-
 from .._caches.store import LedgerStore, RenderStore
 from .._sansio.ledger import LedgerBook
+from .background import BackgroundTask
 from .store_calls import StoreCalls
 
 if TYPE_CHECKING:
@@ -50,7 +49,7 @@ class LedgerRunner:
         self._calls = calls
         self._observers = observers
         self._loaded: set[str] = set()
-        self._task: asyncio.Task[None] | None = None
+        self._background = BackgroundTask(self._run)
         book.told = self.tell
         if self._store is not None:
             book.loader = self.load
@@ -74,24 +73,14 @@ class LedgerRunner:
 
     def wake(self) -> None:
         """Start the saving task unless it runs (called as records wait)."""
-        if self._task is not None and not self._task.done():
-            return
-        try:
-            if sniffio.current_async_library() != "asyncio":
-                return  # trio: saved by the next asyncio wake (or not: in process only)
-        except sniffio.AsyncLibraryNotFoundError:  # pragma: no cover - always in a loop
-            return
-        self._task = asyncio.get_running_loop().create_task(self._run())
+        self._background.wake()
 
     async def settled(self) -> None:
         """Wait until no record waits to be saved (tests)."""
-        while self._task is not None and not self._task.done():
-            await asyncio.wait([self._task])
+        await self._background.settled()
 
     async def aclose(self) -> None:
-        task, self._task = self._task, None
-        if task is not None and not task.done():
-            await asyncio.wait([task])  # (the last records are saved, not dropped)
+        await self._background.stop(cancel=False)  # the last records are saved, not dropped
 
     async def _run(self) -> None:
         await asyncio.sleep(0)  # the response that made these records goes first

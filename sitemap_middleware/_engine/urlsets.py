@@ -32,6 +32,14 @@ def strict_error() -> HTTPError:
     return HTTPError(500, "Internal Server Error: invalid entry in strict mode")
 
 
+def render_failed(config: SitemapConfig, name: str, exc: Exception) -> HTTPError:
+    """The answer to a render that failed before its first byte, logged: 503 for a
+    failing provider, 500 for an invalid entry in strict mode."""
+    status = 503 if isinstance(exc, ProviderError) else 500
+    logger.error(LOG_FAILED, name, status, exc)
+    return unavailable(config) if status == 503 else strict_error()
+
+
 class Urlsets:
     """Streams, writers and opened bodies of urlsets (pages, views, one-file sitemaps)."""
 
@@ -122,10 +130,7 @@ class Urlsets:
         except (ProviderError, InvalidEntryError) as exc:
             for stream in streams:
                 await stream.aclose()
-            logger.error(LOG_FAILED, name, 503 if isinstance(exc, ProviderError) else 500, exc)
-            if isinstance(exc, ProviderError):
-                raise unavailable(self.config) from None
-            raise strict_error() from None
+            raise render_failed(self.config, name, exc) from None
         if not first and not allow_empty:
             for stream in streams:
                 await stream.aclose()
