@@ -18,6 +18,7 @@ from sitemap_middleware._sansio.dedupe import adjust_pages, collisions, fingerpr
 from sitemap_middleware._sansio.paging import PagePlan
 from tests.helpers import check_document, child_urls, fetch, page_urls
 from tests.unit.test_exclusion import _listed
+from tests.unit.test_exclusion import _Observer as ExclusionObserver
 from tests.unit.test_paging import crawl
 
 BASE = "https://example.com"
@@ -121,17 +122,7 @@ async def test_plans_count_what_pages_hold_and_list_no_page_of_duplicates_only()
 
 @pytest.mark.anyio
 async def test_duplicates_are_counted_once_per_content(caplog: pytest.LogCaptureFixture) -> None:
-    class Observer:
-        def __init__(self) -> None:
-            self.excluded: list[tuple[str, str, int]] = []
-
-        def document_served(self, event: Any) -> None:
-            pass
-
-        def entries_excluded(self, section: str, reason: str, count: int) -> None:
-            self.excluded.append((section, reason, count))
-
-    observer = Observer()
+    observer = ExclusionObserver()
     config = SitemapConfig(
         dedupe=True,
         base_url=BASE,
