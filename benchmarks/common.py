@@ -10,12 +10,12 @@ from typing import Any
 
 from sitemap_middleware import (
     ASGISitemapMiddleware,
-    ProviderVersion,
     Renders,
     SitemapConfig,
     SitemapEntry,
     WSGISitemapMiddleware,
 )
+from sitemap_middleware.providers import ProviderVersion
 
 BASE_URL = "https://example.com"
 START = datetime(2024, 1, 1, tzinfo=timezone.utc)

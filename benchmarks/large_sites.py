@@ -80,7 +80,7 @@ async def _build(engine: AsyncEngine, rows: int) -> None:
 
 
 def _provider(engine: AsyncEngine, revision: bool) -> Any:
-    from sitemap_middleware import SQLAlchemyProvider
+    from sitemap_middleware.providers import SQLAlchemyProvider
 
     return SQLAlchemyProvider(
         engine,

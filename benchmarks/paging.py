@@ -29,9 +29,10 @@ from typing import Any
 import anyio
 
 from benchmarks.scale import build_table
-from sitemap_middleware import Alternate, SitemapConfig, SitemapEntry, StaticProvider
+from sitemap_middleware import Alternate, SitemapConfig, SitemapEntry
 from sitemap_middleware._engine.plan import plan_section, section_version
 from sitemap_middleware._engine.stream import EntryStream
+from sitemap_middleware.providers import StaticProvider
 
 RESULTS = Path(__file__).parent / "results"
 LANGUAGES = ("de", "fr", "es", "it", "nl", "pl", "pt", "sv", "da", "fi", "cs", "x-default")
@@ -51,7 +52,7 @@ def _sql_provider(url: str, **kwargs: Any) -> Any:
     from sqlalchemy.ext.asyncio import create_async_engine
     from sqlalchemy.pool import NullPool
 
-    from sitemap_middleware import SQLAlchemyProvider
+    from sitemap_middleware.providers import SQLAlchemyProvider
 
     table = Table(
         "products",

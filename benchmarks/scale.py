@@ -39,12 +39,8 @@ def _app(path: Path, page_size: int) -> Any:
     from sqlalchemy.ext.asyncio import create_async_engine
     from sqlalchemy.pool import NullPool
 
-    from sitemap_middleware import (
-        ASGISitemapMiddleware,
-        SitemapConfig,
-        SitemapEntry,
-        SQLAlchemyProvider,
-    )
+    from sitemap_middleware import ASGISitemapMiddleware, SitemapConfig, SitemapEntry
+    from sitemap_middleware.providers import SQLAlchemyProvider
 
     table = Table(
         "products",

@@ -28,12 +28,12 @@ from typing import Any
 from benchmarks.run import asgi_request, wsgi_call
 from sitemap_middleware import (
     ASGISitemapMiddleware,
-    CallableProvider,
     Renders,
     SitemapConfig,
     SitemapEntry,
     WSGISitemapMiddleware,
 )
+from sitemap_middleware.providers import CallableProvider
 
 START = datetime(2024, 1, 1, 8, 30, tzinfo=timezone.utc)
 PARIS = timezone(timedelta(hours=2))

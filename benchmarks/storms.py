@@ -214,7 +214,7 @@ def _sql_provider(engine: Any, columns: bool, metadata_ttl: float = 3600) -> Any
     a template, no object or call per row) or ``to_entry`` returning a mapping."""
     from sqlalchemy import Column, DateTime, Integer, MetaData, Table
 
-    from sitemap_middleware import SQLAlchemyProvider
+    from sitemap_middleware.providers import SQLAlchemyProvider
 
     table = Table(
         "products",

@@ -23,7 +23,7 @@ def _renders() -> Any:
     ttl = float(os.environ.get("WARM_TTL", "3600"))
     if store == "memory":
         return Renders(ttl=ttl, memory_bytes=256 * 1024 * 1024, max_bytes=16 * 1024 * 1024)
-    from sitemap_middleware import RedisRenderStore
+    from sitemap_middleware.stores import RedisRenderStore
 
     return Renders(store=RedisRenderStore(store, timeout=5.0), ttl=ttl, max_bytes=16 * 1024 * 1024)
 

@@ -17,8 +17,9 @@ from lxml import etree
 from usp.objects.sitemap import AbstractSitemap
 from usp.tree import sitemap_from_str
 
-from sitemap_middleware import ProviderVersion, SitemapEntry
+from sitemap_middleware import SitemapEntry
 from sitemap_middleware._engine.core import Reply, RequestInfo, SitemapCore
+from sitemap_middleware.providers import ProviderVersion
 
 __all__ = ["RequestInfo", "SitemapCore"]
 

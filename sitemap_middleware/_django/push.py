@@ -147,7 +147,7 @@ def notify_on_change(
     """Push ``model``'s URL to IndexNow whenever an object is saved or deleted.
 
     :param model: a Django model class.
-    :param notifier: an :class:`~sitemap_middleware.IndexNowNotifier`, usually
+    :param notifier: an :class:`~sitemap_middleware.ops.IndexNowNotifier`, usually
         ``IndexNowNotifier.for_config(config)``; its ``batch_size`` caps each POST. The
         POSTs run on the batcher thread's own event loop: leave its ``client`` unset.
     :param location: the object's URL: a function of the object (returning ``None`` skips

@@ -174,7 +174,7 @@ def notify_on_commit(
     :param target: what to listen to: a ``Session`` (that session only), a
         ``sessionmaker`` or ``Session`` subclass (every session it makes), an
         ``AsyncSession`` or an ``async_sessionmaker`` (their sync sessions).
-    :param notifier: an :class:`~sitemap_middleware.IndexNowNotifier`, usually
+    :param notifier: an :class:`~sitemap_middleware.ops.IndexNowNotifier`, usually
         ``IndexNowNotifier.for_config(config)``; its ``batch_size`` caps each POST. The
         POSTs run on the queue thread's own event loop: leave its ``client`` unset.
     :param model: a mapped class: its inserted, updated and deleted instances are pushed.

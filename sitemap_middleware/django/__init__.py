@@ -31,6 +31,7 @@ from .._django.routes import DjangoRoutesProvider
 from .._django.sitemaps import DjangoSitemapProvider, django_sections, sitemap_protocols
 from .._exceptions import ConfigurationError
 from .._providers.base import ProviderLike
+from .._public import publish as _publish
 from .._settings import TrustedHosts
 
 if TYPE_CHECKING:
@@ -45,8 +46,8 @@ __all__ = [
     "django_trusted_hosts",
     "find_sitemaps",
     "notify_on_change",
-    "site_base_url",
     "settings_config",
+    "site_base_url",
     "sitemap_config",
 ]
 
@@ -117,3 +118,6 @@ def sitemap_config(
 
 def _sitemap_name(sitemap: object) -> str:
     return sitemap.__name__ if isinstance(sitemap, type) else type(sitemap).__name__
+
+
+_publish(globals(), __all__)

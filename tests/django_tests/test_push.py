@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from sitemap_middleware import ConfigurationError, IndexNowNotifier, SitemapConfig
+from sitemap_middleware import ConfigurationError, SitemapConfig
+from sitemap_middleware.ops import IndexNowNotifier
 
 pytestmark = pytest.mark.usefixtures("django_project")
 
@@ -295,7 +296,8 @@ os.environ["DJANGO_SETTINGS_MODULE"] = "tests.djangoproject.settings"
 django.setup()
 from tests.djangoproject.data import seed
 seed()
-from sitemap_middleware import IndexNowNotifier, SitemapConfig
+from sitemap_middleware import SitemapConfig
+from sitemap_middleware.ops import IndexNowNotifier
 from sitemap_middleware.django import notify_on_change
 from tests.djangoproject.shop.models import Tag
 config = SitemapConfig(base_url="https://example.com", sections={"p": ["/"]}, indexnow_key=sys.argv[2])

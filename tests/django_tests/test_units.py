@@ -181,10 +181,11 @@ def test_bad_sitemaps_and_querysets_are_refused_by_name() -> None:
     assert repr(DjangoSitemapProvider(ProductSitemap())) == "DjangoSitemapProvider(ProductSitemap)"
 
 
-def test_public_names_are_importable_from_the_package() -> None:
-    """The two providers are re-exported lazily from sitemap_middleware."""
+def test_the_django_providers_live_in_sitemap_middleware_django_alone() -> None:
+    """One public home per name: the Django providers are not at the top level."""
     import sitemap_middleware
     from sitemap_middleware import django as public
 
-    assert sitemap_middleware.DjangoSitemapProvider is public.DjangoSitemapProvider
-    assert sitemap_middleware.DjangoQuerySetProvider is public.DjangoQuerySetProvider
+    for name in ("DjangoQuerySetProvider", "DjangoRoutesProvider", "DjangoSitemapProvider"):
+        assert getattr(public, name).__module__ == "sitemap_middleware.django"
+        assert not hasattr(sitemap_middleware, name)

@@ -18,7 +18,9 @@ import anyio
 from flask import Flask
 from starlette.applications import Starlette
 
-from sitemap_middleware import ProviderVersion, RedisRenderStore, Renders, SitemapConfig
+from sitemap_middleware import Renders, SitemapConfig
+from sitemap_middleware.providers import ProviderVersion
+from sitemap_middleware.stores import RedisRenderStore
 from tests.integration.servers import asgi_app, make_config, wsgi_app
 
 MARKERS = Path(os.environ.get("SITEMAP_TEST_MARKERS", "."))

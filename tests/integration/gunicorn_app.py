@@ -12,7 +12,8 @@ import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from sitemap_middleware import ProviderVersion, SitemapEntry
+from sitemap_middleware import SitemapEntry
+from sitemap_middleware.providers import ProviderVersion
 from tests.integration.servers import make_config, wsgi_app
 
 MARKERS = Path(os.environ.get("SITEMAP_TEST_MARKERS", "."))

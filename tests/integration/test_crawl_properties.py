@@ -34,8 +34,9 @@ from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, text
 from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 from sqlalchemy.pool import NullPool
 
-from sitemap_middleware import ProviderVersion, SitemapConfig, SitemapEntry, SQLAlchemyProvider
+from sitemap_middleware import SitemapConfig, SitemapEntry
 from sitemap_middleware._engine.core import SitemapCore
+from sitemap_middleware.providers import ProviderVersion, SQLAlchemyProvider
 from tests.helpers import check_document, child_urls, fetch, page_urls
 
 POSTGRES_ENV = "SITEMAP_TEST_POSTGRES_URL"

@@ -20,7 +20,8 @@ from sqlalchemy import Column, Integer, MetaData, String, Table, insert
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from sitemap_middleware import Renders, SitemapConfig, SQLAlchemyProvider
+from sitemap_middleware import Renders, SitemapConfig
+from sitemap_middleware.providers import SQLAlchemyProvider
 from tests.integration.servers import serve
 
 SERVERS = ["uvicorn", "hypercorn", "werkzeug"]

@@ -7,8 +7,9 @@ import httpx
 import pytest
 from prometheus_client import CollectorRegistry
 
-from sitemap_middleware import SKIP, PrometheusObserver, Robots, RobotsGroup, Section
+from sitemap_middleware import SKIP, Robots, RobotsGroup, Section
 from sitemap_middleware._sansio.skip import _Skip
+from sitemap_middleware.ops import PrometheusObserver
 from tests.helpers import check_document, page_urls
 from tests.integration.servers import make_config, serve
 

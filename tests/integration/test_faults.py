@@ -18,8 +18,9 @@ import httpx
 import pytest
 from werkzeug.http import parse_date
 
-from sitemap_middleware import ProviderVersion, RenderFallback, Renders, Section, SitemapEntry
+from sitemap_middleware import RenderFallback, Renders, Section, SitemapEntry
 from sitemap_middleware._providers.threads import MAX_SECTION_THREADS
+from sitemap_middleware.providers import ProviderVersion
 from tests.helpers import check_document, child_urls, page_urls
 from tests.integration.servers import make_config, serve
 

@@ -14,7 +14,8 @@ import pytest
 
 from benchmarks.common import free_port
 from benchmarks.server import serving
-from sitemap_middleware import Feed, LlmsTxt, ProviderVersion, SitemapConfig, SitemapEntry, Video
+from sitemap_middleware import Feed, LlmsTxt, SitemapConfig, SitemapEntry, Video
+from sitemap_middleware.providers import ProviderVersion
 from tests.integration.servers import serve, wsgi_app
 from tests.unit.test_feeds import check_atom, check_rss
 

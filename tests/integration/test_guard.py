@@ -23,13 +23,13 @@ from starlette.routing import Route
 from sitemap_middleware import (
     ASGISitemapMiddleware,
     Guard,
-    PrometheusObserver,
-    RedisRenderStore,
     Renders,
     SitemapConfig,
     WSGISitemapMiddleware,
 )
 from sitemap_middleware._engine.core import SitemapCore
+from sitemap_middleware.ops import PrometheusObserver
+from sitemap_middleware.stores import RedisRenderStore
 from tests.integration.servers import bound_socket, serve_uvicorn, serve_werkzeug
 
 BASE = "https://example.com"

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from sitemap_middleware import CallableProvider
+from sitemap_middleware.providers import CallableProvider
 from tests.helpers import check_document, child_urls, page_urls
 from tests.integration.servers import bound_socket, make_config, serve
 

@@ -13,7 +13,8 @@ import httpx
 import pytest
 from lxml import etree
 
-from sitemap_middleware import Alternate, SitemapEntry, StaticProvider
+from sitemap_middleware import Alternate, SitemapEntry
+from sitemap_middleware.providers import StaticProvider
 from tests.helpers import _schemas
 from tests.integration.servers import bound_socket, make_config, serve
 

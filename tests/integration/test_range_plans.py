@@ -24,9 +24,10 @@ from hypothesis import strategies as st
 from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, insert
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from sitemap_middleware import SitemapConfig, SQLAlchemyProvider
+from sitemap_middleware import SitemapConfig
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._providers import sql_ranges
+from sitemap_middleware.providers import SQLAlchemyProvider
 from tests.helpers import check_document, child_urls, fetch, page_urls, recorded_statements
 
 metadata = MetaData()
@@ -391,7 +392,8 @@ async def test_a_fleet_plans_a_section_once(tmp_path: Path, anyio_backend: str) 
     import os
     import uuid
 
-    from sitemap_middleware import RedisRenderStore, Renders
+    from sitemap_middleware import Renders
+    from sitemap_middleware.stores import RedisRenderStore
 
     url = os.environ.get("SITEMAP_TEST_REDIS_URL")
     if not url:
@@ -632,7 +634,7 @@ async def _surrogate_keyed() -> Any:
 
 class _SurrogateKeys:
     async def version(self) -> Any:
-        from sitemap_middleware import ProviderVersion
+        from sitemap_middleware.providers import ProviderVersion
 
         return ProviderVersion(token="v1")
 

@@ -20,9 +20,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, create_engine, insert
 
-from sitemap_middleware import SitemapConfig, SQLAlchemyProvider
+from sitemap_middleware import SitemapConfig
 from sitemap_middleware._engine import shared
 from sitemap_middleware._sansio.paging import decode_key_range
+from sitemap_middleware.providers import SQLAlchemyProvider
 from tests.helpers import SitemapCore, check_document, child_urls, fetch, header, page_urls
 
 START = datetime(2024, 1, 1)

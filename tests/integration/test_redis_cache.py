@@ -13,8 +13,9 @@ import httpx
 import pytest
 
 from benchmarks.common import free_port
-from sitemap_middleware import ConfigurationError, RedisRenderCache, RenderFallback, SitemapConfig
+from sitemap_middleware import ConfigurationError, RenderFallback, SitemapConfig
 from sitemap_middleware._engine.core import SitemapCore
+from sitemap_middleware.stores import RedisRenderCache
 from tests.helpers import check_document, fetch, header, page_urls
 from tests.integration.servers import serve
 

@@ -10,9 +10,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from sitemap_middleware import RedisRenderStore
 from sitemap_middleware._caches import redis_store
 from sitemap_middleware._caches.store import RenderMeta, StoredBodyError, describe_render
+from sitemap_middleware.stores import RedisRenderStore
 
 REDIS_ENV = "SITEMAP_TEST_REDIS_URL"
 asyncio_only = pytest.mark.parametrize("anyio_backend", ["asyncio"])

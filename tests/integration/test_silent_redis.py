@@ -13,7 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from sitemap_middleware import RedisRenderStore, Renders, SitemapConfig
+from sitemap_middleware import Renders, SitemapConfig
+from sitemap_middleware.stores import RedisRenderStore
 from tests.helpers import SitemapCore, fetch
 
 asyncio_only = pytest.mark.parametrize("anyio_backend", ["asyncio"])

@@ -28,10 +28,11 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from werkzeug.http import parse_date
 
-from sitemap_middleware import ConfigurationError, Renders, SitemapConfig, SQLAlchemyProvider
+from sitemap_middleware import ConfigurationError, Renders, SitemapConfig
 from sitemap_middleware._engine import shared
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._sansio.paging import encode_key_range
+from sitemap_middleware.providers import SQLAlchemyProvider
 from tests.helpers import (
     check_document,
     child_urls,

@@ -14,8 +14,10 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from sitemap_middleware import ProviderVersion, RedisRenderStore, Renders, SitemapConfig
+from sitemap_middleware import Renders, SitemapConfig
 from sitemap_middleware._caches import redis_store
+from sitemap_middleware.providers import ProviderVersion
+from sitemap_middleware.stores import RedisRenderStore
 from tests.integration.servers import serve
 
 

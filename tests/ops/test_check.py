@@ -360,14 +360,8 @@ def test_feeds_listed_in_robots_txt_are_checked_as_feeds() -> None:
     from starlette.responses import PlainTextResponse
     from starlette.routing import Route
 
-    from sitemap_middleware import (
-        ASGISitemapMiddleware,
-        Feed,
-        Robots,
-        Section,
-        SitemapConfig,
-        StaticProvider,
-    )
+    from sitemap_middleware import ASGISitemapMiddleware, Feed, Robots, Section, SitemapConfig
+    from sitemap_middleware.providers import StaticProvider
 
     async def page(request: Any) -> PlainTextResponse:
         return PlainTextResponse("ok")

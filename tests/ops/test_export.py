@@ -18,16 +18,16 @@ from starlette.applications import Starlette
 
 from sitemap_middleware import (
     ASGISitemapMiddleware,
-    ExportPathError,
     Feed,
     LlmsTxt,
-    ProviderVersion,
     SitemapConfig,
     SitemapEntry,
     Tenants,
     WSGISitemapMiddleware,
 )
 from sitemap_middleware._ops.export import MANIFEST, export_app, find_config
+from sitemap_middleware.ops import ExportPathError
+from sitemap_middleware.providers import ProviderVersion
 from tests.helpers import CountingProvider
 
 ROOT = Path(__file__).resolve().parents[2]

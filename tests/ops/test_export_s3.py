@@ -27,9 +27,10 @@ import pytest
 from lxml import etree
 from moto.server import ThreadedMotoServer
 
-from sitemap_middleware import Feed, ProviderVersion, SitemapEntry
+from sitemap_middleware import Feed, SitemapEntry
 from sitemap_middleware._ops.export import MANIFEST, ExportResult, export_app
 from sitemap_middleware._ops.store_sink import ObjectStoreSink
+from sitemap_middleware.providers import ProviderVersion
 from tests.ops.test_export import Pages, asgi, make_config
 from tests.ops.test_failing_sections import Flaky, make_app
 

@@ -18,18 +18,13 @@ import anyio
 import pytest
 from starlette.applications import Starlette
 
-from sitemap_middleware import (
-    ASGISitemapMiddleware,
-    ProviderVersion,
-    Renders,
-    SitemapConfig,
-    SitemapEntry,
-)
+from sitemap_middleware import ASGISitemapMiddleware, Renders, SitemapConfig, SitemapEntry
 from sitemap_middleware._ops.apps import client_for_app
 from sitemap_middleware._ops.check import CheckOptions, run_check
 from sitemap_middleware._ops.export import MANIFEST, export_app
 from sitemap_middleware._ops.fetch import Fetcher
 from sitemap_middleware._ops.findings import CheckReport
+from sitemap_middleware.providers import ProviderVersion
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = "https://example.com"

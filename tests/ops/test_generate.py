@@ -12,15 +12,11 @@ from pathlib import Path
 import anyio
 from starlette.applications import Starlette
 
-from sitemap_middleware import (
-    ASGISitemapMiddleware,
-    SitemapConfig,
-    SitemapEntry,
-    StaticProvider,
-    parse_sitemap,
-)
+from sitemap_middleware import ASGISitemapMiddleware, SitemapConfig, SitemapEntry
 from sitemap_middleware._ops.export import MANIFEST, export_app
 from sitemap_middleware._ops.generate import generate
+from sitemap_middleware.ops import parse_sitemap
+from sitemap_middleware.providers import StaticProvider
 from tests.helpers import check_document, require_schemas
 from tests.integration.servers import bound_socket, serve_uvicorn
 

@@ -15,16 +15,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from sitemap_middleware import (
-    ConfigurationError,
-    IndexNowBatch,
-    IndexNowNotifier,
-    SitemapConfig,
-    SitemapEntry,
-    changed_urls,
-    take_snapshot,
-)
+from sitemap_middleware import ConfigurationError, SitemapConfig, SitemapEntry
 from sitemap_middleware._ops.indexnow import _retry_after, retry_wait
+from sitemap_middleware.ops import IndexNowBatch, IndexNowNotifier, changed_urls, take_snapshot
 from tests.helpers import CountingProvider, ListProvider
 from tests.integration.servers import bound_socket, serve, serve_uvicorn
 from tests.ops.hostile_sites import indexnow_hostile
@@ -279,7 +272,7 @@ async def test_changes_between_snapshots_are_pushed(
 
 def test_snapshot_round_trips_through_json() -> None:
     """Snapshots can be kept between runs (a cron job) as JSON; junk is refused clearly."""
-    from sitemap_middleware import Snapshot
+    from sitemap_middleware.ops import Snapshot
 
     config = SitemapConfig(base_url="https://example.com", sections={"p": ["/", "/a"]})
     snapshot = anyio.run(take_snapshot, config)

@@ -11,15 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
-from sitemap_middleware import (
-    PrometheusObserver,
-    RenderFallback,
-    ServedDocument,
-    SitemapConfig,
-    SitemapEntry,
-)
+from sitemap_middleware import RenderFallback, SitemapConfig, SitemapEntry
 from sitemap_middleware._engine.core import RequestInfo
 from sitemap_middleware._engine.observe import _EntryCounter
+from sitemap_middleware.ops import PrometheusObserver, ServedDocument
 from tests.helpers import CountingProvider, SitemapCore, fetch, header
 
 pytestmark = pytest.mark.anyio

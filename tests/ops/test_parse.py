@@ -22,12 +22,11 @@ from sitemap_middleware import (
     SitemapConfig,
     SitemapEntry,
     SitemapLimitError,
-    SitemapParseError,
-    StaticProvider,
     Video,
-    parse_sitemap,
 )
 from sitemap_middleware._engine.core import SitemapCore
+from sitemap_middleware.ops import SitemapParseError, parse_sitemap
+from sitemap_middleware.providers import StaticProvider
 from tests.helpers import fetch
 
 BASE = "https://example.com"

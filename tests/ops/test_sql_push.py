@@ -13,12 +13,8 @@ from sqlalchemy import String, create_engine
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
-from sitemap_middleware import (
-    ConfigurationError,
-    IndexNowNotifier,
-    SitemapConfig,
-    notify_on_commit,
-)
+from sitemap_middleware import ConfigurationError, SitemapConfig
+from sitemap_middleware.ops import IndexNowNotifier, notify_on_commit
 from tests.integration.servers import bound_socket, serve, serve_uvicorn
 from tests.ops.indexnow_server import IndexNowEndpoint
 

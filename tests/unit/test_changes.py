@@ -12,15 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitemap_middleware import (
-    Changes,
-    ConfigurationError,
-    ProviderVersion,
-    SitemapConfig,
-    SitemapEntry,
-)
+from sitemap_middleware import Changes, ConfigurationError, SitemapConfig, SitemapEntry
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._sansio.changes import RecentN
+from sitemap_middleware.providers import ProviderVersion
 from tests.helpers import ListProvider, check_document, child_urls, fetch, header, page_urls
 
 NOW = datetime.now(timezone.utc).replace(microsecond=0)

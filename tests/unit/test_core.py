@@ -439,7 +439,7 @@ async def test_if_modified_since_on_a_missing_page_is_404() -> None:
     """A page GET answers 404 must not be 304 to If-Modified-Since (as for If-None-Match: *)."""
     from datetime import datetime, timezone
 
-    from sitemap_middleware import ProviderVersion
+    from sitemap_middleware.providers import ProviderVersion
 
     class Versioned:  # no count(): a past-the-end page is found empty when opened
         async def entries(self) -> AsyncIterator[str]:

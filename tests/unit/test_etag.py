@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from sitemap_middleware import ProviderVersion
 from sitemap_middleware._sansio.etag import (
     content_etag,
     document_etag,
@@ -15,6 +14,7 @@ from sitemap_middleware._sansio.etag import (
     representation_etag,
     version_parts,
 )
+from sitemap_middleware.providers import ProviderVersion
 
 
 def test_etags_are_deterministic_and_differ_per_encoding() -> None:

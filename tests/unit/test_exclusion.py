@@ -11,19 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sitemap_middleware import (
-    SKIP,
-    CallableProvider,
-    Robots,
-    RobotsGroup,
-    Section,
-    SitemapConfig,
-    SitemapEntry,
-)
+from sitemap_middleware import SKIP, Robots, RobotsGroup, Section, SitemapConfig, SitemapEntry
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._exceptions import ConfigurationError
 from sitemap_middleware._ops.explain import explain
 from sitemap_middleware._sansio.robots import AppRobots
+from sitemap_middleware.providers import CallableProvider
 from tests.helpers import ListProvider, check_document, child_urls, fetch, page_urls
 from tests.unit.test_paging import crawl
 
@@ -280,7 +273,7 @@ async def test_sql_location_function_and_to_entry_may_skip_a_row(
     pytest.importorskip("aiosqlite")
     from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine
 
-    from sitemap_middleware import SQLAlchemyProvider
+    from sitemap_middleware.providers import SQLAlchemyProvider
 
     path = tmp_path / "db.sqlite3"
     table = Table("t", MetaData(), Column("id", Integer, primary_key=True), Column("slug", String))

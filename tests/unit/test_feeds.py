@@ -26,7 +26,6 @@ from sitemap_middleware import (
     Feed,
     LlmsTxt,
     NewsArticle,
-    ProviderVersion,
     SitemapConfig,
     SitemapEntry,
     Video,
@@ -34,6 +33,7 @@ from sitemap_middleware import (
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._sansio.feeds import FeedHead, FeedItem, NewestN, atom_feed, rss_feed
 from sitemap_middleware._sansio.llms import llms_head, llms_link
+from sitemap_middleware.providers import ProviderVersion
 from tests.helpers import ListProvider, fetch, header
 
 ATOM = "{http://www.w3.org/2005/Atom}"

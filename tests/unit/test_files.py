@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sitemap_middleware import DirectoryProvider, SitemapConfig, SitemapEntry
+from sitemap_middleware import SitemapConfig, SitemapEntry
+from sitemap_middleware.providers import DirectoryProvider
 from tests.helpers import SitemapCore, fetch
 
 pytestmark = [pytest.mark.anyio, pytest.mark.parametrize("anyio_backend", ["asyncio"])]  # aiofiles

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitemap_middleware import Guard, MemoryRenderStore, Renders, SitemapConfig
+from sitemap_middleware import Guard, Renders, SitemapConfig
 from sitemap_middleware._adapters.asgi import asgi_probe
 from sitemap_middleware._adapters.wsgi import wsgi_probe
 from sitemap_middleware._caches.store import ValueStore
@@ -22,6 +22,7 @@ from sitemap_middleware._exceptions import ConfigurationError
 from sitemap_middleware._ops.explain import explain
 from sitemap_middleware._providers.base import ProviderVersion
 from sitemap_middleware._sansio.guard import GuardBook, Verdict
+from sitemap_middleware.stores import MemoryRenderStore
 from tests.helpers import fetch, header
 
 BASE = "https://example.com"

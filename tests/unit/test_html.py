@@ -27,7 +27,6 @@ from sitemap_middleware import (
     RenderFallback,
     Renders,
     Section,
-    ServedDocument,
     SitemapConfig,
     SitemapEntry,
     Video,
@@ -36,6 +35,7 @@ from sitemap_middleware._engine.core import RequestInfo, SitemapCore
 from sitemap_middleware._sansio.htmlview import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
 from sitemap_middleware._sansio.models import simple_fields
 from sitemap_middleware._sansio.xml import split_tail
+from sitemap_middleware.ops import ServedDocument
 from tests.helpers import CountingProvider, RecordingCache, collect, fetch, header
 
 pytestmark = pytest.mark.anyio
@@ -649,7 +649,7 @@ def test_metrics_count_view_requests_but_not_their_rows_as_urls_written() -> Non
     """Prometheus counts a view as a document; its rows are not URLs written for crawlers."""
     from prometheus_client import CollectorRegistry
 
-    from sitemap_middleware import PrometheusObserver
+    from sitemap_middleware.ops import PrometheusObserver
 
     registry = CollectorRegistry()
     metrics = PrometheusObserver(registry=registry)
@@ -676,7 +676,7 @@ async def test_index_view_and_xml_index_share_one_planning_pass() -> None:
 @pytest.mark.parametrize("shared", ["render_fallback", "renders_store"])
 async def test_deployments_sharing_a_cache_keep_their_own_views(shared: str) -> None:
     """Two view titles over one shared render cache (or store) never serve each other's page."""
-    from sitemap_middleware import MemoryRenderStore
+    from sitemap_middleware.stores import MemoryRenderStore
 
     cache = RecordingCache()
     store = MemoryRenderStore()

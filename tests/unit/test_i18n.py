@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from sitemap_middleware import (
     Alternate,
-    CallableProvider,
     ConfigurationError,
     Languages,
     NewsArticle,
@@ -24,6 +23,7 @@ from sitemap_middleware import (
 )
 from sitemap_middleware._engine import stream
 from sitemap_middleware._engine.core import SitemapCore
+from sitemap_middleware.providers import CallableProvider
 from tests.helpers import CountingProvider, check_document, child_urls, fetch
 
 XHTML = "{http://www.w3.org/1999/xhtml}link"

@@ -19,19 +19,14 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
-from sitemap_middleware import (
-    Ledger,
-    PrometheusObserver,
-    ProviderVersion,
-    RedisRenderStore,
-    Renders,
-    SitemapConfig,
-    SitemapEntry,
-)
+from sitemap_middleware import Ledger, Renders, SitemapConfig, SitemapEntry
 from sitemap_middleware._engine import shared
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._exceptions import ConfigurationError
 from sitemap_middleware._sansio.ledger import url_key
+from sitemap_middleware.ops import PrometheusObserver
+from sitemap_middleware.providers import ProviderVersion
+from sitemap_middleware.stores import RedisRenderStore
 from tests.helpers import fetch, header
 
 BASE = "https://example.com"

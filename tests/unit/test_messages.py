@@ -11,13 +11,8 @@ from typing import Any
 
 import pytest
 
-from sitemap_middleware import (
-    ConfigurationError,
-    InvalidEntryError,
-    SitemapConfig,
-    SitemapEntry,
-    StaticProvider,
-)
+from sitemap_middleware import ConfigurationError, InvalidEntryError, SitemapConfig, SitemapEntry
+from sitemap_middleware.providers import StaticProvider
 from tests.helpers import SitemapCore, fetch
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -159,7 +154,8 @@ def test_an_sql_provider_given_a_url_instead_of_an_engine_says_so() -> None:
     pytest.importorskip("sqlalchemy")
     from sqlalchemy import Column, Integer, MetaData, String, Table
 
-    from sitemap_middleware import ConfigurationError, SQLAlchemyProvider
+    from sitemap_middleware import ConfigurationError
+    from sitemap_middleware.providers import SQLAlchemyProvider
 
     table = Table("t", MetaData(), Column("id", Integer, primary_key=True), Column("slug", String))
     with pytest.raises(ConfigurationError, match="engine must be a SQLAlchemy engine.*create_"):

@@ -11,16 +11,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from sitemap_middleware import (
-    Alternate,
-    Image,
-    InvalidEntryError,
-    NewsArticle,
-    SitemapEntry,
-    Video,
-    news_cutoff,
-)
+from sitemap_middleware import Alternate, Image, InvalidEntryError, NewsArticle, SitemapEntry, Video
 from sitemap_middleware._sansio.models import coerce_entry
+from sitemap_middleware.providers import news_cutoff
 
 
 @pytest.mark.parametrize(
@@ -656,8 +649,9 @@ def test_a_mapping_that_reuses_one_dict_loses_no_row() -> None:
     every row still gives every row its own URL."""
     import anyio as _anyio
 
-    from sitemap_middleware import CallableProvider, SitemapConfig
+    from sitemap_middleware import SitemapConfig
     from sitemap_middleware._engine.core import SitemapCore
+    from sitemap_middleware.providers import CallableProvider
     from tests.helpers import check_document, fetch, page_urls
 
     shared: dict[str, Any] = {}

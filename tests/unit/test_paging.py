@@ -297,8 +297,8 @@ async def test_a_huge_int_in_a_page_name_is_404_not_503() -> None:
 async def test_made_up_key_ranges_are_served_but_never_stored() -> None:
     """Any client can name ranges; their renders (and first-seen stamps) are not kept,
     so made-up names cannot fill the render store and push out real renders."""
-    from sitemap_middleware import ProviderVersion
     from sitemap_middleware._sansio.paging import encode_key_range
+    from sitemap_middleware.providers import ProviderVersion
 
     class Versioned(KeyedRows):
         async def version(self) -> ProviderVersion:
@@ -321,7 +321,7 @@ async def test_made_up_key_ranges_are_served_but_never_stored() -> None:
 async def test_a_keyed_provider_whose_int_keys_go_backwards_is_refused() -> None:
     """keyed() must yield increasing keys inside (after, upto]: integer keys out of order
     or outside the range answer 503 naming the section, never lost or repeated URLs."""
-    from sitemap_middleware import ProviderVersion
+    from sitemap_middleware.providers import ProviderVersion
 
     class Lying:
         async def keyed(self, after: Any, upto: Any) -> Any:
@@ -347,7 +347,7 @@ async def test_keyed_batches_of_keys_and_items_serve_every_key_once(
     """keyed_batches() hands over (keys, items) as two lists: served like keyed()'s pairs.
     Lists of different lengths, or keys going backwards, are refused with a 503 that names
     the section and the problem."""
-    from sitemap_middleware import ProviderVersion
+    from sitemap_middleware.providers import ProviderVersion
 
     class Batches:
         def __init__(self, extra_key: bool = False, backwards: bool = False) -> None:

@@ -186,7 +186,7 @@ class GatedKeyset:
         self.gate: anyio.Event | None = None
 
     async def version(self) -> object:
-        from sitemap_middleware import ProviderVersion
+        from sitemap_middleware.providers import ProviderVersion
 
         return ProviderVersion(token=str(self.version_number))
 

@@ -15,19 +15,14 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from werkzeug.http import parse_date
 
-from sitemap_middleware import (
-    InvalidEntryError,
-    ProviderVersion,
-    RedisRenderCache,
-    SitemapConfig,
-    SitemapError,
-    TrustedHosts,
-)
+from sitemap_middleware import InvalidEntryError, SitemapConfig, SitemapError, TrustedHosts
 from sitemap_middleware._engine.core import READ_HEADERS, RequestInfo, SitemapCore
 from sitemap_middleware._sansio.models import coerce_entry, entry_parts, simple_fields
 from sitemap_middleware._sansio.urls import normalize_loc
 from sitemap_middleware._sansio.values import _W3C as W3C
 from sitemap_middleware._sansio.values import aware, date_value_and_text, parse_w3c
+from sitemap_middleware.providers import ProviderVersion
+from sitemap_middleware.stores import RedisRenderCache
 from tests.helpers import check_document, collect
 
 SETTINGS = settings(

@@ -16,13 +16,13 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route, Router
 
-from sitemap_middleware import (
+from sitemap_middleware import ConfigurationError, SitemapConfig, SitemapEntry
+from sitemap_middleware._engine.core import SitemapCore
+from sitemap_middleware._sansio.models import Mapped
+from sitemap_middleware.providers import (
     CallableProvider,
-    ConfigurationError,
     DirectoryProvider,
     FlaskRoutesProvider,
-    SitemapConfig,
-    SitemapEntry,
     StarletteRoutesProvider,
     StaticProvider,
     SupportsCount,
@@ -31,8 +31,6 @@ from sitemap_middleware import (
     TextFileProvider,
     as_provider,
 )
-from sitemap_middleware._engine.core import SitemapCore
-from sitemap_middleware._sansio.models import Mapped
 from tests.helpers import check_document, fetch, page_urls
 
 pytestmark = pytest.mark.anyio

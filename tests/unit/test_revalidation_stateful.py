@@ -24,9 +24,10 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from sitemap_middleware import ProviderVersion, Renders, SitemapConfig, SitemapEntry
+from sitemap_middleware import Renders, SitemapConfig, SitemapEntry
 from sitemap_middleware._caches.store import MemoryRenderStore
 from sitemap_middleware._engine import shared
+from sitemap_middleware.providers import ProviderVersion
 from tests.helpers import SitemapCore, fetch, header
 
 PATHS = ["/sitemap.xml", "/sitemap_index.xml", "/sitemap-p-1.xml", "/sitemap-p-2.xml"]

@@ -10,15 +10,11 @@ import anyio
 import pytest
 from werkzeug.http import http_date
 
-from sitemap_middleware import (
-    ConfigurationError,
-    MemoryRenderStore,
-    ProviderVersion,
-    Renders,
-    SitemapConfig,
-)
+from sitemap_middleware import ConfigurationError, Renders, SitemapConfig
 from sitemap_middleware._caches.store import RenderMeta
 from sitemap_middleware._engine import shared
+from sitemap_middleware.providers import ProviderVersion
+from sitemap_middleware.stores import MemoryRenderStore
 from tests.helpers import SitemapCore, fetch, header
 
 pytestmark = pytest.mark.anyio

@@ -8,9 +8,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from sitemap_middleware import HTTPSettings, ProviderVersion, Renders, SitemapConfig
+from sitemap_middleware import HTTPSettings, Renders, SitemapConfig
 from sitemap_middleware._caches.store import MemoryRenderStore, RenderMeta
 from sitemap_middleware._sansio import compress
+from sitemap_middleware.providers import ProviderVersion
 from tests.helpers import SitemapCore, fetch, header
 
 pytestmark = pytest.mark.anyio

@@ -8,9 +8,9 @@ import anyio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitemap_middleware import CallableProvider
 from sitemap_middleware._engine.stream import BATCH_SIZE, EntryStream
 from sitemap_middleware._sansio.urls import BaseURL
+from sitemap_middleware.providers import CallableProvider
 
 BASE = BaseURL.parse("https://example.com")
 

@@ -9,8 +9,8 @@ from typing import Any
 import anyio
 import pytest
 
-from sitemap_middleware import CallableProvider
 from sitemap_middleware._providers.threads import WorkerThreads
+from sitemap_middleware.providers import CallableProvider
 
 pytestmark = pytest.mark.anyio
 

@@ -14,14 +14,9 @@ from typing import Any
 
 import pytest
 
-from sitemap_middleware import (
-    CallableProvider,
-    ProviderVersion,
-    Renders,
-    SitemapConfig,
-    SQLAlchemyProvider,
-)
+from sitemap_middleware import Renders, SitemapConfig
 from sitemap_middleware._engine.core import SitemapCore
+from sitemap_middleware.providers import CallableProvider, ProviderVersion, SQLAlchemyProvider
 from tests.helpers import check_document, fetch, page_urls
 
 pytestmark = pytest.mark.anyio

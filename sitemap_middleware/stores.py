@@ -1,0 +1,44 @@
+"""Stores: where rendered documents, plans and small values are kept between requests.
+
+``Renders(store=...)`` takes a :class:`RenderStore`: :class:`MemoryRenderStore` (in
+process, the default) or :class:`RedisRenderStore` (the ``redis`` extra: shared by a
+fleet). A store may also implement :class:`PlanStore` (section plans a fleet shares),
+:class:`ValueStore` (the guard's verdicts) and :class:`LedgerStore` (the content
+ledger's records): :class:`RedisRenderStore` implements all three,
+:class:`MemoryRenderStore` :class:`ValueStore`.
+
+``RenderFallback(cache=...)`` takes a :class:`RenderCache` (ETags learnt from rendered
+bytes): :class:`MemoryRenderCache` or :class:`RedisRenderCache`.
+"""
+
+from __future__ import annotations
+
+from ._caches.memory import MemoryRenderCache, RenderCache
+from ._caches.redis import RedisRenderCache
+from ._caches.redis_store import RedisRenderStore
+from ._caches.store import (
+    LedgerStore,
+    MemoryRenderStore,
+    PlanStore,
+    RenderMeta,
+    RenderStore,
+    StoredBodyError,
+    ValueStore,
+)
+from ._public import publish as _publish
+
+__all__ = [
+    "LedgerStore",
+    "MemoryRenderCache",
+    "MemoryRenderStore",
+    "PlanStore",
+    "RedisRenderCache",
+    "RedisRenderStore",
+    "RenderCache",
+    "RenderMeta",
+    "RenderStore",
+    "StoredBodyError",
+    "ValueStore",
+]
+
+_publish(globals(), __all__)
