@@ -10,6 +10,9 @@ Hierarchy::
     │   └── ProviderTimeoutError  a provider call took longer than provider_timeout
     ├── SitemapParseError       (also ValueError) ``parse_sitemap`` cannot read a document
     └── SitemapLimitError       a page would break the 50,000-URL / 50 MiB protocol limits
+
+Public from ``sitemap_middleware``, except ``ExportPathError`` and ``SitemapParseError``
+(``sitemap_middleware.ops``, beside what raises them).
 """
 
 from __future__ import annotations

@@ -209,19 +209,6 @@ def test_the_public_modules_are_imported_with_the_package() -> None:
         assert isinstance(getattr(sitemap_middleware, name), types.ModuleType)
 
 
-def test_a_lazy_name_without_its_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    """SQLAlchemyProvider without the ``sql`` extra: an ImportError saying what to install."""
-    import sys
-
-    from sitemap_middleware import providers
-
-    monkeypatch.delitem(vars(providers), "SQLAlchemyProvider", raising=False)
-    monkeypatch.delitem(sys.modules, "sitemap_middleware._providers.sql", raising=False)
-    monkeypatch.setitem(sys.modules, "sqlalchemy", None)
-    with pytest.raises(ImportError, match=r"needs the sql extra"):
-        providers.SQLAlchemyProvider  # noqa: B018
-
-
 def test_version_is_a_string() -> None:
     """__version__ is exposed for bug reports and ETag fingerprints."""
     assert isinstance(sitemap_middleware.__version__, str)

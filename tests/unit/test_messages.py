@@ -59,7 +59,7 @@ async def test_invalid_entry_log_lines_name_the_entry(caplog: pytest.LogCaptureF
 @pytest.mark.parametrize(
     ("module", "code", "extra"),
     [
-        ("sqlalchemy", "from sitemap_middleware import SQLAlchemyProvider", "sql"),
+        ("sqlalchemy", "from sitemap_middleware.providers import SQLAlchemyProvider", "sql"),
         ("uvicorn", "from sitemap_middleware._demo import run; run(['--help'])", "demo"),
     ],
 )
