@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["demo"]:  # the demo has its own argparse parser
-        from ._demo import run
+        from .demo.serve import run
 
         run(args[1:])
         return

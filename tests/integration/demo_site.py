@@ -8,7 +8,7 @@ from urllib.parse import urljoin
 
 import httpx
 
-from sitemap_middleware._demo_planted import PLANTED
+from sitemap_middleware.demo.planted import PLANTED
 
 #: The planted pages the guard leaves out once it has probed them.
 GUARDED = tuple(p.path for p in PLANTED if "guard" in p.why)

@@ -23,7 +23,7 @@ import pytest
 from lxml import etree
 
 from benchmarks.common import free_port
-from sitemap_middleware._demo_planted import DEALS, DEALS_LASTMOD, OFFERS, PLANTED
+from sitemap_middleware.demo.planted import DEALS, DEALS_LASTMOD, OFFERS, PLANTED
 from tests.helpers import check_document
 from tests.integration.demo_site import GUARDED, indexable_problems, wait_for_guard
 
@@ -304,7 +304,7 @@ def test_demo_serves_valid_sitemaps_of_urls_it_serves(demo: Demo) -> None:
 
 @pytest.mark.slow
 def test_demo_lists_only_indexable_pages_and_explains_what_it_leaves_out(demo: Demo) -> None:
-    """The demo's providers also list pages no sitemap should (`_demo_planted`): a noindex
+    """The demo's providers also list pages no sitemap should (`demo/planted.py`): a noindex
     page, a redirect, a page canonical elsewhere, a path its robots.txt disallows for `*`
     and `/about` named by two sections. Once the guard has probed (the fixture waits),
     every URL the index lists answers 200, says no noindex, is canonical to itself, is
@@ -357,7 +357,7 @@ def test_demo_lists_only_indexable_pages_and_explains_what_it_leaves_out(demo: D
     # The command the demo printed to ask why, run as printed.
     command = log.split("Ask why:\n", 1)[1].splitlines()[0].strip()
     flavour = "asgi" if demo.server == "uvicorn" else "wsgi"
-    assert f"_demo_apps:{flavour} /preview" in command
+    assert f"demo.apps:{flavour} /preview" in command
     explained = subprocess.run(
         ["bash", "-c", command + " --json"], cwd=ROOT, capture_output=True, text=True
     )

@@ -60,7 +60,7 @@ async def test_invalid_entry_log_lines_name_the_entry(caplog: pytest.LogCaptureF
     ("module", "code", "extra"),
     [
         ("sqlalchemy", "from sitemap_middleware.providers import SQLAlchemyProvider", "sql"),
-        ("uvicorn", "from sitemap_middleware._demo import run; run(['--help'])", "demo"),
+        ("uvicorn", "from sitemap_middleware.demo.serve import run; run(['--help'])", "demo"),
     ],
 )
 def test_a_missing_extra_says_which_to_install(module: str, code: str, extra: str) -> None:

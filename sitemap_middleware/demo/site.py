@@ -1,23 +1,17 @@
-"""The demo site: SQLite with 120,000 products, every feature of the package switched on.
-
-``python -m sitemap_middleware demo [--server uvicorn|werkzeug] [--host] [--port]
-[--base-url] [--products N] [--urls-per-page N] [--data-dir DIR] [--redis-url URL]``
+"""The demo site's data and configuration: SQLite with 120,000 products, every feature
+of the package switched on, and the demo's options (``demo_parser``).
 
 Every URL its sitemaps list (pages, images, hreflang alternates, video thumbnails and
 players) is served by the demo itself, answers 200, is indexable, canonical to itself,
 allowed by its robots.txt and listed once. Its providers also list pages that must not be
-(``_demo_planted``): the configuration keeps them out (robots groups, the guard, dedupe).
+(``planted.py``): the configuration keeps them out (robots groups, the guard, dedupe).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
-import logging
 import os
 import sqlite3
-import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
@@ -25,18 +19,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ._caches.redis import RedisRenderCache
-from ._config import Section, SitemapConfig, Tenants
-from ._demo_planted import deals_entries, left_out_message
-from ._engine.observe import DocumentObserver
-from ._guard_settings import Guard
-from ._ledger_settings import Ledger
-from ._providers.files import DirectoryProvider, TextFileProvider
-from ._providers.i18n import Languages
-from ._sansio.extensions import Image, NewsArticle, Video
-from ._sansio.limits import MAX_NEWS_PER_FILE, MAX_URLS
-from ._sansio.models import SitemapEntry
-from ._settings import RenderFallback, Renders, Robots, RobotsGroup
+from .._caches.redis import RedisRenderCache
+from .._config import Section, SitemapConfig, Tenants
+from .._engine.observe import DocumentObserver
+from .._guard_settings import Guard
+from .._ledger_settings import Ledger
+from .._providers.files import DirectoryProvider, TextFileProvider
+from .._providers.i18n import Languages
+from .._sansio.extensions import Image, NewsArticle, Video
+from .._sansio.limits import MAX_NEWS_PER_FILE, MAX_URLS
+from .._sansio.models import SitemapEntry
+from .._settings import RenderFallback, Renders, Robots, RobotsGroup
+from .planted import deals_entries
 
 #: Enough products for an index of three pages of 50,000.
 PRODUCTS = 120_000
@@ -214,7 +208,7 @@ def make_config(
             # /deals/today: the deal on show changes, its provider lastmod never.
             "deals": deals_entries,
         },
-        # What keeps the planted pages out (_demo_planted.PLANTED): /admin/ (listed by the
+        # What keeps the planted pages out (planted.PLANTED): /admin/ (listed by the
         # routes provider) is disallowed for *, so it is never listed; ...
         robots=Robots(
             groups=[
@@ -312,27 +306,8 @@ def page_size(text: str) -> int:
     return value
 
 
-#: What the demo imports from the ``demo`` extra (checked first, so a missing one is named).
-DEMO_NEEDS = ("uvicorn", "flask", "sqlalchemy", "aiosqlite", "prometheus_client", "httpx")
-
-
-def require_demo_extra() -> None:
-    """Exit with the install command when a package of the ``demo`` extra is missing."""
-    missing = []
-    for name in DEMO_NEEDS:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            missing.append(name)
-    if missing:
-        raise SystemExit(
-            f"the demo needs the demo extra (missing: {', '.join(missing)}): "
-            'pip install "sitemap-middleware[demo]" (from a clone: bash scripts/demo)'
-        )
-
-
 def demo_parser() -> argparse.ArgumentParser:
-    """The demo's options (``run``; ``_demo_apps:asgi`` reads them from the environment)."""
+    """The demo's options (``serve.run``; ``apps:asgi`` reads them from the environment)."""
     parser = argparse.ArgumentParser(
         prog="python -m sitemap_middleware demo",
         description="The demo shop: every feature of sitemap_middleware on one site, whose"
@@ -363,58 +338,6 @@ def demo_parser() -> argparse.ArgumentParser:
         help="share rendered pages in Redis (needs the redis extra), e.g. redis://127.0.0.1:6379/0",
     )
     return parser
-
-
-def run(argv: list[str] | None = None) -> None:
-    require_demo_extra()
-    argv = sys.argv[1:] if argv is None else argv
-    parser = demo_parser()
-    args = parser.parse_args(argv)
-    # One INFO record per document served (logger "sitemap_middleware").
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    if args.redis_url and importlib.util.find_spec("redis") is None:
-        parser.error(
-            "--redis-url needs the redis package: pip install '.[redis]' in the clone"
-            " (bash scripts/demo installs it when given --redis-url)"
-        )
-    base_url = (args.base_url or f"http://{args.host}:{args.port}").rstrip("/")
-    print(f"preparing {args.products:,} products in {args.data_dir} ...", flush=True)
-    database = prepare_data(args.data_dir, args.products)
-    print(f"\nDemo site on {base_url}/ ({args.server}).")
-    print(f"Sitemaps for people (HTML view): {base_url}/sitemap.html")
-    print("Also open:")
-    for path in (
-        "/",
-        "/robots.txt",
-        "/sitemap.xml",
-        "/sitemap-news-1.xml",
-        "/sitemap-pages-1.txt",
-        "/metrics",
-        f"/{INDEXNOW_KEY}.txt",
-    ):
-        print(f"  {base_url}{path}")
-    other = base_url.replace(urlsplit(base_url).hostname or "", second_host(base_url), 1)
-    print(f"  {base_url}/blog/sitemap.xml  (a mounted sub-application's own sitemaps)")
-    print(f"  {other}/sitemap.xml  (a second host name: its own sections and robots.txt)")
-    flavour = "asgi" if args.server == "uvicorn" else "wsgi"
-    print("\n".join(left_out_message(base_url, argv, flavour)))
-    print(flush=True)
-    from ._demo_apps import asgi_app, wsgi_app
-
-    if args.server == "uvicorn":
-        import uvicorn
-
-        app = asgi_app(base_url, database, args.redis_url, args.urls_per_page)
-        uvicorn.run(app, host=args.host, port=args.port, log_level="info")
-    else:
-        from werkzeug.serving import run_simple
-
-        run_simple(
-            args.host,
-            args.port,
-            wsgi_app(base_url, database, args.redis_url, args.urls_per_page),
-            threaded=True,
-        )
 
 
 def metrics_registry() -> tuple[Any, Callable[[], tuple[bytes, str]]]:

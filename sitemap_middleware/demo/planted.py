@@ -44,7 +44,7 @@ DEALS = "/deals/today"
 DEALS_LASTMOD = "2024-06-01T09:00:00+00:00"
 DEAL_SECONDS = 60
 OFFERS = ("Darjeeling, 20% off", "Sencha, two for one", "Oolong sampler, 15% off")
-#: The environment variable ``_demo_apps:asgi`` / ``:wsgi`` read the demo's options from.
+#: The environment variable ``apps:asgi`` / ``:wsgi`` read the demo's options from.
 DEMO_ARGS_ENV = "SITEMAP_DEMO_ARGS"
 
 
@@ -116,6 +116,6 @@ def left_out_message(base_url: str, argv: list[str], flavour: str) -> list[str]:
     lines.append("Ask why:")
     lines.append(
         f"  {env}{shlex.quote(sys.executable)} -m sitemap_middleware explain"
-        f" --app sitemap_middleware._demo_apps:{flavour} {paths}"
+        f" --app sitemap_middleware.demo.apps:{flavour} {paths}"
     )
     return lines
