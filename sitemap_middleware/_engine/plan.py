@@ -25,20 +25,14 @@ from .._providers.base import (
 from .._sansio.batches import PlainBatch
 from .._sansio.dedupe import fingerprints
 from .._sansio.etag import version_parts
-from .._sansio.models import Admitted
 from .._sansio.paging import PageCutter, PagePlan, encode_key_range
 from .._sansio.render import UrlsetWriter, urlset_overhead
 from .._sansio.routing import STYLESHEET_NAME
 from .._sansio.urls import BaseURL
 from .._sansio.values import to_datetime
+from .measure import Measuring
 from .range_plan import plan_by_ranges
 from .stream import EntryStream, call_provider
-
-#: Why the planning pass left out an entry larger than a page (as the render logs it).
-LOG_OVERSIZE = (
-    "invalid loc %r: its <url> element (%d bytes) is larger than a whole page "
-    "(max_bytes_per_page %d)"
-)
 
 #: Why rows were left out of a plan made from key ranges (the database counted them).
 LOG_NULL_LOCATION = "a row whose location reads a NULL column"
@@ -190,19 +184,6 @@ def stylesheet_href(config: SitemapConfig, base: BaseURL) -> str | None:
     return stylesheet or None
 
 
-def _lastmod(tail: str) -> datetime | None:
-    """The datetime of a pre-rendered ``<lastmod>`` child (we wrote it: W3C, zoned)."""
-    if not tail.startswith("<lastmod>"):
-        return None
-    text = tail[9 : tail.index("<", 9)]
-    if len(text) == 10:
-        day = date.fromisoformat(text)
-        return datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
-    if text.endswith("Z"):
-        text = text[:-1] + "+00:00"
-    return datetime.fromisoformat(text)
-
-
 def takes_part(section: _ResolvedSection) -> bool:
     """Whether ``dedupe.py`` deduplicates the section: asked for, planned by reading, no
     news section (Google News reads those apart; their articles are listed elsewhere too)."""
@@ -264,94 +245,36 @@ async def plan_section(
         batch_size=PLAN_BATCH_SIZE,
         exclusion=section.exclusion,
     )
-    cutter = PageCutter(max_urls=max_urls, room=room)
-    hashes: list[int] | None = [] if takes_part(section) else None  # (see dedupe.py)
-    oversize = 0
-    first_oversize = ""
-    last_tail = ""
-    last_lastmod: datetime | None = None
+    measuring = Measuring(
+        stream, measurer, PageCutter(max_urls=max_urls, room=room), config, keyed, keep
+    )
+    measuring.hashes = [] if takes_part(section) else None  # (see dedupe.py)
     try:
-        while raw := await stream.next_raw():
-            start = stream.pulled - len(raw)
-            plain = stream.plain(raw)
-            if keep is not None and (plain is None or cutter.current):
-                keep.clear()  # not one page of plain batches: the render reads again
-                keep = None
-            if keep is not None and plain is not None:
-                keep.append(plain)
-            if plain is not None:  # the common batch: sized at once, and most often
-                # placed at once (on the current page)
-                if hashes is not None:
-                    hashes.extend(map(hash, plain.locs))
-                if cutter.add_run(
-                    len(plain),
-                    measurer.plain_size(len(plain.locs), plain.loc_size, plain.tails_size()),
-                    lastmod=plain.newest,
-                    first_key=stream.key_at(start) if keyed else None,
-                    last_key=stream.key_at(stream.pulled - 1) if keyed else None,
-                ):
-                    continue
-                admitted: Sequence[Admitted | None] = stream.spread(plain, len(raw))
-                sizes = iter(measurer.plain_sizes(plain.locs, plain.tail_sizes()))
-            else:
-                admitted = stream.admit_one_by_one(raw)  # plain_batch said no already
-                valid = [item for item in admitted if item is not None]
-                sizes = iter(measurer.sizes(valid))
-                if hashes is not None:
-                    hashes.extend([hash(item[0]) for item in valid])
-            for offset, item in enumerate(admitted):
-                if item is None:
-                    continue
-                size = next(sizes)
-                loc, tail, extended = item
-                if not cutter.fits_alone(size):
-                    # Logged when its page is served (the writer leaves it out).
-                    oversize += 1
-                    if not first_oversize:
-                        first_oversize = LOG_OVERSIZE % (loc, size, config.max_bytes_per_page)
-                    continue
-                if tail != last_tail:  # consecutive entries often share a lastmod
-                    last_tail, last_lastmod = tail, _lastmod(tail)
-                page = cutter.add(
-                    start + offset,
-                    size,
-                    news=extended is not None and extended.news is not None,
-                    lastmod=last_lastmod,
-                    key=stream.key_at(start + offset) if keyed else None,
-                )
-                if until_page is not None and page >= until_page:
-                    # The first entry of the next page: the page asked for is complete.
-                    done = tuple(cutter.pages[:until_page])
-                    if keep is not None:
-                        keep.clear()  # (it holds the next page's first entries)
-                    by_key = keyed and not cutter.split_keys
-                    prints, repeated = (
-                        fingerprints(hashes, retain) if hashes else (None, frozenset())
-                    )
-                    return SectionPlan(
-                        section.name,
-                        done,
-                        start + offset,
-                        version,
-                        by_key,
-                        prints=prints,
-                        repeated=repeated,
-                    )
+        stop = await measuring.read(until_page)
     finally:
         await stream.aclose()
+    cutter, hashes, keep = measuring.cutter, measuring.hashes, measuring.keep
+    prints, repeated = fingerprints(hashes, retain) if hashes else (None, frozenset())
+    if stop is not None:  # (``until_page`` complete; ``stop``: the next page's first entry)
+        if keep is not None:
+            keep.clear()  # (it holds the next page's first entries)
+        by_key = keyed and not cutter.split_keys
+        done = tuple(cutter.pages[:until_page])
+        return SectionPlan(
+            section.name, done, stop, version, by_key, prints=prints, repeated=repeated
+        )
     pages = await _provider_lastmods(config, section, cutter.finish(stream.pulled))
     if keep is not None and len(pages) > 1:
         keep.clear()
     first = stream.first_left_out
-    prints, repeated = fingerprints(hashes, retain) if hashes else (None, frozenset())
     return SectionPlan(
         section.name,
         pages,
         stream.pulled,
         version,
         keyed and not cutter.split_keys,  # one key's items over two pages: by number
-        left_out=stream.left_out + oversize,
-        first_left_out=str(first) if first is not None else first_oversize,
+        left_out=stream.left_out + measuring.oversize,
+        first_left_out=str(first) if first is not None else measuring.first_oversize,
         excluded=tuple(sorted(stream.excluded.items())),
         prints=prints,
         repeated=repeated,

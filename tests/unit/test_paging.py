@@ -491,7 +491,8 @@ def test_large_generators_are_planned_in_large_batches_with_every_url_once(
 
 def _planned_entry_by_entry(rows: list[Any], config: SitemapConfig) -> Any:
     """The plan made the slow way: each row admitted, measured and placed on its own."""
-    from sitemap_middleware._engine.plan import SectionPlan, _lastmod
+    from sitemap_middleware._engine.measure import _lastmod
+    from sitemap_middleware._engine.plan import SectionPlan
     from sitemap_middleware._sansio.models import entry_parts
 
     base = config.base
