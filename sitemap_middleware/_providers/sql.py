@@ -34,17 +34,17 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ColumnElement
-from sqlalchemy.sql.elements import TextClause
 
 from .._exceptions import ConfigurationError
 from .._sansio.models import Mapped
 from .._sansio.values import aware, to_datetime
 from .base import EntryLike, ProviderVersion
-from .columns import Location, RowEntries, column_hint
+from .columns import Location, RowEntries
 from .identity import function_identity
 from .ranges import KeyRange, RangeStats
 from .shared_query import SharedQueries, SharedQuery
 from .sql_aggregates import checksum_sum, range_stats_statement, register_sqlite_checksum
+from .sql_arguments import check_columns, check_engine, check_entry_mode, source_rows
 from .sql_keys import key_bounds, key_problem, python_type, unique_by_schema
 from .sql_ranges import MAX_CHANGED, KeptRanges, MeasureKeys, measured, updated_ranges
 from .sql_runner import StatementRunner
@@ -114,35 +114,10 @@ class SQLAlchemyProvider:
         batch_size: int = 10_000,
         metadata_ttl: float = 1.0,
     ) -> None:
-        if not isinstance(engine, AsyncEngine | Engine):
-            raise ConfigurationError(
-                f"engine must be a SQLAlchemy engine, got {engine!r:.80}: "
-                "create_async_engine('sqlite+aiosqlite:///shop.sqlite3') (or create_engine(url))"
-            )
+        check_engine(engine)
         self._engine = engine
-        if isinstance(source, TextClause):
-            raise ConfigurationError(
-                "source must be a Table or a select(): a text() query has no columns to "
-                "page by (write it as select(...), or .columns(...) on the text)"
-            )
-        self._sub = (source if isinstance(source, Select) else select(source)).subquery(
-            "sitemap_rows"
-        )
-        for label, name in (("key", key), ("lastmod", lastmod), ("version", version_column)):
-            if name is not None and not isinstance(name, str):
-                example = {"key": "id", "lastmod": "updated_at"}.get(label, "revision")
-                raise ConfigurationError(
-                    f"{label} must be a column name (a str such as {example!r}), "
-                    f"got {type(name).__name__}"
-                )
-            if name is not None and name not in self._sub.c:
-                raise ConfigurationError(
-                    f"{label} column {name!r} is not in the source's columns "
-                    f"({', '.join(self._sub.c.keys())}){column_hint(name, self._sub.c.keys())}"
-                )
-        for name in checksum_columns or ():
-            if name not in self._sub.c:
-                raise ConfigurationError(f"checksum column {name!r} is not in the source")
+        self._sub = source_rows(source)
+        check_columns(self._sub, key, lastmod, version_column, checksum_columns)
         self._key_name = key
         #: Unique by the schema: no count of distinct keys with every version.
         self._unique = unique_by_schema(source, self._sub.c[key])
@@ -155,17 +130,7 @@ class SQLAlchemyProvider:
         if key not in names:
             names.insert(0, key)
         self._checksum_columns = [self._sub.c[name] for name in names]
-        if to_entry is not None and (
-            location is not None or changefreq is not None or priority is not None
-        ):
-            raise ConfigurationError(
-                "SQLAlchemyProvider: pass either to_entry or location/changefreq/priority, not both"
-            )
-        if to_entry is None and location is None:
-            raise ConfigurationError(
-                "SQLAlchemyProvider: pass to_entry= (a function from a row to an entry) or "
-                "location= (a column, a '/path/{column}' template or a function of the row)"
-            )
+        check_entry_mode(to_entry, location, changefreq, priority)
         self._to_entry = to_entry
         self._columns = (
             None
