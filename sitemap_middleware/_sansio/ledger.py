@@ -78,6 +78,20 @@ def _text(stamp: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", when)
 
 
+def _given(given: int, text: str) -> int:
+    """The stamp of a provider's lastmod (``given``: its seconds; ``text``: as written)."""
+    return given << 2 | (_DATE if len(text) == 10 else 0)
+
+
+def _changed(record: int, given: int, text: str, now: int) -> int:
+    """The stamp of new content under a record: the provider's lastmod when newer than
+    the record's time, else now (at least a second after it): the written time moves."""
+    held = (record & _STAMP) >> 2
+    if text and given > held:
+        return _given(given, text)
+    return max(now, held + 1) << 2
+
+
 class LedgerBook:
     """Records by section, their tokens, and the records a shared store has yet to keep."""
 
@@ -166,7 +180,8 @@ class LedgerBook:
         for place, (loc, _, extended), tail in zip(places, items, tails, strict=True):
             admitted[place] = (loc, tail, extended)
 
-    def stamp(
+    # The rule per URL, inline in the batch's loop: a call per URL would cost every entry.
+    def stamp(  # noqa: C901
         self,
         section: str,
         locs: Sequence[str],
@@ -189,7 +204,7 @@ class LedgerBook:
         fields: dict[str, int | None] = {}
         moved: list[tuple[str, str, str]] = []
         out: list[str] = []
-        newest: tuple[int, str] | None = None
+        newest, newest_text = -1, None  # (a stamp's seconds are never negative)
         for i, loc in enumerate(locs):
             tail = tails[i]
             text, rest = "", tail
@@ -224,18 +239,14 @@ class LedgerBook:
                     out.append(tail)
                     continue
                 self._count += 1
-                stamp = given << 2 | (_DATE if len(text) == 10 else 0) if text else now << 2
+                stamp = _given(given, text) if text else now << 2
             elif record >> 40 == digest:
                 stamp = record & _STAMP
                 if text and given != stamp >> 2 and not record & _TOLD:
                     records[key] = record | _TOLD
                     moved.append((loc, text, _text(stamp)))
             else:
-                held = (record & _STAMP) >> 2
-                if text and given > held:
-                    stamp = given << 2 | (_DATE if len(text) == 10 else 0)
-                else:
-                    stamp = max(now, held + 1) << 2
+                stamp = _changed(record, given, text, now)
             if record is None or record >> 40 != digest:
                 new = digest << 40 | stamp
                 records[key] = new
@@ -247,15 +258,21 @@ class LedgerBook:
             else:
                 written = _text(stamp)
                 tail = f"<lastmod>{written}</lastmod>{rest}"
-            if newest is None or stamp >> 2 > newest[0]:
-                newest = (stamp >> 2, written)
+            if stamp >> 2 > newest:
+                newest, newest_text = stamp >> 2, written
             out.append(tail)
+        self._settle(section, token, bool(pending), moved)
+        return out, newest_text
+
+    def _settle(
+        self, section: str, token: int, saving: bool, moved: list[tuple[str, str, str]]
+    ) -> None:
+        """After a batch: its section's token, the store woken, moved lastmods told."""
         self._tokens[section] = token
-        if pending and self.wake is not None:
+        if saving and self.wake is not None:
             self.wake()
         if moved and self.told is not None:
             self.told(section, moved)
-        return out, None if newest is None else newest[1]
 
     # -- versions and a fleet --------------------------------------------------------
 
