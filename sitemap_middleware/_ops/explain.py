@@ -25,8 +25,9 @@ from urllib.parse import urlsplit
 import anyio
 import httpx
 
-from .._config import SitemapConfig, Tenants
+from .._config import SitemapConfig, Tenants, _ResolvedSection
 from .._engine.guard import PROBE_AGENT, Probe, ProbeAnswer, judge
+from .._engine.plan import SectionPlan
 from .._exceptions import InvalidEntryError, ProviderError
 from .._sansio.exclusion import SKIP
 from .._sansio.indexable import HEAD_BYTES
@@ -109,26 +110,47 @@ async def _find(
     core: Any, config: SitemapConfig, found: dict[str, Explanation], answers: list[Explanation]
 ) -> None:
     """Fill ``found``'s explanations from the plans and a pass over every section."""
-    from .._engine.stream import EntryStream
-
-    base = config.base
-    plans, failed = await core._documents.plans.plan_all(base)
+    plans, failed = await core._documents.plans.plan_all(config.base)
     for name in failed:
         for answer in answers:
             answer.problems.append(f"section {name!r} failed, so whether it lists this is unknown")
     children = core._documents.index_children(plans)
-    names = {(c.section or "", c.number): c.name for c in children}
+    finder = _Finder(config.base, found, {(c.section or "", c.number): c.name for c in children})
     by_name = {plan.name: plan for plan in plans}
     notes: list[str] = []  # SKIP names no URL: one no section lists may be one of them
-    firsts: set[tuple[str, str | None]] = set()  # duplicated URLs met at their first listing
     for section in config.resolved_sections:
         plan = by_name.get(section.name)
-        if plan is None:
-            continue
+        if plan is not None:
+            await finder.read(config, section, plan, answers, notes)
+    for answer in answers:
+        if not answer.listed and not answer.left_out:
+            answer.problems += [f"maybe left out by its provider: {note}" for note in notes]
+
+
+class _Finder:
+    """A pass over the planned sections, telling each URL asked about where it is listed
+    (section, page file, position) or why it is left out there."""
+
+    def __init__(
+        self, base: Any, found: dict[str, Explanation], names: dict[tuple[str, int], str]
+    ) -> None:
+        self.base, self.found, self.names = base, found, names
+        #: Duplicated URLs met at their first listing.
+        self.firsts: set[tuple[str, str | None]] = set()
+
+    async def read(
+        self,
+        config: SitemapConfig,
+        section: _ResolvedSection,
+        plan: SectionPlan,
+        answers: list[Explanation],
+        notes: list[str],
+    ) -> None:
+        from .._engine.stream import EntryStream
+
         stream = EntryStream(
-            section.name, section.provider, base, timeout=config.provider_timeout, strict=False
+            section.name, section.provider, self.base, timeout=config.provider_timeout, strict=False
         )  # (no exclusion: what it leaves out is told below)
-        exclusion, cut = section.exclusion, len(base.origin)
         duplicates = {loc: (s, n) for loc, s, n in plan.duplicates}
         skipped = 0
         try:
@@ -139,44 +161,11 @@ async def _find(
                 spread = stream.spread(plain, len(raw)) if plain is not None else []
                 locs: list[str | None] = [item[0] if item else None for item in spread]
                 if plain is None:
-                    for item in raw:
-                        if item is SKIP:
-                            locs.append(None)
-                            continue
-                        try:
-                            locs.append(base.locate(entry_parts(item)[0]))
-                        except InvalidEntryError as exc:
-                            locs.append(None)
-                            if (refused := found.get(_raw_loc(base, item) or "")) is not None:
-                                refused.left_out.append(f"section {section.name!r}: {exc}")
+                    locs += self._located(raw, section.name)
                 for offset, loc in enumerate(locs):
-                    listed = found.get(loc) if loc is not None else None
-                    why = exclusion.why(loc, cut) if loc and listed and exclusion else None
-                    if listed is not None and why is not None:
-                        listed.left_out.append(f"section {section.name!r}: {why}")
-                    elif listed is not None:
-                        position = start + offset
-                        number = next(
-                            (
-                                n
-                                for n, p in enumerate(plan.pages, 1)
-                                if p.start <= position < p.stop
-                            ),
-                            0,
-                        )
-                        first = duplicates.get(loc) if loc is not None else None
-                        if first is not None and (
-                            first != (section.name, number) or (first[0], loc) in firsts
-                        ):
-                            where = f"listed first in section {first[0]!r}, page {first[1]}"
-                            listed.left_out.append(
-                                f"section {section.name!r}: a duplicate, {where}"
-                            )
-                            continue
-                        if first is not None:
-                            firsts.add((first[0], loc))  # (its first listing: met now)
-                        file = names.get((section.name, number), "(past the planned pages)")
-                        listed.listed.append((section.name, file, position))
+                    listed = self.found.get(loc) if loc is not None else None
+                    if listed is not None and loc is not None:
+                        self._tell(listed, loc, start + offset, section, plan, duplicates)
             if skipped:
                 notes.append(f"section {section.name!r} left out {skipped} items (SKIP)")
         except ProviderError as exc:
@@ -184,9 +173,49 @@ async def _find(
                 answer.problems.append(f"section {section.name!r} failed while read: {exc}")
         finally:
             await stream.aclose()
-    for answer in answers:
-        if not answer.listed and not answer.left_out:
-            answer.problems += [f"maybe left out by its provider: {note}" for note in notes]
+
+    def _located(self, raw: list[Any], name: str) -> list[str | None]:
+        """Each item's URL, one by one (None: SKIP, or refused: told, if asked about)."""
+        locs: list[str | None] = []
+        for item in raw:
+            if item is SKIP:
+                locs.append(None)
+                continue
+            try:
+                locs.append(self.base.locate(entry_parts(item)[0]))
+            except InvalidEntryError as exc:
+                locs.append(None)
+                if (refused := self.found.get(_raw_loc(self.base, item) or "")) is not None:
+                    refused.left_out.append(f"section {name!r}: {exc}")
+        return locs
+
+    def _tell(
+        self,
+        listed: Explanation,
+        loc: str,
+        position: int,
+        section: _ResolvedSection,
+        plan: SectionPlan,
+        duplicates: dict[str, tuple[str, int]],
+    ) -> None:
+        """Where the section lists ``loc`` (at ``position``), or why it leaves it out."""
+        exclusion = section.exclusion
+        why = exclusion.why(loc, len(self.base.origin)) if loc and exclusion else None
+        if why is not None:
+            listed.left_out.append(f"section {section.name!r}: {why}")
+            return
+        number = next((n for n, p in enumerate(plan.pages, 1) if p.start <= position < p.stop), 0)
+        first = duplicates.get(loc)
+        if first is not None and (
+            first != (section.name, number) or (first[0], loc) in self.firsts
+        ):
+            where = f"listed first in section {first[0]!r}, page {first[1]}"
+            listed.left_out.append(f"section {section.name!r}: a duplicate, {where}")
+            return
+        if first is not None:
+            self.firsts.add((first[0], loc))  # (its first listing: met now)
+        file = self.names.get((section.name, number), "(past the planned pages)")
+        listed.listed.append((section.name, file, position))
 
 
 async def _probe_unknown(guard: Any, book: Any, urls: list[str], probe: Probe) -> None:
