@@ -282,20 +282,28 @@ class _Crawl:
         if parsed.kind == "sitemapindex":
             self.children.append((report, parsed))
             if parent is None:
-                allowed = (origin_of(first.url), cross_origin)
-                for child in parsed.children:
-                    if child.loc in self.seen or origin_of(child.loc) not in allowed:
-                        continue  # never fetch from a host the index may not speak for
-                    if len(self.seen) >= self.options.max_documents:
-                        self.report.notes.append(
-                            "stopped following indexes after "
-                            f"{self.options.max_documents:,} sitemaps"
-                        )
-                        break
-                    self.seen.add(child.loc)
-                    following.append((child.loc, report.url))
+                self.follow(report, parsed, (origin_of(first.url), cross_origin), following)
         else:
             self.parsed.append((report.url, parsed))
+
+    def follow(
+        self,
+        report: DocumentReport,
+        parsed: Parsed,
+        allowed: tuple[str, str | None],
+        following: list[tuple[str, str | None]],
+    ) -> None:
+        """An index's children to fetch next: once each, on origins it may speak for."""
+        for child in parsed.children:
+            if child.loc in self.seen or origin_of(child.loc) not in allowed:
+                continue  # never fetch from a host the index may not speak for
+            if len(self.seen) >= self.options.max_documents:
+                self.report.notes.append(
+                    f"stopped following indexes after {self.options.max_documents:,} sitemaps"
+                )
+                break
+            self.seen.add(child.loc)
+            following.append((child.loc, report.url))
 
     def site_checks(self, robots: RobotsRules) -> None:
         # Discovery order, not completion order: "first listed in" must not be a race.

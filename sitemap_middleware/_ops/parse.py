@@ -92,20 +92,25 @@ def _chunks(source: Source) -> Iterator[bytes]:
         yield bytes(chunk)
 
 
-def _unpacked(chunks: Iterator[bytes]) -> Iterator[bytes]:
-    """The document's bytes, gzip undone when it is gzip, never past MAX_BYTES."""
-    total = 0
+class _Limit:
+    """The document's bytes handed on so far (``total``): past MAX_BYTES, an error."""
 
-    def counted(data: bytes) -> bytes:
-        nonlocal total
-        total += len(data)
-        if total > MAX_BYTES:
+    def __init__(self) -> None:
+        self.total = 0
+
+    def __call__(self, data: bytes) -> bytes:
+        self.total += len(data)
+        if self.total > MAX_BYTES:
             raise SitemapLimitError(
                 f"more than {MAX_BYTES:,} bytes uncompressed; the limit is {MAX_BYTES:,} "
                 "(sitemaps.org)"
             )
         return data
 
+
+def _unpacked(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """The document's bytes, gzip undone when it is gzip, never past MAX_BYTES."""
+    counted = _Limit()
     head = b""
     for chunk in chunks:
         head += chunk
@@ -117,12 +122,17 @@ def _unpacked(chunks: Iterator[bytes]) -> Iterator[bytes]:
         for chunk in chunks:
             yield counted(chunk)
         return
+    yield from _gunzipped(_prepend(head, chunks), counted)
+
+
+def _gunzipped(chunks: Iterator[bytes], counted: _Limit) -> Iterator[bytes]:
+    """A gzip file's members, inflated, never past MAX_BYTES."""
     # A gzip file may hold several members, read one after the other (RFC 1952 2.2, as
     # ``cat a.gz b.gz`` makes); what follows the last one and is no member is ignored.
     inflate: Any = None  # between members
     data = b""
     try:
-        for chunk in _prepend(head, chunks):
+        for chunk in chunks:
             data += chunk
             while data:
                 if inflate is None:
@@ -130,9 +140,9 @@ def _unpacked(chunks: Iterator[bytes]) -> Iterator[bytes]:
                         break
                     inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
                 # At most one byte past the limit: a gzip bomb never expands in memory.
-                yield counted(inflate.decompress(data, MAX_BYTES + 1 - total))
+                yield counted(inflate.decompress(data, MAX_BYTES + 1 - counted.total))
                 if inflate.unconsumed_tail:
-                    counted(b"\0" * (MAX_BYTES + 1 - total))  # raises: over the limit
+                    counted(b"\0" * (MAX_BYTES + 1 - counted.total))  # raises: over the limit
                 data = b""
                 if inflate.eof:
                     data, inflate = inflate.unused_data, None
@@ -223,6 +233,21 @@ def _raw(kind: SitemapKind, record: Element | str, loc: str, entry: SitemapEntry
     return Entry(loc, stamp, text, pairs)
 
 
+def _root(tag: str, line: int) -> tuple[SitemapKind, str, int]:
+    """What a root element makes the document (its records' tag and depth), or why not."""
+    root = _ROOTS.get(tag)
+    if root is None:
+        local = tag.rpartition("}")[2]
+        space = tag[1:].partition("}")[0] if "}" in tag else None
+        expected = "<urlset>, <sitemapindex>, <rss> or <feed>"
+        if local in ("urlset", "sitemapindex"):
+            why = f"root element is in namespace {space!r}, not {SITEMAP_NS!r}"
+        else:
+            why = f"root element is <{local}>, not {expected}"
+        raise SitemapParseError(why, line=line)
+    return root
+
+
 def _parse_xml(data: Iterator[bytes], reader: _Reader, url: str | None) -> None:
     builder: TreeBuilder | None = None
     depth = 0
@@ -247,17 +272,7 @@ def _parse_xml(data: Iterator[bytes], reader: _Reader, url: str | None) -> None:
             base = urljoin(base, attrs[_XML_BASE_KEY])
         bases.append(base)
         if depth == 1:
-            root = _ROOTS.get(tag)
-            if root is None:
-                local = tag.rpartition("}")[2]
-                space = tag[1:].partition("}")[0] if "}" in tag else None
-                expected = "<urlset>, <sitemapindex>, <rss> or <feed>"
-                if local in ("urlset", "sitemapindex"):
-                    why = f"root element is in namespace {space!r}, not {SITEMAP_NS!r}"
-                else:
-                    why = f"root element is <{local}>, not {expected}"
-                raise SitemapParseError(why, line=parser.CurrentLineNumber)
-            reader.kind, record_tag, record_depth = root
+            reader.kind, record_tag, record_depth = _root(tag, parser.CurrentLineNumber)
         elif builder is not None:
             builder.start(tag, {("{" + k if "}" in k else k): v for k, v in attrs.items()})
         elif depth == record_depth and tag == record_tag:

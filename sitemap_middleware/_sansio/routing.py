@@ -137,6 +137,11 @@ def match(path: str, routes: Routes, root_path: str = "") -> Target | None:
     name = path[len(directory) :]
     if "/" in name or not name:
         return None
+    return _match_name(name, routes)
+
+
+def _match_name(name: str, routes: Routes) -> Target | None:
+    """The target a file name in the sitemaps' directory names, if any."""
     if name in routes.feeds:
         return Target(Kind.FEED, name=name)
     if name == routes.llms_txt:
