@@ -15,7 +15,7 @@ middleware raises. The rest lives in documented public modules, each name in one
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 from ._adapters.asgi import ASGISitemapMiddleware
 from ._adapters.wsgi import WSGISitemapMiddleware
