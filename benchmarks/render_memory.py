@@ -1,8 +1,8 @@
-"""Render mode under load: 16 concurrent requests for a page over the render-cache cap.
+"""Content ETags under load: 16 concurrent requests for a page over the tagging cap.
 
 ``python -m benchmarks.render_memory`` starts uvicorn in a subprocess serving a section
-without validators (``render_fallback=RenderFallback()``) whose page is ~10 MB, over the
-default 8 MiB cap, and prints the server's peak RSS growth and the time to first byte.
+without validators (``Renders(etag="content", max_bytes=8 MiB)``) whose page is ~10 MB,
+over that cap, and prints the server's peak RSS growth and the time to first byte.
 Before the cap was remembered per page, each request buffered 8 MiB before its first
 byte (issue 12: 164 MiB peak, median TTFB 8.4 s).
 """
@@ -42,7 +42,7 @@ class Unversioned:
 def serve(port: int) -> None:
     import uvicorn
 
-    from sitemap_middleware import ASGISitemapMiddleware, RenderFallback, SitemapConfig
+    from sitemap_middleware import ASGISitemapMiddleware, Renders, SitemapConfig
 
     async def app(scope: object, receive: object, send: object) -> None:  # never reached
         raise RuntimeError("not ours")
@@ -50,7 +50,7 @@ def serve(port: int) -> None:
     config = SitemapConfig(
         base_url="https://example.com",
         sections={"p": Unversioned()},
-        render_fallback=RenderFallback(),
+        renders=Renders(etag="content", max_bytes=8 * 1024 * 1024),
     )
     middleware = ASGISitemapMiddleware(app, config=config)
     uvicorn.run(middleware, host="127.0.0.1", port=port, log_level="warning", lifespan="off")

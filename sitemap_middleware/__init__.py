@@ -39,7 +39,6 @@ from ._sansio.htmlview import HTMLView
 from ._sansio.models import SitemapEntry
 from ._settings import (
     HTTPSettings,
-    RenderFallback,
     Renders,
     Robots,
     RobotsGroup,
@@ -63,7 +62,6 @@ __all__ = [
     "NewsArticle",
     "ProviderError",
     "ProviderTimeoutError",
-    "RenderFallback",
     "Renders",
     "Robots",
     "RobotsGroup",

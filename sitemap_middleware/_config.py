@@ -31,7 +31,6 @@ from ._sansio.urls import BaseURL, normalize_loc
 from ._settings import (
     HOST_PATTERN,
     HTTPSettings,
-    RenderFallback,
     Renders,
     Robots,
     TrustedHosts,
@@ -120,9 +119,6 @@ class SitemapConfig:
     :param http: :class:`HTTPSettings`: gzip, Cache-Control, X-Robots-Tag, Retry-After.
     :param hosts: :class:`TrustedHosts` to answer for allow-listed request hosts (and
         trusted proxies); ``None`` (the default) reads no request header at all.
-    :param render_fallback: :class:`RenderFallback` to give documents whose providers
-        report no freshness an ETag from their rendered bytes; ``None`` streams them
-        without validators.
     :param external_sitemaps: sitemaps served elsewhere (another app, a CDN, a subdomain
         whose robots.txt points here), as absolute URLs or paths on this origin. They are
         listed in the index (``sitemap.xml`` is then always the index) and in robots.txt.
@@ -130,7 +126,8 @@ class SitemapConfig:
         published longer ago are left out (Google News reads only the last two days);
         ``None`` keeps them all.
     :param renders: :class:`Renders`: how rendered documents are shared between
-        concurrent requests and instances, and served stale (RFC 5861).
+        concurrent requests and instances, served stale (RFC 5861), and whether documents
+        no provider version vouches for get an ETag from their bytes.
     :param observers: hooks told about every document served (a
         :class:`PrometheusObserver`, or anything with ``document_served(event)``).
     :param indexnow_key: your IndexNow key; the key file ``<key>.txt`` is then served in
@@ -162,7 +159,6 @@ class SitemapConfig:
     robots: Robots | None = Robots()
     http: HTTPSettings = HTTPSettings()
     hosts: TrustedHosts | None = None
-    render_fallback: RenderFallback | None = None
     external_sitemaps: Sequence[str] = ()
     news_max_age: timedelta | None = timedelta(days=2)
     renders: Renders = Renders()
@@ -212,7 +208,6 @@ class SitemapConfig:
             ("robots", Robots),
             ("http", HTTPSettings),
             ("hosts", TrustedHosts),
-            ("render_fallback", RenderFallback),
             ("renders", Renders),
             ("guard", Guard),
             ("ledger", Ledger),

@@ -2,7 +2,7 @@
 
 :class:`SitemapConfig` holds one of each; every layer is handed only the value it reads
 (robots.txt gets :class:`Robots`, the host policy :class:`TrustedHosts`, the reply
-headers :class:`HTTPSettings`, render mode :class:`RenderFallback`).
+headers :class:`HTTPSettings`, stored renders and their ETags :class:`Renders`).
 """
 
 from __future__ import annotations
@@ -13,14 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ._caches.memory import RenderCache
 from ._caches.store import RenderStore
 from ._exceptions import ConfigurationError
 
 __all__ = [
     "HOST_PATTERN",
     "HTTPSettings",
-    "RenderFallback",
     "Renders",
     "Robots",
     "RobotsGroup",
@@ -276,35 +274,6 @@ class TrustedHosts:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RenderFallback:
-    """Validators for providers that report neither a version nor a last-modified time.
-
-    Such documents are rendered into a bounded cache and their ETag derived from the
-    bytes; a document larger than ``max_bytes`` streams without validators instead.
-
-    :param max_bytes: largest document kept (and buffered) for its ETag.
-    :param size: documents kept by the default in-process LRU cache.
-    :param ttl: seconds a rendered document is reused.
-    :param cache: a :class:`RenderCache` to use instead (e.g. :class:`RedisRenderCache`
-        to share renders between the instances of an app).
-    """
-
-    max_bytes: int = 8 * 1024 * 1024
-    size: int = 16
-    ttl: float = 60.0
-    cache: RenderCache | None = None
-
-    def __post_init__(self) -> None:
-        check_int("RenderFallback", "max_bytes", self.max_bytes, 1024, 52_428_800)
-        check_int("RenderFallback", "size", self.size, 1, 100_000)
-        check_number("RenderFallback", "ttl", self.ttl, 0, 86_400 * 365)
-        if self.cache is not None and not isinstance(self.cache, RenderCache):
-            raise ConfigurationError(
-                f"RenderFallback.cache must implement RenderCache, got {self.cache!r}"
-            )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Renders:
     """Rendered documents: shared by concurrent requests and instances, served stale.
 
@@ -313,13 +282,22 @@ class Renders:
     from the stored bytes; with ``store=RedisRenderStore(url)`` a fleet renders each
     version once (a short lock) and agrees on validators and ``Last-Modified``.
 
+    :param etag: where a document's ETag comes from. ``"version"`` (the default): from
+        its providers' versions; a document some provider cannot version streams
+        without validators. ``"content"``: such a document is rendered whole first (up
+        to ``max_bytes``; a larger one streams without validators) and tagged by its
+        bytes, then stored like any other render.
+    :param content_ttl: with ``etag="content"``, seconds a render tagged by its bytes
+        answers without reading the providers again (they cannot say whether it
+        changed); past it the document is rendered again for its tag.
     :param store: a :class:`RenderStore`; ``None`` keeps renders in this process.
     :param memory_bytes: bodies (identity and gzip) kept by the in-process store, least
         recently used out. 256 MiB by default: a 1,000,000-URL section of 20 full pages
         (8.6 MB each, 0.5-1 MB gzipped) fits with room to spare; size it as pages x
         (page bytes + its gzip) for the sections crawlers revisit.
-    :param max_bytes: largest document stored; also the most one shared render holds in
-        memory for requests reading it at different speeds. ``None`` (the default): the
+    :param max_bytes: largest document stored (and, with ``etag="content"``, buffered
+        for its tag); also the most one shared render holds in memory for requests
+        reading it at different speeds. ``None`` (the default): the
         page budget, ``SitemapConfig.max_bytes_per_page``, so every full page is stored.
     :param ttl: seconds a stored render answers without asking the provider anything.
     :param stale_while_revalidate: seconds past ``ttl`` a stored render still answers
@@ -333,6 +311,8 @@ class Renders:
         (lifespan), so the first index finds its plans (WSGI has no start-up to hook).
     """
 
+    etag: Literal["version", "content"] = "version"
+    content_ttl: float = 60.0
     store: RenderStore | None = None
     memory_bytes: int = 256 * 1024 * 1024
     max_bytes: int | None = None
@@ -348,10 +328,14 @@ class Renders:
             raise ConfigurationError(
                 f"Renders.store must implement RenderStore, got {self.store!r}"
             )
+        if self.etag not in ("version", "content"):
+            raise ConfigurationError(
+                f"Renders.etag must be 'version' or 'content', got {self.etag!r}"
+            )
         check_int("Renders", "memory_bytes", self.memory_bytes, 0, 2**40)
         if self.max_bytes is not None:
             check_int("Renders", "max_bytes", self.max_bytes, 1024, 52_428_800)
-        for name in ("ttl", "stale_while_revalidate", "stale_if_error", "plan_ttl"):
+        for name in ("ttl", "stale_while_revalidate", "stale_if_error", "plan_ttl", "content_ttl"):
             value = getattr(self, name)
             if (
                 isinstance(value, bool)

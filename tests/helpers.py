@@ -18,6 +18,7 @@ from usp.objects.sitemap import AbstractSitemap
 from usp.tree import sitemap_from_str
 
 from sitemap_middleware import SitemapEntry
+from sitemap_middleware.stores import MemoryRenderStore
 from sitemap_middleware._engine.core import Reply, RequestInfo, SitemapCore
 from sitemap_middleware.providers import ProviderVersion
 
@@ -216,18 +217,12 @@ def header(reply: Reply, name: str) -> str | None:
     return None
 
 
-class RecordingCache:
-    """An in-memory RenderCache that records its use and whether it was closed."""
+class RecordingStore(MemoryRenderStore):
+    """An in-process RenderStore that records whether it was closed."""
 
     def __init__(self) -> None:
-        self.items: dict[str, tuple[str, bytes]] = {}
+        super().__init__()
         self.closed = 0
-
-    async def get(self, key: str) -> tuple[str, bytes] | None:
-        return self.items.get(key)
-
-    async def set(self, key: str, value: tuple[str, bytes]) -> None:
-        self.items[key] = value
 
     async def aclose(self) -> None:
         self.closed += 1

@@ -1,1 +1,1 @@
-"""Render caches: in-process and Redis."""
+"""Render stores: the protocol, in-process and Redis."""

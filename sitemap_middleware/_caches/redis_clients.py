@@ -1,4 +1,4 @@
-"""One redis-py asyncio client per event loop, for the Redis render cache and store.
+"""One redis-py asyncio client per event loop, for the Redis render store.
 
 A redis-py asyncio client belongs to the loop it was created on (the ASGI server's, or
 the WSGI portal's), so each loop gets its own, created lazily and closed from that loop.

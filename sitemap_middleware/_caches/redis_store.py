@@ -1,10 +1,10 @@
 """Renders, first-seen times and render locks in Redis, shared by a fleet (``redis`` extra).
 
 Keys (``prefix`` + SHA-256 of the engine's document key, which holds the configuration
-fingerprint and the base URL):
+fingerprint, the providers' identities and the base URL: ``_engine/keys.py``):
 
 - ``…:m`` the meta of the last good render (JSON: ETag, type, Last-Modified, when,
-  length, SHA-256), written after its body;
+  length, SHA-256, whether its ETag came from its bytes), written after its body;
 - ``…:b:<etag>`` the body, ``…:g:<etag>`` its gzip body; read back only if length and
   digest match the meta;
 - ``…:s`` the document's stamp: its current content's identity and when it became
@@ -64,7 +64,10 @@ class RedisRenderStore:
     """A :class:`RenderStore` in Redis: ``Renders(store=RedisRenderStore(url))``.
 
     :param url: a ``redis://`` or ``rediss://`` URL.
-    :param prefix: prepended to every key; give each site sharing a Redis its own.
+    :param prefix: prepended to every key: the namespace of one deployment. Keys also
+        hold a fingerprint of the configuration and of each section's provider (see
+        ``provider_identity``), so sites differing there never share renders; give sites
+        whose providers cannot be told apart (one class, other data) their own prefix.
     :param timeout: seconds for connecting and for each command.
     :param local_bytes: bodies (identity and gzip) kept in this process as well, by
         their digest, least recently sent out first; 0 keeps none. A crawl of a section
@@ -283,6 +286,7 @@ def _meta_to_json(meta: RenderMeta) -> bytes:
             "length": meta.length,
             "digest": meta.digest,
             "gzip": [meta.gzip_level, meta.gzip_length, meta.gzip_digest],
+            "content": meta.by_content,
         }
     ).encode("ascii")
 
@@ -303,6 +307,7 @@ def _meta_from_json(raw: Any) -> RenderMeta | None:
             gzip_level=int(gzip_level),
             gzip_length=int(gzip_length),
             gzip_digest=str(gzip_digest),
+            by_content=data.get("content") is True,
         )
     except (ValueError, TypeError, KeyError, UnicodeDecodeError):
         return None

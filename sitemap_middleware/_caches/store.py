@@ -61,7 +61,9 @@ class RenderMeta:
     it, so it cannot be a monotonic clock. ``last_modified`` is what the reply said: the
     later of the provider's time and the document's stamp (:meth:`RenderStore.stamp`).
     ``gzip_level`` is the zlib level of the stored gzip body (0: none stored),
-    ``gzip_length`` and ``gzip_digest`` describe it.
+    ``gzip_length`` and ``gzip_digest`` describe it. ``by_content`` marks a render
+    whose ETag was made from its bytes (``Renders(etag="content")``): no provider
+    version vouches for it, so it is reused for ``Renders.content_ttl``.
     """
 
     etag: str
@@ -73,6 +75,7 @@ class RenderMeta:
     gzip_level: int = 0
     gzip_length: int = 0
     gzip_digest: str = ""
+    by_content: bool = False
 
     def size_and_digest(self, gzip: bool = False) -> tuple[int, str]:
         """Length and SHA-256 of the body (or gzip body) this meta describes."""
@@ -99,6 +102,7 @@ def describe_render(
     chunks: Sequence[bytes],
     gzip_level: int,
     gzip: bytes | None = None,
+    by_content: bool = False,
 ) -> tuple[RenderMeta, bytes, bytes | None]:
     """What a store keeps of one complete render (its ``chunks`` as sent): its meta, its
     body, and its gzip body at ``gzip_level`` (0: none): ``gzip`` when readers already
@@ -107,7 +111,9 @@ def describe_render(
     body = b"".join(chunks)
     digest = hashlib.sha256(body).hexdigest()
     if not gzip_level:
-        meta = RenderMeta(etag, content_type, last_modified, rendered_at, len(body), digest)
+        meta = RenderMeta(
+            etag, content_type, last_modified, rendered_at, len(body), digest, by_content=by_content
+        )
         return meta, body, None
     if gzip is None:
         gzip = gzip_bytes(chunks, gzip_level)
@@ -122,6 +128,7 @@ def describe_render(
         gzip_level=gzip_level,
         gzip_length=len(gzip),
         gzip_digest=gzip_digest,
+        by_content=by_content,
     )
     return meta, body, gzip
 

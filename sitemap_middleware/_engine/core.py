@@ -9,13 +9,11 @@ and HEAD answers what GET would) -> render -> encode.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from .._caches.memory import MemoryRenderCache
 from .._config import SitemapConfig
 from .._exceptions import InvalidEntryError
 from .._sansio.compress import choose_encoding, gzip_chunks
@@ -38,12 +36,12 @@ from .changes import ChangesDocuments
 from .documents import Documents
 from .feeds import FeedDocuments
 from .guard import Probe, guard_runner
+from .keys import DocumentKeys
 from .ledger import ledger_runner
 from .observe import CacheStatus, Observers
-from .rendered import RenderLimits, RenderValidation
-from .shared import SharedRenders
+from .refresh import BackgroundRefreshes
+from .shared import Found, SharedRenders, StoredMissing, cache_control
 from .stream import logger
-from .views import view_key
 
 __all__ = ["READ_HEADERS", "Reply", "RequestInfo", "SitemapCore"]
 
@@ -58,6 +56,7 @@ READ_HEADERS = (
     "x-forwarded-host",
     "x-forwarded-proto",
 )
+LOG_REFRESH_FAILED = "sitemap %s: background refresh failed: %s: %s"
 LOG_APP_ROBOTS = (
     "sitemap robots.txt: the app's own robots.txt could not be read (%s); answering 503"
 )
@@ -94,20 +93,14 @@ class SitemapCore:
     def __init__(self, config: SitemapConfig) -> None:
         self.config = config
         self.routes = config.routes()
-        self._shared = SharedRenders(config)
-        self._documents = Documents(config, self._shared.plan_store, self._shared.calls)
+        keys = DocumentKeys(config)
+        self._shared = SharedRenders(config, keys)
+        self._refreshes = BackgroundRefreshes()  # stale-while-revalidate's renders
+        self._documents = Documents(config, keys, self._shared.plan_store, self._shared.calls)
         self._feeds = FeedDocuments(config)
         self._changes = ChangesDocuments(config, self._feeds) if config.changes else None
         self._vary = vary_headers(config.hosts)
         self._cache_control = cache_control(config.http.cache_control, config) or ""
-        self._rendered: RenderValidation | None = None
-        if (fallback := config.render_fallback) is not None:
-            self._rendered = RenderValidation(
-                fallback.cache or MemoryRenderCache(fallback.size, fallback.ttl),
-                config.fingerprint,
-                [(s.name, s.provider) for s in config.resolved_sections],
-                RenderLimits(fallback.max_bytes, fallback.ttl, config.http.retry_after),
-            )
         self._observers = Observers(config.observers)
         self.guard = guard_runner(config, self._shared.store, self._shared.calls)
         self.ledger = ledger_runner(config, self._shared.store, self._shared.calls)
@@ -184,14 +177,13 @@ class SitemapCore:
         )
 
     async def aclose(self) -> None:
-        """Release held resources (a shared render cache's connections); call on shutdown."""
+        """Release held resources (a shared render store's connections); call on shutdown."""
         if self.guard is not None:
             await self.guard.aclose()
         if self.ledger is not None:
             await self.ledger.aclose()
+        await self._refreshes.aclose()
         await self._shared.aclose()
-        if self._rendered is not None:
-            await self._rendered.aclose()
 
     # -- the checks every request passes, once, in this order ------------------------------
 
@@ -255,41 +247,57 @@ class SitemapCore:
         encoding, negotiable = self._encoding(target, request)
 
         if not target.is_sitemap:  # the stylesheet: static bytes, nothing to share
-            document = await self._fresh_document(target, base, request.path)
+            document = await self._fresh_document(target, base)
             return await self._answer(request, target, document, encoding, negotiable)
-        name = request.path.rsplit("/", 1)[-1]  # what log lines call it
-        document = await self._shared.document(
-            target, base, name, lambda: self._fresh_document(target, base, request.path)
-        )
+        # Stored and fresh, stale while a refresh runs, or rendered now: decided here.
+        shared = self._shared
+        found = await shared.find(target, base, request.path.rsplit("/", 1)[-1])
         try:
-            return await self._answer(request, target, document, encoding, negotiable)
+            reused = shared.fresh(found) or self._revalidating(target, base, found)
+            try:
+                document = reused or await self._rendered(target, base, found)
+                return await self._answer(request, target, document, encoding, negotiable)
+            except StoredMissing:  # its stored body is gone: rendered here, never a 503
+                document = await self._rendered(target, base, found.without_render())
+                return await self._answer(request, target, document, encoding, negotiable)
         except HTTPError as exc:
             # The render failed before its first byte: a stored render may answer instead.
-            stale = await self._shared.stale(target, base, name, exc)
+            stale = shared.if_error(found, exc)
             if stale is None:
                 raise
             return await self._answer(request, target, stale, encoding, negotiable)
 
-    async def _fresh_document(self, target: Target, base: BaseURL, label: str) -> Document:
+    def _revalidating(self, target: Target, base: BaseURL, found: Found) -> Document | None:
+        """The stored render, answered stale while one background refresh renders the
+        document anew (stale-while-revalidate); None where that cannot be (trio)."""
+        if not self._shared.revalidatable(found) or not self._refreshes.start(
+            found.key, lambda: self._refresh(target, base, found)
+        ):
+            return None
+        return self._shared.stale(found, "stale-while-revalidate")
+
+    async def _rendered(self, target: Target, base: BaseURL, found: Found) -> Document:
+        """The document as the providers have it now, answered through the render store."""
+        return await self._shared.share(found, await self._fresh_document(target, base))
+
+    async def _refresh(self, target: Target, base: BaseURL, found: Found) -> None:
+        try:
+            body = await (await self._rendered(target, base, found)).open()
+            try:
+                async for _ in body:
+                    pass  # the flight stores the render when it completes
+            finally:
+                await body.aclose()  # type: ignore[attr-defined]
+        except Exception as exc:
+            logger.warning(LOG_REFRESH_FAILED, found.name, type(exc).__name__, exc)
+
+    async def _fresh_document(self, target: Target, base: BaseURL) -> Document:
         """The document as the providers have it now (no stored render involved)."""
         if target.kind in (Kind.FEED, Kind.LLMS_TXT):
             return await self._feeds.get(target, base)
         if target.kind is Kind.CHANGES and self._changes is not None:
             return await self._changes.get(target, base)
-        rendered = self._rendered
-        key = ""
-        if rendered is not None and target.is_sitemap:
-            key = rendered.key(base.prefix, target) + view_key(self.config, target)
-            if self._documents.unversioned(target):
-                # Render mode's ETag comes from the bytes: a render in the cache answers
-                # without a planning pass (which would read the whole section).
-                kind = self._documents.content_type(target)
-                if (found := await rendered.cached(key, kind)) is not None:
-                    return found
-        document = await self._documents.get(target, base)
-        if document.etag is None and rendered is not None and target.is_sitemap:
-            document = await rendered.validated(key, label, document)
-        return document
+        return await self._documents.get(target, base)
 
     async def _answer(
         self,
@@ -435,15 +443,3 @@ async def _confirm(document: Document) -> None:
         pass
     finally:
         await body.aclose()  # type: ignore[attr-defined]
-
-
-def cache_control(value: str | None, config: SitemapConfig) -> str | None:
-    """``Cache-Control`` with the RFC 5861 directives the configuration allows."""
-    renders = config.renders
-    if value is None:
-        return None
-    if renders.stale_while_revalidate:
-        value += f", stale-while-revalidate={math.ceil(renders.stale_while_revalidate)}"
-    if renders.stale_if_error:
-        value += f", stale-if-error={math.ceil(renders.stale_if_error)}"
-    return value

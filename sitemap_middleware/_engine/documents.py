@@ -15,10 +15,9 @@ from importlib import resources
 from .._caches.store import PlanStore
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import InvalidEntryError, ProviderError
-from .._providers.base import SupportsKeyset, SupportsVersion
+from .._providers.base import SupportsKeyset
 from .._sansio.batches import PlainBatch
 from .._sansio.etag import content_etag, document_etag, version_parts
-from .._sansio.htmlview import HTML_TYPE
 from .._sansio.index_writer import IndexWriter
 from .._sansio.limits import MAX_BYTES, MAX_INDEX_ENTRIES, MAX_NEWS_PER_FILE
 from .._sansio.paging import PagePlan, decode_key_range
@@ -37,6 +36,7 @@ from .answer import (
 )
 from .bodies import bytes_body, opened
 from .changes import changes_lastmod
+from .keys import DocumentKeys
 from .plan import (
     SectionPlan,
     allows_empty,
@@ -103,10 +103,12 @@ class Documents:
     def __init__(
         self,
         config: SitemapConfig,
+        keys: DocumentKeys,
         plan_store: PlanStore | None = None,
         calls: StoreCalls | None = None,
     ) -> None:
         self.config = config
+        self.keys = keys  # the store key of the stamp key-range pages share
         self.plans = PlanMemo(config, plan_store, calls)
         self.urlsets = Urlsets(config)
         self._stylesheet = stylesheet_bytes(config)
@@ -144,22 +146,6 @@ class Documents:
                 f"use the per-section pages ({self.config.page_prefix}<section>-<n>.txt)",
             )
         return self._index_document(base, plans, failed)
-
-    def unversioned(self, target: Target) -> bool:
-        """Whether no section ``target`` reads can report a version (render mode's case)."""
-        if target.kind is Kind.PAGE:
-            section = self.config.section(target.section or "")
-            sections = [section] if section is not None else []
-        else:
-            sections = list(self.config.resolved_sections)
-        return bool(sections) and not any(isinstance(s.provider, SupportsVersion) for s in sections)
-
-    @staticmethod
-    def content_type(target: Target) -> str:
-        """The media type of ``target``'s document."""
-        if target.html:
-            return HTML_TYPE
-        return TEXT_TYPE if target.text else XML_TYPE
 
     async def plan_all(
         self, label: str, base: BaseURL, keep: dict[str, list[PlainBatch]] | None = None
@@ -336,8 +322,7 @@ class Documents:
         if rows is None or not listed:
             version_tag = document_etag(config.fingerprint, base.prefix, section.name, [parts])
             if version_tag is not None:
-                slot = f"{config.fingerprint}|{base.prefix}|ranges:{section.name}"
-                stamped_as = (slot, version_tag)
+                stamped_as = (self.keys.key(f"ranges:{section.name}", base), version_tag)
 
         async def open_page() -> AsyncIterator[bytes]:
             stream = self.urlsets.keyed_stream(section, base, key_range=keys)

@@ -1,59 +1,68 @@
 """Shared renders: one render per document version, served stale when allowed.
 
-This module alone decides when a stored render answers instead of the provider
-(:class:`~sitemap_middleware.Renders` configures it):
+This module alone decides when a stored render answers instead of the providers
+(:class:`~sitemap_middleware.Renders` configures it); the core asks, in this order:
 
-- a document whose ETag (from provider metadata, or from its bytes in render mode)
-  matches the stored render is answered from the stored bytes: no provider pass;
-- a stored render younger than ``ttl`` answers without asking the provider at all;
-  until ``ttl + stale_while_revalidate`` it still answers while one refresh runs in the
-  background (asyncio; on trio the request revalidates in line instead);
-- when the provider fails before the first byte (503), a stored render younger than
-  ``ttl + stale_if_error`` answers, with its own validators (RFC 5861);
-- otherwise the document is rendered once: concurrent requests share the render
-  (:mod:`.coalesce`) and, with a shared store, instances take a short lock so one
-  renders while the others wait for its bytes;
-- ``Last-Modified`` is the later of the provider's time and the time the document's ETag
-  was first seen (kept by the store, so a fleet agrees on it): it moves whenever content
-  does, deletions and renames included.
+- :meth:`SharedRenders.fresh`: a stored render younger than ``ttl`` (``content_ttl`` for
+  one tagged by its bytes, when longer) answers without asking the providers at all;
+- :meth:`SharedRenders.revalidatable`: until ``ttl + stale_while_revalidate`` it still
+  answers while the core refreshes the document in the background (asyncio; on trio the
+  request revalidates in line instead);
+- :meth:`SharedRenders.share`: otherwise the core renders the document and hands it
+  here: one without an ETag is tagged by its bytes first (``Renders(etag="content")``,
+  :mod:`.content_tags`); a document whose ETag matches the stored render is answered
+  from the stored bytes (no provider pass); any other is rendered once: concurrent
+  requests share the render (:mod:`.coalesce`) and, with a shared store, instances take
+  a short lock so one renders while the others wait for its bytes;
+- :meth:`SharedRenders.if_error`: when the render fails before the first byte (503), a
+  stored render younger than ``ttl + stale_if_error`` answers, with its own validators
+  (RFC 5861).
 
-Only complete renders of complete documents (no section left out) are stored.
+``Last-Modified`` is the later of the provider's time and the time the document's ETag
+was first seen (kept by the store, so a fleet agrees on it): it moves whenever content
+does, deletions and renames included. Only complete renders of complete documents (no
+section left out) are stored. The store is asked, never the core: nothing here calls back.
 """
 
 from __future__ import annotations
 
-import functools
+import math
+import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
-import anyio
-
-from .._caches.store import MemoryRenderStore, PlanStore, RenderMeta, RenderStore, describe_render
+from .._caches.store import MemoryRenderStore, PlanStore, RenderMeta, RenderStore
 from .._config import SitemapConfig
 from .._sansio.compress import gzip_chunks
 from .._sansio.routing import Target
 from .._sansio.urls import BaseURL
+from .answer import Document, HTTPError, unavailable
 from .bodies import stored_body
-from .coalesce import Flights, Opener
-from .documents import Document, HTTPError, unavailable
-from .observe import CacheStatus
-from .refresh import BackgroundRefreshes
+from .content_tags import ContentTags
+from .keys import DocumentKeys
+from .render_once import Keep, RenderOnce
 from .store_calls import LOG_STORE_FAILED, StoreCalls
 from .stream import logger
-from .views import view_key
 
-__all__ = ["LOG_STALE", "SharedRenders", "wall_clock"]
+__all__ = [
+    "LOG_STALE",
+    "Found",
+    "SharedRenders",
+    "StoredMissing",
+    "cache_control",
+    "wall_clock",
+]
 
 #: Seconds a stored render is kept at least (a document's ETag may match it for long).
 MIN_KEEP = 3600.0
-#: Seconds between looks at the store while another instance holds the render lock.
-LOCK_POLL = 0.02
+#: Every ETag the engine makes (``make_etag``); a stored meta with another is not ours.
+_TAG = re.compile(r"[0-9a-f]{32}")
 
 LOG_STALE = "sitemap %s: serving the stored render (%s; %.1f s old)"
 LOG_BODY_MISSING = "sitemap render store: stored body missing or damaged, rendering again: %s"
-LOG_REFRESH_FAILED = "sitemap %s: background refresh failed: %s: %s"
+LOG_NOT_OURS = "sitemap render store: a stored render we did not write, rendering again: %s"
 
 
 def wall_clock() -> float:
@@ -61,93 +70,125 @@ def wall_clock() -> float:
     return time.time()
 
 
-Fresh = Callable[[], Awaitable[Document]]
+class StoredMissing(HTTPError):
+    """A stored body gone or damaged while its meta stayed (evicted, torn): a miss. The
+    core renders the document again; where no render may replace it (the providers just
+    failed: stale-if-error) it is the 503 it is built as."""
 
 
-@dataclass(slots=True)
-class _Lock:
-    """The render lock a flight holds in a shared store, and where its bytes came from."""
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What the store holds for one document as a request starts."""
 
-    token: str | None = None
-    from_store: bool = False
+    key: str
+    #: The document's file name as requested (``sitemap-products-2.xml``): what log
+    #: lines call it.
+    name: str
+    meta: RenderMeta | None
+    age: float = 0.0
+
+    def without_render(self) -> Found:
+        """The same document with no stored render to fall back on (its body is lost)."""
+        return replace(self, meta=None)
 
 
 class SharedRenders:
     """Answers documents from stored renders, coalesced renders, or stale renders."""
 
-    def __init__(self, config: SitemapConfig) -> None:
+    def __init__(self, config: SitemapConfig, keys: DocumentKeys) -> None:
         self.config = config
         self.renders = config.renders
+        self.keys = keys
         self.store: RenderStore = self.renders.store or MemoryRenderStore(self.renders.memory_bytes)
-        #: The largest render stored, and held for readers at different speeds.
-        self.max_bytes = self.renders.max_bytes or config.max_bytes_per_page
-        self.flights = Flights()
-        self._refreshes = BackgroundRefreshes()
         self._calls = StoreCalls()  # logging, and the back-off after a failure
-        #: Renders stored with their gzip flight's bytes when it ends: (level, save).
-        self._gzipping: dict[str, tuple[int, Callable[[bytes | None], Awaitable[None]]]] = {}
+        max_bytes = self.renders.max_bytes or config.max_bytes_per_page
+        tagging = self.renders.etag == "content"
+        fresh = max(self.renders.ttl, self.renders.content_ttl if tagging else 0.0)
+        stale = max(self.renders.stale_while_revalidate, self.renders.stale_if_error)
+        #: Seconds a stored render is kept (a document's ETag may match it for long).
+        self.keep_for = max(MIN_KEEP, fresh + stale)
+        # The clock is looked up at each call: tests set this module's wall_clock.
+        self.once = RenderOnce(
+            config, self.store, self._calls, max_bytes, self.keep_for, lambda: wall_clock()
+        )
+        self._tags = ContentTags(config, self.once.flights, max_bytes) if tagging else None
 
-    def key(self, target: Target, base: BaseURL) -> str:
-        """The store key of ``target`` under the base URL ``base``."""
-        return f"{self.config.fingerprint}|{base.prefix}|{target!r}{view_key(self.config, target)}"
-
-    async def document(self, target: Target, base: BaseURL, name: str, fresh: Fresh) -> Document:
-        """The document to answer ``target`` with; ``fresh()`` builds it from providers.
-
-        ``name`` is the document's file name as requested (``sitemap-products-2.xml``):
-        what log lines call it.
-        """
-        key = self.key(target, base)
+    async def find(self, target: Target, base: BaseURL, name: str) -> Found:
+        """What the store holds for ``target`` under ``base`` (``name``: its file name)."""
+        key = self.keys.key(target, base)
         meta = await self._meta(key)
-        renders = self.renders
-        if meta is not None:
-            age = wall_clock() - meta.rendered_at
-            if age < renders.ttl:
-                return self._stored(key, meta, fresh=fresh)
-            if age < renders.ttl + renders.stale_while_revalidate and self._revalidate_later(
-                key, name, meta, fresh
-            ):
-                logger.info(LOG_STALE, name, "stale-while-revalidate", age)
-                return replace(self._stored(key, meta, fresh=fresh), cache="stale")
-        try:
-            document = await fresh()
-        except HTTPError as exc:
-            stale = self._if_error(key, name, meta, exc)
-            if stale is None:
-                raise
-            return stale
-        return await self._share(key, document, meta)
+        age = 0.0 if meta is None else wall_clock() - meta.rendered_at
+        return Found(key, name, meta, age)
+
+    def fresh(self, found: Found) -> Document | None:
+        """The stored render, when it answers without asking the providers anything.
+
+        Its body, found missing when opened, raises :class:`StoredMissing`."""
+        meta = found.meta
+        if meta is None or found.age >= self._fresh_for(meta):
+            return None
+        return self._stored(found.key, meta)
+
+    def revalidatable(self, found: Found) -> bool:
+        """Whether the stored render may answer while the document is refreshed in the
+        background (stale-while-revalidate)."""
+        meta = found.meta
+        return (
+            meta is not None
+            and found.age < self._fresh_for(meta) + self.renders.stale_while_revalidate
+        )
+
+    def stale(self, found: Found, why: str) -> Document:
+        """The stored render, answered stale (``why``: which RFC 5861 allowance)."""
+        assert found.meta is not None
+        log = logger.warning if why == "stale-if-error" else logger.info
+        log(LOG_STALE, found.name, why, found.age)
+        return replace(self._stored(found.key, found.meta), cache="stale")
+
+    def if_error(self, found: Found, exc: HTTPError) -> Document | None:
+        """The stored render to answer with when a render failed before its first byte."""
+        meta = found.meta
+        if exc.status != 503 or meta is None or not self.renders.stale_if_error:
+            return None
+        if found.age > self._fresh_for(meta) + self.renders.stale_if_error:
+            return None
+        return self.stale(found, "stale-if-error")
+
+    async def share(self, found: Found, document: Document) -> Document:
+        """``document``, as the providers have it now, answered through the store: tagged
+        by its bytes when it has no ETag (``Renders(etag="content")``), stamped, and
+        rendered once for every concurrent request (and stored), or answered from the
+        stored render of the same ETag."""
+        if document.etag is None and self._tags is not None and document.cacheable:
+            document = await self._tags.tagged(found.key, found.name, document)
+            if document.etag is None:
+                return document  # too big to tag: it streams, reading its flight on
+            return await self._share(found.key, document, found.meta, by_content=True)
+        return await self._share(found.key, document, found.meta)
 
     def stored_now(
         self, target: Target, base: BaseURL, gzip: bool, level: int
     ) -> tuple[Document, bytes] | None:
-        """The stored render :meth:`document` answers with, and its body (gzip: compressed
-        at ``level``), when the in-process store holds it fresh (``Renders(ttl=...)``):
-        read without awaiting. ``None`` where :meth:`document` has more to do."""
+        """The stored render :meth:`fresh` answers with, and its body (gzip: compressed
+        at ``level``), when the in-process store holds it fresh: read without awaiting.
+        ``None`` where the full path has more to do."""
         store = self.store
-        if not isinstance(store, MemoryRenderStore) or not self.renders.ttl:
+        if not isinstance(store, MemoryRenderStore) or not (self.renders.ttl or self._tags):
             return None
-        if self._calls.backing_off():  # document() renders without the store meanwhile
+        if self._calls.backing_off():  # the full path renders without the store meanwhile
             return None
-        key = self.key(target, base)
+        key = self.keys.key(target, base)
         found = store.peek(key, gzip=gzip)
         if found is None:
             return None
         meta, body = found
-        if wall_clock() - meta.rendered_at >= self.renders.ttl:
+        if not _ours(meta) or wall_clock() - meta.rendered_at >= self._fresh_for(meta):
             return None
         if len(body) != (meta.gzip_length if gzip else meta.length) or (
             gzip and meta.gzip_level != level
         ):
             return None
         return self._stored(key, meta), body
-
-    async def stale(
-        self, target: Target, base: BaseURL, name: str, exc: HTTPError
-    ) -> Document | None:
-        """The stored render to answer with when a render failed before its first byte."""
-        key = self.key(target, base)
-        return self._if_error(key, name, await self._meta(key), exc)
 
     @property
     def plan_store(self) -> PlanStore | None:
@@ -161,8 +202,7 @@ class SharedRenders:
         return self._calls
 
     async def aclose(self) -> None:
-        """Stop background refreshes and release the store's connections."""
-        await self._refreshes.aclose()
+        """Release the store's connections."""
         aclose = getattr(self.store, "aclose", None)
         if aclose is not None:
             try:
@@ -172,7 +212,9 @@ class SharedRenders:
 
     # -- the document as answered ----------------------------------------------------------
 
-    async def _share(self, key: str, document: Document, meta: RenderMeta | None) -> Document:
+    async def _share(
+        self, key: str, document: Document, meta: RenderMeta | None, by_content: bool = False
+    ) -> Document:
         if not document.cacheable:
             return document  # incomplete (a section failed): never stored, never shared
         etag = document.etag
@@ -185,74 +227,19 @@ class SharedRenders:
         if etag is None or not document.storable:
             # No content identity, or one any client can make up: concurrent requests
             # still share one pass, and nothing of it is kept.
-            return self._flown(f"{key}|{etag or ''}", key, document, None, None)
+            return self.once.flown(f"{key}|{etag or ''}", key, document, None)
         if meta is not None and meta.etag == etag:
             current = replace(meta, last_modified=modified, rendered_at=wall_clock())
-            if self.renders.ttl or self.renders.stale_while_revalidate:
-                await self._calls.guard("touching", self.store.touch(key, current, self._keep()))
+            if self._fresh_for(current) or self.renders.stale_while_revalidate:
+                await self._calls.guard("touching", self.store.touch(key, current, self.keep_for))
             return self._stored(key, current, fallback=document)
-        return self._flown(key + "|" + etag, key, document, etag, modified)
+        return self.once.flown(key + "|" + etag, key, document, Keep(etag, modified, by_content))
 
-    def _flown(
-        self,
-        flight_key: str,
-        key: str,
-        document: Document,
-        etag: str | None,
-        modified: datetime | None,
-    ) -> Document:
-        """``document`` read through the flight ``flight_key`` (one render for every
-        concurrent request), its gzip through one more (one compressor for all)."""
-
-        def open_identity() -> Awaitable[AsyncIterator[bytes]]:
-            return self._join(flight_key, key, document, etag, modified)
-
-        async def open_gzip(level: int) -> AsyncIterator[bytes]:
-            gzip_key = f"{flight_key}|gzip{level}"
-            flight = self.flights.get(gzip_key)
-            if flight is None:
-
-                async def opener() -> AsyncIterator[bytes]:
-                    return gzip_chunks(await open_identity(), level)
-
-                async def compressed(chunks: list[bytes] | None) -> None:
-                    waiting = self._gzipping.get(flight_key)  # None: cut short, compress there
-                    if waiting is not None and (chunks is None or waiting[0] == level):
-                        del self._gzipping[flight_key]
-                        await waiting[1](None if chunks is None else b"".join(chunks))
-
-                flight = self.flights.start(
-                    gzip_key,
-                    key,
-                    opener,
-                    max_bytes=self.max_bytes,
-                    on_complete=compressed,
-                    on_end=lambda: compressed(None),
-                )
-            return await flight.open()
-
-        return replace(
-            document,
-            open=open_identity,
-            open_gzip=open_gzip,
-            cache=self._joining(flight_key, document),
-        )
-
-    def _joining(self, flight_key: str, document: Document) -> CacheStatus | None:
-        """ "coalesced" when a render of this document is running (this reply joins it)."""
-        return "coalesced" if self.flights.get(flight_key) is not None else document.cache
-
-    def _stored(
-        self,
-        key: str,
-        meta: RenderMeta,
-        fallback: Document | None = None,
-        fresh: Fresh | None = None,
-    ) -> Document:
+    def _stored(self, key: str, meta: RenderMeta, fallback: Document | None = None) -> Document:
         """The stored render of ``meta``. A body missing or damaged in the store (evicted,
-        torn) is a miss: the document is rendered again (``fallback``, or ``fresh()``),
-        never a 503. A newer version rendered so is newer than the validators sent,
-        which can only earn a 200 later, never a stale 304."""
+        torn) is a miss: the document is rendered again (``fallback``, or by the core on
+        :class:`StoredMissing`), never a 503. A newer version rendered so is newer than
+        the validators sent, which can only earn a 200 later, never a stale 304."""
 
         async def open_stored() -> AsyncIterator[bytes]:
             found = await self._calls.guard("reading", self.store.body(key, meta))
@@ -260,14 +247,10 @@ class SharedRenders:
                 return body
             logger.warning(LOG_BODY_MISSING, key)
             if fallback is not None and fallback.etag is not None:
-                return await self._join(
-                    key + "|" + fallback.etag, key, fallback, fallback.etag, meta.last_modified
-                )
-            if fresh is not None:
-                again = await self._share(key, await fresh(), None)
-                if again.cache != "hit":  # never loop on a store that keeps failing
-                    return await again.open()
-            raise unavailable(self.config)
+                keep = Keep(fallback.etag, meta.last_modified, meta.by_content)
+                return await self.once.join(key + "|" + fallback.etag, key, fallback, keep)
+            error = unavailable(self.config)
+            raise StoredMissing(error.status, error.message, error.headers)
 
         async def open_stored_gzip(level: int) -> AsyncIterator[bytes]:
             if meta.gzip_level == level:  # compressed once, when it was stored
@@ -280,139 +263,23 @@ class SharedRenders:
         document = Document(meta.content_type, meta.etag, sent, open_stored, cache="hit")
         return replace(document, open_gzip=open_stored_gzip)
 
-    def _if_error(
-        self, key: str, name: str, meta: RenderMeta | None, exc: HTTPError
-    ) -> Document | None:
-        if exc.status != 503 or meta is None or not self.renders.stale_if_error:
-            return None
-        age = wall_clock() - meta.rendered_at
-        if age > self.renders.ttl + self.renders.stale_if_error:
-            return None
-        logger.warning(LOG_STALE, name, "stale-if-error", age)
-        return replace(self._stored(key, meta), cache="stale")
-
     # -- rendering once ----------------------------------------------------------------------
-
-    async def _join(
-        self,
-        flight_key: str,
-        key: str,
-        document: Document,
-        etag: str | None,
-        modified: datetime | None,
-    ) -> AsyncIterator[bytes]:
-        flight = self.flights.get(flight_key)
-        if flight is None:
-            lock = _Lock()
-
-            async def opener() -> AsyncIterator[bytes]:
-                return await self._locked_open(key, etag, document.open, lock)
-
-            async def complete(chunks: list[bytes]) -> None:
-                if etag is None or lock.from_store:
-                    return
-                http = self.config.http
-                level = http.gzip_level if http.gzip else 0
-                described = functools.partial(
-                    describe_render, etag, document.content_type, modified, wall_clock(), chunks
-                )
-
-                async def save(gzip: bytes | None, unlocking: bool = False) -> None:
-                    try:  # hashing (and compressing) 8 MiB takes tens of ms: off the loop
-                        meta, body, gzip = await anyio.to_thread.run_sync(described, level, gzip)
-                        write = self.store.save(key, meta, body, self._keep(), gzip)
-                        await self._calls.guard("writing", write)
-                    finally:
-                        if unlocking:
-                            await unlock()
-
-                if level and self.flights.get(f"{flight_key}|gzip{level}") is not None:
-                    # Its gzip readers compress it: stored (and unlocked) when they are done.
-                    self._gzipping[flight_key] = (level, functools.partial(save, unlocking=True))
-                    return
-                await save(None)
-
-            async def unlock() -> None:
-                token, lock.token = lock.token, None
-                if token is not None:
-                    await self._calls.guard("unlocking", self.store.unlock(key, token))
-
-            async def end() -> None:
-                if flight_key not in self._gzipping:  # else once its gzip body is stored
-                    await unlock()
-
-            flight = self.flights.start(
-                flight_key,
-                key,
-                opener,
-                max_bytes=self.max_bytes,
-                on_complete=complete if etag is not None else None,
-                on_end=end,
-            )
-        return await flight.open()
-
-    async def _locked_open(
-        self, key: str, etag: str | None, open_body: Opener, lock: _Lock
-    ) -> AsyncIterator[bytes]:
-        """Open the render, unless this version is stored already or another instance is
-        rendering it (a shared store's lock): then the stored bytes."""
-        if etag is None:
-            return await open_body()
-        deadline = time.monotonic() + self.renders.lock_ttl
-        while True:
-            # Stored meanwhile (by a flight that just ended, or by the lock holder)?
-            if (body := await self._stored_body(key, etag)) is not None:
-                lock.from_store = True
-                return body
-            if not self.store.shared:
-                return await open_body()
-            if lock.token is not None or self._calls.backing_off():
-                return await open_body()  # locked (and checked the store), or store down
-            try:
-                lock.token = await self.store.lock(key, self.renders.lock_ttl)
-            except Exception as exc:
-                self._calls.failed("locking", exc)
-                return await open_body()  # a failing store never fails a request
-            if lock.token is None:
-                if time.monotonic() > deadline:
-                    return await open_body()  # the holder is slow or gone: render here too
-                await anyio.sleep(LOCK_POLL)
-
-    async def _stored_body(self, key: str, etag: str) -> AsyncIterator[bytes] | None:
-        meta = await self._meta(key)
-        if meta is None or meta.etag != etag:
-            return None
-        found = await self._calls.guard("reading", self.store.body(key, meta))
-        return stored_body(found, meta.length)
-
-    # -- stale-while-revalidate --------------------------------------------------------------
-
-    def _revalidate_later(self, key: str, name: str, meta: RenderMeta, fresh: Fresh) -> bool:
-        """Start one background refresh of ``key``; False where none can run (trio)."""
-        return self._refreshes.start(key, lambda: self._refresh(name, key, meta, fresh))
-
-    async def _refresh(self, name: str, key: str, meta: RenderMeta, fresh: Fresh) -> None:
-        try:
-            document = await self._share(key, await fresh(), meta)
-            body = await document.open()
-            try:
-                async for _ in body:
-                    pass  # the flight stores the render when it completes
-            finally:
-                await body.aclose()  # type: ignore[attr-defined]
-        except Exception as exc:
-            logger.warning(LOG_REFRESH_FAILED, name, type(exc).__name__, exc)
 
     # -- the store, which may fail ---------------------------------------------------------
 
-    def _keep(self) -> float:
+    def _fresh_for(self, meta: RenderMeta) -> float:
+        """Seconds ``meta``'s render answers without asking the providers: ``ttl``, or
+        ``content_ttl`` when longer for a render tagged by its bytes (no provider
+        version can say whether it still holds)."""
         renders = self.renders
-        return max(
-            MIN_KEEP, renders.ttl + max(renders.stale_while_revalidate, renders.stale_if_error)
-        )
+        return max(renders.ttl, renders.content_ttl) if meta.by_content else renders.ttl
 
     async def _meta(self, key: str) -> RenderMeta | None:
-        return await self._calls.guard("reading", self.store.meta(key))
+        meta = await self._calls.guard("reading", self.store.meta(key))
+        if meta is not None and not _ours(meta):
+            logger.warning(LOG_NOT_OURS, key)  # never let it reach a header
+            return None
+        return meta
 
     async def _last_modified(
         self, stamp_key: str, identity: str, provided: datetime | None
@@ -436,6 +303,13 @@ class SharedRenders:
         return max(provided, seen)
 
 
+def _ours(meta: RenderMeta) -> bool:
+    """Whether a stored meta can be one the engine wrote: a tag of our shape and a
+    printable media type (any store's answer reaches the reply's headers)."""
+    kind = meta.content_type
+    return bool(_TAG.fullmatch(meta.etag)) and kind.isascii() and kind.isprintable()
+
+
 def _sendable(stamp: datetime | None) -> datetime | None:
     """``stamp`` as a reply may send it: not while it is still in the future.
 
@@ -447,3 +321,15 @@ def _sendable(stamp: datetime | None) -> datetime | None:
     if stamp is None or stamp.timestamp() <= wall_clock():
         return stamp
     return None
+
+
+def cache_control(value: str | None, config: SitemapConfig) -> str | None:
+    """``Cache-Control`` with the RFC 5861 directives the configuration allows."""
+    renders = config.renders
+    if value is None:
+        return None
+    if renders.stale_while_revalidate:
+        value += f", stale-while-revalidate={math.ceil(renders.stale_while_revalidate)}"
+    if renders.stale_if_error:
+        value += f", stale-if-error={math.ceil(renders.stale_if_error)}"
+    return value

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING
 
-from .._config import SitemapConfig
 from .._sansio.html import IndexView, UrlsetView
 from .._sansio.htmlview import HTML_TYPE, HTMLView
 from .._sansio.routing import Kind, Target, page_name
@@ -22,7 +21,7 @@ from .plan import allows_empty
 if TYPE_CHECKING:
     from .documents import Documents
 
-__all__ = ["HTMLDocuments", "view_key"]
+__all__ = ["HTMLDocuments"]
 
 
 class HTMLDocuments:
@@ -134,14 +133,3 @@ class HTMLDocuments:
 def _site_label(base: BaseURL) -> str:
     """``example.com`` or ``example.com/shop``: the site, as headings name it."""
     return base.prefix.split("://", 1)[1].rstrip("/")
-
-
-def view_key(config: SitemapConfig, target: Target) -> str:
-    """What a render-cache or render-store key adds for a view: the view's own settings.
-
-    They shape the view's bytes but are not in ``config.fingerprint`` (switching the views
-    on changes no XML ETag), so deployments sharing a cache with other titles or file
-    names never answer with each other's view.
-    """
-    view = config.html_view
-    return f"|html={view.fingerprint}" if target.html and view is not None else ""

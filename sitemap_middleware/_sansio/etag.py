@@ -31,7 +31,14 @@ class Version(Protocol):
     def last_modified(self) -> datetime | None: ...
 
 
-__all__ = ["content_etag", "document_etag", "make_etag", "representation_etag", "version_parts"]
+__all__ = [
+    "content_etag",
+    "digest_etag",
+    "document_etag",
+    "make_etag",
+    "representation_etag",
+    "version_parts",
+]
 
 
 def make_etag(*parts: str) -> str:
@@ -42,7 +49,13 @@ def make_etag(*parts: str) -> str:
 
 def content_etag(kind: str, data: bytes, *context: str) -> str:
     """The tag of bytes already rendered, e.g. ``content_etag("robots", body)``."""
-    return make_etag(kind, *context, hashlib.sha256(data).hexdigest())
+    return digest_etag(kind, hashlib.sha256(data).hexdigest(), *context)
+
+
+def digest_etag(kind: str, sha256: str, *context: str) -> str:
+    """:func:`content_etag` of bytes whose SHA-256 (hex) is ``sha256``: for bytes hashed
+    as they stream (a render tagged by its bytes, ``Renders(etag="content")``)."""
+    return make_etag(kind, *context, sha256)
 
 
 def version_parts(version: Version | None) -> tuple[str, str] | None:

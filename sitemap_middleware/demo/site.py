@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .._caches.redis import RedisRenderCache
+from .._caches.redis_store import RedisRenderStore
 from .._config import Section, SitemapConfig, Tenants
 from .._engine.observe import DocumentObserver
 from .._guard_settings import Guard
@@ -29,7 +29,7 @@ from .._providers.i18n import Languages
 from .._sansio.extensions import Image, NewsArticle, Video
 from .._sansio.limits import MAX_NEWS_PER_FILE, MAX_URLS
 from .._sansio.models import SitemapEntry
-from .._settings import RenderFallback, Renders, Robots, RobotsGroup
+from .._settings import Renders, Robots, RobotsGroup
 from .planted import deals_entries
 
 #: Enough products for an index of three pages of 50,000.
@@ -188,11 +188,8 @@ def make_config(
     urls_per_page: int = MAX_URLS,
     observers: Sequence[DocumentObserver] = (),
 ) -> SitemapConfig:
-    # The news callable reports no version: its pages get ETags from rendered bytes,
-    # kept in process, or in Redis (shared by every instance) with --redis-url.
-    render_cache = (
-        RedisRenderCache(redis_url, prefix="sitemap_middleware_demo:") if redis_url else None
-    )
+    # Renders are kept in process, or in Redis (shared by every instance) with --redis-url.
+    store = RedisRenderStore(redis_url, prefix="sitemap_middleware_demo:") if redis_url else None
     return SitemapConfig(
         base_url=base_url,
         sections={
@@ -219,7 +216,6 @@ def make_config(
         stylesheet=True,  # kept for browsers that still run XSLT; it links to the HTML view
         html=True,  # /sitemap.html and /sitemap-<section>-<n>.html: for people, no XSLT
         text_sitemaps=True,
-        render_fallback=RenderFallback(cache=render_cache),
         max_urls_per_page=urls_per_page,
         # The mounted blog serves its own sitemaps: listed in the index and robots.txt.
         external_sitemaps=["/blog/sitemap.xml"],
@@ -232,9 +228,11 @@ def make_config(
         guard=Guard(action="exclude", max_probes_per_minute=1_000),
         # ... and /about, also in landing.txt, is listed once: where the pages section lists it.
         dedupe=True,
-        # Plans made once the ASGI app has started: the guard probes without waiting for a
-        # first request (under WSGI: from the first sitemap request on).
-        renders=Renders(warm_up=True),
+        # The news callable reports no version: its pages get ETags from their rendered
+        # bytes (etag="content"). Plans made once the ASGI app has started: the guard
+        # probes without waiting for a first request (under WSGI: from the first sitemap
+        # request on).
+        renders=Renders(etag="content", store=store, warm_up=True),
         # /deals/today's lastmod from the deal it shows (its provider's lastmod is fixed):
         # the time that deal was first seen, kept in the render store.
         ledger=Ledger(source="digest", sections=["deals"]),

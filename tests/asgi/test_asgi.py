@@ -16,8 +16,8 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
-from sitemap_middleware import ASGISitemapMiddleware, RenderFallback, Robots, SitemapConfig
-from tests.helpers import CountingProvider, RecordingCache, check_document, page_urls
+from sitemap_middleware import ASGISitemapMiddleware, Renders, Robots, SitemapConfig
+from tests.helpers import CountingProvider, RecordingStore, check_document, page_urls
 
 pytestmark = pytest.mark.anyio
 
@@ -136,9 +136,9 @@ async def test_other_paths_and_scopes_pass_through_untouched() -> None:
     assert seen[1] is lifespan
 
 
-async def test_lifespan_shutdown_closes_the_render_cache(caplog: pytest.LogCaptureFixture) -> None:
-    """On lifespan shutdown the middleware closes its render cache, then reports complete."""
-    cache = RecordingCache()
+async def test_lifespan_shutdown_closes_the_render_store(caplog: pytest.LogCaptureFixture) -> None:
+    """On lifespan shutdown the middleware closes its render store, then reports complete."""
+    cache = RecordingStore()
     order: list[str] = []
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
@@ -157,14 +157,14 @@ async def test_lifespan_shutdown_closes_the_render_cache(caplog: pytest.LogCaptu
     async def send(message: Message) -> None:
         order.append(f"{message['type']} (cache closed {cache.closed}x)")
 
-    middleware = _middleware(app=app, render_fallback=RenderFallback(cache=cache))
+    middleware = _middleware(app=app, renders=Renders(store=cache))
     await middleware({"type": "lifespan", "asgi": {"version": "3.0"}}, receive, send)
     assert order == [
         "lifespan.startup.complete (cache closed 0x)",
         "lifespan.shutdown.complete (cache closed 1x)",
     ]
 
-    # A cache that fails to close is reported, and the shutdown still completes.
+    # A store that fails to close is reported, and the shutdown still completes.
     async def broken_aclose() -> None:
         raise ConnectionError("redis went away")
 
@@ -174,7 +174,7 @@ async def test_lifespan_shutdown_closes_the_render_cache(caplog: pytest.LogCaptu
     with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
         await middleware({"type": "lifespan", "asgi": {"version": "3.0"}}, receive, send)
     assert order[-1].startswith("lifespan.shutdown.complete")
-    assert "render cache failed closing: ConnectionError: redis went away" in caplog.text
+    assert "render store failed closing: ConnectionError: redis went away" in caplog.text
 
 
 async def test_disconnect_mid_stream_closes_the_provider() -> None:

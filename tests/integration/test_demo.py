@@ -281,7 +281,7 @@ def test_demo_serves_valid_sitemaps_of_urls_it_serves(demo: Demo) -> None:
             .headers["content-type"]
             .startswith(("text/xsl", "application/xslt"))
         )
-        news = ok(url + "/sitemap-news-1.xml")  # unversioned: ETag from the render cache
+        news = ok(url + "/sitemap-news-1.xml")  # unversioned: ETag from its bytes
         again = client.get(
             url + "/sitemap-news-1.xml", headers={"If-None-Match": news.headers["etag"]}
         )

@@ -18,7 +18,7 @@ import httpx
 import pytest
 from werkzeug.http import parse_date
 
-from sitemap_middleware import RenderFallback, Renders, Section, SitemapEntry
+from sitemap_middleware import Renders, Section, SitemapEntry
 from sitemap_middleware._providers.threads import MAX_SECTION_THREADS
 from sitemap_middleware.providers import ProviderVersion
 from tests.helpers import check_document, child_urls, page_urls
@@ -126,7 +126,7 @@ def test_render_mode_never_stores_an_index_missing_a_section(server: str) -> Non
     flaky = Switchable(3, fail_at=0)
     sections: dict[str, Any] = {"flaky": flaky, "ok": Switchable(2)}
     config = make_config(
-        "https://example.com", sections, render_fallback=RenderFallback(), max_urls_per_page=2
+        "https://example.com", sections, renders=Renders(etag="content"), max_urls_per_page=2
     )
     with serve(server, config) as url:
         down = httpx.get(url + "/sitemap_index.xml")
@@ -151,7 +151,7 @@ def test_render_mode_failure_before_the_first_byte_is_503(
 ) -> None:
     """A provider failing while the page renders into the cache: 503 with Retry-After."""
     flaky = Switchable(2000, fail_at=1500)  # after the first batch: mid-render
-    config = make_config("https://example.com", {"p": flaky}, render_fallback=RenderFallback())
+    config = make_config("https://example.com", {"p": flaky}, renders=Renders(etag="content"))
     with caplog.at_level(logging.DEBUG, logger="sitemap_middleware"), serve(server, config) as url:
         failed = httpx.get(url + "/sitemap-p-1.xml")
         flaky.fail_at = None
@@ -172,8 +172,7 @@ def test_render_mode_failure_after_the_first_byte_aborts(server: str) -> None:
     config = make_config(
         "https://example.com",
         {"p": flaky},
-        render_fallback=RenderFallback(max_bytes=64 * 1024),
-        renders=Renders(plan_ttl=60),
+        renders=Renders(etag="content", max_bytes=64 * 1024, plan_ttl=60),
     )
     with serve(server, config) as url:
         # Planned while the source is up (a failure while planning is a 503, before any

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
-from sitemap_middleware import RenderFallback, SitemapConfig, SitemapEntry
+from sitemap_middleware import Renders, SitemapConfig, SitemapEntry
 from sitemap_middleware._engine.core import RequestInfo
 from sitemap_middleware._engine.observe import _EntryCounter
 from sitemap_middleware.ops import PrometheusObserver, ServedDocument
@@ -114,13 +114,13 @@ async def test_text_sitemap_counts_lines_and_errors_are_recorded() -> None:
 
 
 async def test_render_cache_miss_then_hit() -> None:
-    """Pages rendered for their ETag report the render cache: a miss, then a hit."""
+    """Pages rendered for their ETag report the render store: a miss, then a hit."""
     recorder = Recorder()
 
     def news() -> list[SitemapEntry]:
         return [SitemapEntry("/news/1", lastmod="2024-05-01")]
 
-    core = make_core(recorder, sections={"news": news}, render_fallback=RenderFallback())
+    core = make_core(recorder, sections={"news": news}, renders=Renders(etag="content"))
     await fetch(core, "/sitemap-news-1.xml")
     await fetch(core, "/sitemap-news-1.xml")
     assert [e.cache for e in recorder.events] == ["miss", "hit"]

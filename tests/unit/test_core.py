@@ -11,7 +11,7 @@ import pytest
 
 from sitemap_middleware import (
     HTTPSettings,
-    RenderFallback,
+    Renders,
     Section,
     SitemapConfig,
     SitemapEntry,
@@ -326,33 +326,33 @@ async def test_news_section_pages_hold_at_most_1000() -> None:
     assert len(child_urls(check_document(body))) == 2
 
 
-async def test_render_fallback_validators_give_etag_for_unversioned_providers() -> None:
-    """RenderFallback gives an ETag (and 304s) to providers that report nothing."""
+async def test_content_etags_give_etag_for_unversioned_providers() -> None:
+    """Renders(etag="content") gives an ETag (and 304s) to providers that report nothing."""
     calls = []
 
     def entries() -> list[str]:
         calls.append(1)
         return ["/a", "/b"]
 
-    core = _core({"p": entries}, render_fallback=RenderFallback())
+    core = _core({"p": entries}, renders=Renders(etag="content"))
     first, body = await fetch(core, "/sitemap-p-1.xml")
     etag = header(first, "ETag")
     assert etag is not None
     again, _ = await fetch(core, "/sitemap-p-1.xml", if_none_match=etag)
     assert again.status == 304
     # One pass: the plan (its render replays what planning read, a one-page section);
-    # the second request came from the bounded cache.
+    # the second request came from the stored render.
     assert len(calls) == 1
     plain = _core({"p": entries})
     reply, _ = await fetch(plain, "/sitemap-p-1.xml")
     assert header(reply, "ETag") is None
 
 
-async def test_render_fallback_streams_without_validators_past_its_bound() -> None:
-    """A page larger than RenderFallback.max_bytes streams whole, without an ETag."""
+async def test_content_etags_stream_without_validators_past_their_bound() -> None:
+    """A page larger than Renders.max_bytes streams whole, without an ETag from its bytes."""
     core = _core(
         {"p": lambda: [f"/x/{i}" for i in range(3000)]},
-        render_fallback=RenderFallback(max_bytes=70_000),
+        renders=Renders(etag="content", max_bytes=70_000),
     )
     reply, body = await fetch(core, "/sitemap-p-1.xml")
     assert header(reply, "ETag") is None

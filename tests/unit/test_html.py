@@ -24,7 +24,6 @@ from sitemap_middleware import (
     HTTPSettings,
     Image,
     NewsArticle,
-    RenderFallback,
     Renders,
     Section,
     SitemapConfig,
@@ -36,7 +35,7 @@ from sitemap_middleware._sansio.htmlview import CONTENT_SECURITY_POLICY, SCRIPT,
 from sitemap_middleware._sansio.models import simple_fields
 from sitemap_middleware._sansio.xml import split_tail
 from sitemap_middleware.ops import ServedDocument
-from tests.helpers import CountingProvider, RecordingCache, collect, fetch, header
+from tests.helpers import CountingProvider, collect, fetch, header
 
 pytestmark = pytest.mark.anyio
 NS = "{http://www.w3.org/1999/xhtml}"
@@ -429,9 +428,9 @@ async def test_head_of_a_view_has_get_headers_and_no_body() -> None:
     assert missing.status == 404
 
 
-async def test_unversioned_views_get_etags_from_the_render_cache() -> None:
-    """render_fallback gives views of unversioned providers an ETag too."""
-    core = _core({"p": lambda: ["/a", "/b"]}, render_fallback=RenderFallback())
+async def test_unversioned_views_get_etags_from_their_bytes() -> None:
+    """Renders(etag="content") gives views of unversioned providers an ETag too."""
+    core = _core({"p": lambda: ["/a", "/b"]}, renders=Renders(etag="content"))
     reply, body = await fetch(core, "/sitemap-p-1.html")
     etag = header(reply, "ETag")
     assert etag is not None and header(reply, "Content-Security-Policy")
@@ -673,17 +672,16 @@ async def test_index_view_and_xml_index_share_one_planning_pass() -> None:
     assert len(rows(parse(body))) == 3
 
 
-@pytest.mark.parametrize("shared", ["render_fallback", "renders_store"])
-async def test_deployments_sharing_a_cache_keep_their_own_views(shared: str) -> None:
-    """Two view titles over one shared render cache (or store) never serve each other's page."""
+@pytest.mark.parametrize("shared", ["content_etags", "renders_store"])
+async def test_deployments_sharing_a_store_keep_their_own_views(shared: str) -> None:
+    """Two view titles over one shared render store never serve each other's page."""
     from sitemap_middleware.stores import MemoryRenderStore
 
-    cache = RecordingCache()
     store = MemoryRenderStore()
 
     def core(title: str) -> SitemapCore:
-        if shared == "render_fallback":  # unversioned: ETags from the render cache
-            extra: dict[str, Any] = {"render_fallback": RenderFallback(cache=cache)}
+        if shared == "content_etags":  # unversioned: ETags from the rendered bytes
+            extra: dict[str, Any] = {"renders": Renders(etag="content", store=store)}
             provider: Any = lambda: ["/a", "/b"]  # noqa: E731
         else:
             extra = {"renders": Renders(store=store, ttl=60)}  # stored renders answer

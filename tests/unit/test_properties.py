@@ -16,13 +16,14 @@ from hypothesis import strategies as st
 from werkzeug.http import parse_date
 
 from sitemap_middleware import InvalidEntryError, SitemapConfig, SitemapError, TrustedHosts
+from sitemap_middleware._caches.store import body_matches, describe_render
 from sitemap_middleware._engine.core import READ_HEADERS, RequestInfo, SitemapCore
 from sitemap_middleware._sansio.models import coerce_entry, entry_parts, simple_fields
 from sitemap_middleware._sansio.urls import normalize_loc
 from sitemap_middleware._sansio.values import _W3C as W3C
 from sitemap_middleware._sansio.values import aware, date_value_and_text, parse_w3c
 from sitemap_middleware.providers import ProviderVersion
-from sitemap_middleware.stores import RedisRenderCache
+from sitemap_middleware.stores import RedisRenderStore
 from tests.helpers import check_document, collect
 
 SETTINGS = settings(
@@ -417,14 +418,19 @@ def test_hosts_are_encoded_as_browsers_do(host: str) -> None:
 
 @SETTINGS
 @given(st.binary(max_size=300), st.data())
-def test_redis_entries_survive_no_damage(body: bytes, data: st.DataObject) -> None:
-    """Any truncation or flipped byte of a stored value reads as a miss, never as content."""
+def test_stored_bodies_survive_no_damage(body: bytes, data: st.DataObject) -> None:
+    """Any truncation or flipped byte of a stored body (or its gzip body) reads as a miss,
+    never as content: what every store checks a body against its meta with."""
     tag = "0123456789abcdef" * 2
-    raw = RedisRenderCache._encode(tag.encode("ascii"), body)
-    assert RedisRenderCache._decode(raw) == (tag, body)
-    cut = data.draw(st.integers(0, len(raw) - 1))
-    assert RedisRenderCache._decode(raw[:cut]) is None
-    position = data.draw(st.integers(0, len(raw) - 1))
-    flip = data.draw(st.integers(1, 255))
-    damaged = raw[:position] + bytes([raw[position] ^ flip]) + raw[position + 1 :]
-    assert RedisRenderCache._decode(damaged) is None
+    meta, raw, gzip = describe_render(tag, "application/xml", None, 0.0, [body], 1)
+    assert gzip is not None
+    assert body_matches(meta, raw) and body_matches(meta, gzip, gzip=True)
+    for stored, zipped in ((raw, False), (gzip, True)):
+        if not stored:
+            continue  # an empty body: nothing to cut or flip
+        cut = data.draw(st.integers(0, len(stored) - 1))
+        assert not body_matches(meta, stored[:cut], gzip=zipped)
+        position = data.draw(st.integers(0, len(stored) - 1))
+        flip = data.draw(st.integers(1, 255))
+        damaged = stored[:position] + bytes([stored[position] ^ flip]) + stored[position + 1 :]
+        assert not body_matches(meta, damaged, gzip=zipped)

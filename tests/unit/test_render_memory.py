@@ -1,4 +1,4 @@
-"""Render mode and memory: pages over the cache cap do not buffer the cap per request."""
+"""Content ETags and memory: pages over the cap do not buffer the cap per request."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from sitemap_middleware import RenderFallback, SitemapConfig
+from sitemap_middleware import Renders, SitemapConfig
 from sitemap_middleware._engine.core import RequestInfo, SitemapCore
 from tests.helpers import collect, fetch, header
 
@@ -40,7 +40,7 @@ async def _peak_of_concurrent_requests(
 ) -> tuple[int, Unversioned, list[int], list[str | None]]:
     """Peak traced memory while CONCURRENT requests stream the page, as a server sends it."""
     provider = Unversioned()
-    options: dict[str, Any] = {"render_fallback": RenderFallback(max_bytes=CAP)} if render else {}
+    options: dict[str, Any] = {"renders": Renders(etag="content", max_bytes=CAP)} if render else {}
     core = SitemapCore(
         SitemapConfig(base_url="https://example.com", sections={"p": provider}, **options)
     )
@@ -81,7 +81,7 @@ async def test_concurrent_requests_for_a_page_over_the_cap_buffer_it_once() -> N
         f"{streaming / 2**20:.1f} MiB streaming without it"
     )
     assert len(set(sizes)) == 1 and sizes[0] > CAP
-    assert tags == [None] * CONCURRENT  # too big for the cache: no render-derived ETag
+    assert tags == [None] * CONCURRENT  # too big to hold: no ETag from its bytes
     assert 1 <= provider.reads <= CONCURRENT  # concurrent requests may share one read
     # Was streaming + CONCURRENT * CAP: every request buffered the cap before its first byte.
     assert peak < streaming + 3 * CAP, f"{peak / 2**20:.1f} MiB"
@@ -94,7 +94,7 @@ async def test_a_page_known_too_big_streams_without_buffering() -> None:
         SitemapConfig(
             base_url="https://example.com",
             sections={"p": provider},
-            render_fallback=RenderFallback(max_bytes=CAP),
+            renders=Renders(etag="content", max_bytes=CAP),
         )
     )
     await fetch(core, "/sitemap-p-1.xml")

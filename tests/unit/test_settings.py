@@ -9,7 +9,7 @@ import pytest
 from sitemap_middleware import (
     ConfigurationError,
     HTTPSettings,
-    RenderFallback,
+    Renders,
     Robots,
     RobotsGroup,
     Section,
@@ -31,10 +31,10 @@ def _config(**kwargs: Any) -> SitemapConfig:
         ),
         (lambda: Section(["/a"], max_urls=1.5), "Section.max_urls must be an integer"),  # type: ignore[arg-type]
         (lambda: Section(["/a"], max_urls=True), "Section.max_urls must be an integer"),
-        (lambda: RenderFallback(size=0), "RenderFallback.size must be an integer from 1"),
-        (lambda: RenderFallback(ttl=-1), "RenderFallback.ttl must be a number > 0"),
-        (lambda: RenderFallback(ttl=float("nan")), "RenderFallback.ttl must be a number > 0"),
-        (lambda: RenderFallback(max_bytes=10**9), "RenderFallback.max_bytes must be an integer"),
+        (lambda: Renders(etag="bytes"), "Renders.etag must be 'version' or 'content'"),  # type: ignore[arg-type]
+        (lambda: Renders(content_ttl=-1), "Renders.content_ttl must be a number of seconds"),
+        (lambda: Renders(content_ttl=float("nan")), "Renders.content_ttl must be a number"),
+        (lambda: Renders(max_bytes=10**9), "Renders.max_bytes must be an integer"),
         (
             lambda: HTTPSettings(cache_control="public\r\nSet-Cookie: a=b"),
             "HTTPSettings.cache_control must be a header value",
@@ -126,7 +126,7 @@ def test_grouped_defaults_keep_the_small_api_small() -> None:
         base_url="https://example.com", sections={"pages": ["/"], "products": products}
     )
     assert config.robots == Robots() and config.http == HTTPSettings()
-    assert config.hosts is None and config.render_fallback is None
+    assert config.hosts is None and config.renders == Renders()
 
 
 # -- review-core: defects found by the hostile review ---------------------------------

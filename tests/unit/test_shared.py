@@ -170,7 +170,7 @@ async def test_stale_while_revalidate_answers_at_once_and_refreshes_once(
     assert all(reply.status == 200 and data == body for reply, data in replies)
     assert "stale-while-revalidate" in caplog.text
     with anyio.fail_after(5):
-        while core._shared._refreshes._running:
+        while core._refreshes._running:
             await anyio.sleep(0.01)
     # The first plan, one refresh's plan (each render replays what its plan read).
     assert provider.passes == 2
@@ -279,7 +279,7 @@ async def test_stale_log_lines_name_the_document_not_the_store_key(
     with caplog.at_level(logging.INFO, "sitemap_middleware"):
         await fetch(core, "/sitemap-p-1.xml")
         with anyio.fail_after(5):
-            while core._shared._refreshes._running:
+            while core._refreshes._running:
                 await anyio.sleep(0.01)
         provider.fail_version = True
         clock.now += 100  # past stale-while-revalidate, within stale-if-error

@@ -68,21 +68,21 @@ async def test_a_failing_resolve_is_called_and_logged_once_per_request(
     assert len(caplog.records) == 1
 
 
-async def test_a_site_evicted_from_the_resolve_cache_releases_its_render_cache() -> None:
+async def test_a_site_evicted_from_the_resolve_cache_releases_its_render_store() -> None:
     """cache_size evicts a resolved site's core without closing it, and aclose() no longer
-    sees it: each eviction leaks what its render cache holds open (Redis connections)."""
-    from sitemap_middleware import RenderFallback
-    from tests.helpers import RecordingCache
+    sees it: each eviction leaks what its render store holds open (Redis connections)."""
+    from sitemap_middleware import Renders
+    from tests.helpers import RecordingStore
 
-    caches: list[RecordingCache] = []
+    caches: list[RecordingStore] = []
 
     def resolve(host: str) -> SitemapConfig | None:
-        cache = RecordingCache()
+        cache = RecordingStore()
         caches.append(cache)
         return SitemapConfig(
             base_url=f"https://{host}",
             sections={"p": ["/a"]},
-            render_fallback=RenderFallback(cache=cache),
+            renders=Renders(store=cache),
         )
 
     cores = TenantCores(Tenants(resolve=resolve, cache_size=1))

@@ -12,8 +12,8 @@ from flask import Flask
 from werkzeug.middleware.lint import LintMiddleware
 from werkzeug.test import Client
 
-from sitemap_middleware import RenderFallback, Robots, SitemapConfig, WSGISitemapMiddleware
-from tests.helpers import CountingProvider, RecordingCache, check_document, page_urls
+from sitemap_middleware import Renders, Robots, SitemapConfig, WSGISitemapMiddleware
+from tests.helpers import CountingProvider, RecordingStore, check_document, page_urls
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
@@ -96,18 +96,18 @@ def test_close_stops_the_provider() -> None:
     assert provider.closed == closed + 1 and provider.entries_yielded - yielded < 50_000
 
 
-def test_close_releases_the_render_cache_and_it_serves_304s() -> None:
-    """close() (a shutdown hook's job) closes the render cache on the portal's loop."""
-    cache = RecordingCache()
+def test_close_releases_the_render_store_and_it_serves_304s() -> None:
+    """close() (a shutdown hook's job) closes the render store on the portal's loop."""
+    cache = RecordingStore()
     config = SitemapConfig(
         base_url="https://example.com",
         sections={"p": lambda: ["/a"]},
-        render_fallback=RenderFallback(cache=cache),
+        renders=Renders(etag="content", store=cache),
     )
     middleware = WSGISitemapMiddleware(_app, config=config)
     client = BufferedClient(validator(LintMiddleware(middleware)))
     etag = client.get("/sitemap-p-1.xml").headers["ETag"]
-    assert len(cache.items) == 1
+    assert len(cache._items) == 1
     assert client.get("/sitemap-p-1.xml", headers={"If-None-Match": etag}).status_code == 304
     middleware.close()
     assert cache.closed == 1

@@ -1,21 +1,23 @@
-"""RedisRenderCache against a real Redis server (``.ci/run`` starts one)."""
+"""ETags from rendered bytes (``Renders(etag="content")``) in a RedisRenderStore shared by
+a fleet, against a real Redis server (``.ci/run`` starts one)."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-import anyio
 import httpx
 import pytest
 
 from benchmarks.common import free_port
-from sitemap_middleware import ConfigurationError, RenderFallback, SitemapConfig
+from sitemap_middleware import ConfigurationError, Renders, SitemapConfig
+from sitemap_middleware._caches.store import describe_render
 from sitemap_middleware._engine.core import SitemapCore
-from sitemap_middleware.stores import RedisRenderCache
+from sitemap_middleware.stores import RedisRenderStore
 from tests.helpers import check_document, fetch, header, page_urls
 from tests.integration.servers import serve
 
@@ -32,9 +34,9 @@ def redis_url() -> str:
     return url
 
 
-def _cache(url: str, **kwargs: float) -> RedisRenderCache:
-    """A cache with a prefix of its own, so tests never see each other's keys."""
-    return RedisRenderCache(url, prefix=f"test-{uuid.uuid4().hex}:", **kwargs)
+def _store(url: str, prefix: str | None = None, **kwargs: Any) -> RedisRenderStore:
+    """A store with a prefix of its own, so tests never see each other's keys."""
+    return RedisRenderStore(url, prefix=prefix or f"test-{uuid.uuid4().hex}:", **kwargs)
 
 
 class Unversioned:
@@ -50,30 +52,30 @@ class Unversioned:
             yield url
 
 
-def _config(provider: Unversioned, cache: RedisRenderCache, base: str) -> SitemapConfig:
+def _config(provider: Unversioned, store: RedisRenderStore, base: str) -> SitemapConfig:
     return SitemapConfig(
         base_url=base,
         sections={"p": provider},
-        render_fallback=RenderFallback(cache=cache),
+        renders=Renders(etag="content", store=store),
     )
 
 
 @asyncio_only
 @pytest.mark.anyio
-async def test_round_trip_expiry_and_foreign_values(redis_url: str) -> None:
-    """get returns what set stored, until the TTL passes; a value we did not write is a miss."""
-    cache = _cache(redis_url, ttl=0.3)
-    assert await cache.get("k") is None
+async def test_a_render_tagged_by_its_bytes_says_so_in_redis(redis_url: str) -> None:
+    """A meta keeps whether its ETag came from the bytes; a foreign meta is a miss."""
+    store = _store(redis_url, local_bytes=0)
     tag = "0123456789abcdef" * 2
-    await cache.set("k", (tag, b"<urlset>\n\x00bytes</urlset>"))
-    assert await cache.get("k") == (tag, b"<urlset>\n\x00bytes</urlset>")
+    body = b"<urlset>\n\x00bytes</urlset>"
+    meta, data, _ = describe_render(tag, "application/xml", None, 1.0, [body], 0, by_content=True)
     try:
-        await anyio.sleep(0.5)
-        assert await cache.get("k") is None
-        await cache._client().set(cache._key("foreign"), b"no newline here")
-        assert await cache.get("foreign") is None
+        await store.save("k", meta, data, 60)
+        assert await store.meta("k") == meta and meta.by_content
+        assert await store.body("k", meta) == body
+        await store._client().set(store._key("foreign", "m"), b"no json here")
+        assert await store.meta("foreign") is None
     finally:
-        await cache.aclose()
+        await store.aclose()
 
 
 @asyncio_only
@@ -82,12 +84,8 @@ async def test_instances_of_an_app_share_one_render(redis_url: str) -> None:
     """Two app instances (two cores) on one Redis: one render, one ETag, 304s on both."""
     prefix = f"test-{uuid.uuid4().hex}:"
     first_provider, second_provider = Unversioned(["/a", "/b"]), Unversioned(["/a", "/b"])
-    first = SitemapCore(
-        _config(first_provider, RedisRenderCache(redis_url, prefix=prefix), "https://example.com")
-    )
-    second = SitemapCore(
-        _config(second_provider, RedisRenderCache(redis_url, prefix=prefix), "https://example.com")
-    )
+    first = SitemapCore(_config(first_provider, _store(redis_url, prefix), "https://example.com"))
+    second = SitemapCore(_config(second_provider, _store(redis_url, prefix), "https://example.com"))
     try:
         reply, body = await fetch(first, "/sitemap-p-1.xml")
         etag = header(reply, "ETag")
@@ -109,16 +107,8 @@ async def test_instances_of_an_app_share_one_render(redis_url: str) -> None:
 async def test_other_configurations_do_not_share_entries(redis_url: str) -> None:
     """Same Redis and prefix, another base URL: its own render, never the other's bytes."""
     prefix = f"test-{uuid.uuid4().hex}:"
-    shop = SitemapCore(
-        _config(
-            Unversioned(["/a"]), RedisRenderCache(redis_url, prefix=prefix), "https://a.example"
-        )
-    )
-    blog = SitemapCore(
-        _config(
-            Unversioned(["/a"]), RedisRenderCache(redis_url, prefix=prefix), "https://b.example"
-        )
-    )
+    shop = SitemapCore(_config(Unversioned(["/a"]), _store(redis_url, prefix), "https://a.example"))
+    blog = SitemapCore(_config(Unversioned(["/a"]), _store(redis_url, prefix), "https://b.example"))
     try:
         _, shop_body = await fetch(shop, "/sitemap-p-1.xml")
         _, blog_body = await fetch(blog, "/sitemap-p-1.xml")
@@ -132,8 +122,8 @@ async def test_other_configurations_do_not_share_entries(redis_url: str) -> None
 @pytest.mark.anyio
 async def test_unreachable_redis_still_serves_and_logs(caplog: pytest.LogCaptureFixture) -> None:
     """Redis down: the page is rendered here, with its ETag, and a warning says why."""
-    cache = RedisRenderCache(f"redis://127.0.0.1:{free_port()}/0", timeout=0.5)  # no one there
-    core = SitemapCore(_config(Unversioned(["/a"]), cache, "https://example.com"))
+    store = RedisRenderStore(f"redis://127.0.0.1:{free_port()}/0", timeout=0.5)  # no one there
+    core = SitemapCore(_config(Unversioned(["/a"]), store, "https://example.com"))
     with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
         try:
             reply, body = await fetch(core, "/sitemap-p-1.xml")
@@ -142,17 +132,14 @@ async def test_unreachable_redis_still_serves_and_logs(caplog: pytest.LogCapture
     assert reply.status == 200 and header(reply, "ETag") is not None
     assert page_urls(check_document(body)) == ["https://example.com/a"]
     messages = [r.getMessage() for r in caplog.records]
-    assert any("render cache failed reading" in m and "ConnectionError" in m for m in messages)
-    assert any("render cache failed writing" in m for m in messages)
+    assert any("render store failed reading" in m and "ConnectionError" in m for m in messages)
 
 
-def test_render_fallback_checks_its_cache(redis_url: str) -> None:
-    """RenderFallback(cache=...) takes only a RenderCache; a Redis cache with a TTL of 0 is refused."""
-    RenderFallback(cache=_cache(redis_url))
-    with pytest.raises(ConfigurationError, match="RenderFallback.cache must implement RenderCache"):
-        RenderFallback(cache="redis://localhost")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="ttl must be > 0"):
-        RedisRenderCache(redis_url, ttl=0)
+def test_renders_check_their_store(redis_url: str) -> None:
+    """Renders(store=...) takes only a RenderStore: a Redis URL is no store."""
+    Renders(etag="content", store=_store(redis_url))
+    with pytest.raises(ConfigurationError, match="Renders.store must implement RenderStore"):
+        Renders(etag="content", store="redis://localhost")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("server", ["uvicorn", "werkzeug"])
@@ -160,10 +147,7 @@ def test_two_servers_share_renders_through_redis(redis_url: str, server: str) ->
     """Two real servers (ASGI, or WSGI with its portal loop) on one Redis: one render."""
     prefix = f"test-{uuid.uuid4().hex}:"
     providers = [Unversioned([f"/p/{i}" for i in range(2000)]) for _ in range(2)]
-    configs = [
-        _config(p, RedisRenderCache(redis_url, prefix=prefix), "https://example.com")
-        for p in providers
-    ]
+    configs = [_config(p, _store(redis_url, prefix), "https://example.com") for p in providers]
     with serve(server, configs[0]) as one, serve(server, configs[1]) as two:
         first = httpx.get(one + "/sitemap-p-1.xml")
         second = httpx.get(two + "/sitemap-p-1.xml", headers={"Accept-Encoding": "identity"})
@@ -178,14 +162,11 @@ def test_two_servers_share_renders_through_redis(redis_url: str, server: str) ->
     assert len(page_urls(check_document(second.content))) == 2000
 
 
-def _only_key(url: str, prefix: str) -> bytes:
-    """The one Redis key written under ``prefix``."""
+def _keys(url: str, pattern: str) -> list[bytes]:
     import redis
 
     with redis.Redis.from_url(url) as client:
-        keys = client.keys(prefix + "*")
-    assert len(keys) == 1, keys
-    return bytes(keys[0])
+        return sorted(bytes(k) for k in client.keys(pattern))
 
 
 def _raw(url: str, key: bytes, value: bytes | None = None) -> bytes:
@@ -202,24 +183,30 @@ def _raw(url: str, key: bytes, value: bytes | None = None) -> bytes:
 
 @pytest.mark.parametrize("server", ["uvicorn", "werkzeug"])
 @pytest.mark.parametrize("damage", ["truncated", "flipped", "empty-body", "garbage"])
-def test_damaged_entries_are_rendered_again(redis_url: str, server: str, damage: str) -> None:
-    """A truncated or corrupt Redis entry is never served: the page is rendered again."""
+def test_damaged_bodies_are_rendered_again(redis_url: str, server: str, damage: str) -> None:
+    """A truncated or corrupt body in Redis is never served: the page is rendered again."""
     prefix = f"test-{uuid.uuid4().hex}:"
     provider = Unversioned([f"/p/{i}" for i in range(2000)])
-    config = _config(provider, RedisRenderCache(redis_url, prefix=prefix), "https://example.com")
+    # Nothing kept in process: the body is read back from Redis.
+    config = _config(provider, _store(redis_url, prefix, local_bytes=0), "https://example.com")
     with serve(server, config) as url:
         first = httpx.get(url + "/sitemap-p-1.xml")
-        key = _only_key(redis_url, prefix)
-        raw = _raw(redis_url, key)
-        damaged = {
-            "truncated": raw[: len(raw) - 100],
-            "flipped": raw[:-50] + bytes([raw[-50] ^ 1]) + raw[-49:],
-            "empty-body": raw[: raw.index(b"\n") + 1],
-            "garbage": b"\xff\xfe not ours",
-        }[damage]
-        _raw(redis_url, key, damaged)
+        (body_key,) = _keys(redis_url, prefix + "*:b:*")
+        raw = _raw(redis_url, body_key)
+        for key in [body_key, *_keys(redis_url, prefix + "*:g:*")]:  # identity and gzip
+            stored = _raw(redis_url, key)
+            _raw(
+                redis_url,
+                key,
+                {
+                    "truncated": stored[: len(stored) - 100],
+                    "flipped": stored[:-50] + bytes([stored[-50] ^ 1]) + stored[-49:],
+                    "empty-body": b"",
+                    "garbage": b"\xff\xfe not ours",
+                }[damage],
+            )
         second = httpx.get(url + "/sitemap-p-1.xml")
-        repaired = _raw(redis_url, key)
+        repaired = _raw(redis_url, body_key)
     assert first.status_code == second.status_code == 200
     assert second.content == first.content and second.headers["etag"] == first.headers["etag"]
     assert len(page_urls(check_document(second.content))) == 2000
@@ -232,21 +219,20 @@ def test_damaged_entries_are_rendered_again(redis_url: str, server: str, damage:
 @pytest.mark.parametrize(
     "etag", ['abc"def', "0123456789abcdef0123456789abcdef\r\nX-Evil: 1", "é", ""]
 )
-def test_hostile_etags_from_the_cache_never_reach_a_header(
+def test_hostile_etags_from_the_store_never_reach_a_header(
     redis_url: str, server: str, etag: str
 ) -> None:
-    """A cache entry whose tag holds a quote or CR/LF is a miss: no 500, no injected header."""
+    """A stored meta whose tag holds a quote or CR/LF is a miss: no 500, no injected header."""
     prefix = f"test-{uuid.uuid4().hex}:"
     provider = Unversioned(["/a", "/b"])
-    cache = RedisRenderCache(redis_url, prefix=prefix)
-    config = _config(provider, cache, "https://example.com")
+    config = _config(provider, _store(redis_url, prefix), "https://example.com")
     with serve(server, config) as url:
         first = httpx.get(url + "/sitemap-p-1.xml", headers={"Accept-Encoding": "identity"})
-        key = _only_key(redis_url, prefix)
-        # A well-formed entry (length and digest right) carrying a hostile tag, as a
-        # buggy or hostile writer sharing the Redis could store it.
-        hostile = RedisRenderCache._encode(etag.encode("utf-8"), first.content)
-        _raw(redis_url, key, hostile)
+        (key,) = _keys(redis_url, prefix + "*:m")
+        # A well-formed meta (length and digest right) carrying a hostile tag, as a buggy
+        # or hostile writer sharing the Redis could store it.
+        meta = json.loads(_raw(redis_url, key))
+        _raw(redis_url, key, json.dumps({**meta, "etag": etag}).encode())
         second = httpx.get(url + "/sitemap-p-1.xml", headers={"Accept-Encoding": "identity"})
     assert second.status_code == 200
     assert second.headers["etag"] == first.headers["etag"]
@@ -282,7 +268,7 @@ def test_deployments_with_other_providers_never_share_pages(redis_url: str, serv
         config = SitemapConfig(
             base_url="https://example.com",
             sections=sections,
-            render_fallback=RenderFallback(cache=RedisRenderCache(redis_url, prefix=prefix)),
+            renders=Renders(etag="content", store=_store(redis_url, prefix)),
         )
         with serve(server, config) as url:
             bodies.append([httpx.get(url + f"/sitemap-{s}-1.xml").content for s in ("p", "q")])
