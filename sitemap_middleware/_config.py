@@ -414,7 +414,7 @@ class Tenants:
 
     Only the ``Host`` header picks the site (exact ``host:port`` first, then the host
     without its port); a host no site claims gets a 400 on sitemap and robots.txt paths.
-    Each site's validators, render cache keys and Redis keys hold its own base URL, so
+    Each site's validators, render-store keys and Redis keys hold its own base URL, so
     sites never share a render.
     """
 

@@ -73,7 +73,7 @@ class ASGISitemapMiddleware:
 
     Responses stream; when the client disconnects the provider's iterator is closed at
     once. On lifespan shutdown (after the app's own) it closes what the configuration
-    holds open, such as a :class:`RedisRenderCache`'s connections.
+    holds open, such as a :class:`RedisRenderStore`'s connections.
 
     Security: URLs are built from ``config.base_url``; the ``Host`` header is read only
     when ``config.hosts`` (:class:`TrustedHosts`) opts in, and then only allow-listed hosts pass.

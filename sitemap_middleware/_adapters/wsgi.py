@@ -54,7 +54,7 @@ class WSGISitemapMiddleware:
     portal started on first use), not on the loop of Flask's async views. Bodies stream
     in batches through the portal; when the server calls ``close()`` (client gone) the
     provider's iterator is closed. Call :meth:`close` when shutting the app down to
-    release what the configuration holds open (a :class:`RedisRenderCache`'s connections).
+    release what the configuration holds open (a :class:`RedisRenderStore`'s connections).
 
     :param app: the WSGI application to wrap.
     :param config: the :class:`SitemapConfig`, or :class:`Tenants` for several sites.

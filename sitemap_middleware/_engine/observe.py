@@ -22,7 +22,7 @@ __all__ = ["CacheStatus", "DocumentObserver", "Observers", "ServedDocument"]
 
 logger = logging.getLogger("sitemap_middleware")
 
-#: How a render-cache lookup went; ``None`` when no render cache was involved.
+#: How the render store answered; ``None`` when no stored render was involved.
 CacheStatus = Literal["hit", "miss", "stale", "coalesced"]
 LOG_SERVED = "served %s %d: %d urls, %d bytes, %.1f ms, cache=%s"
 LOG_OBSERVER_FAILED = "sitemap observer %r failed: %s: %s"
@@ -47,7 +47,7 @@ class ServedDocument:
         without a body.
     :param bytes: body bytes sent, after content-coding.
     :param duration: seconds from the request to the last byte (the render time).
-    :param cache: render-cache outcome, ``None`` when no render cache was involved.
+    :param cache: render-store outcome, ``None`` when no stored render was involved.
     :param encoding: ``gzip`` or ``identity``.
     :param completed: ``False`` when the body was aborted or the client went away.
     """

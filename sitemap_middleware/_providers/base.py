@@ -344,11 +344,11 @@ class CallableProvider:
 def provider_identity(provider: UrlProvider) -> str:
     """What tells this provider's data apart from another's, the same in every process.
 
-    Used in render-cache keys, so two deployments sharing a Redis with the same base URL
-    and section names but other providers never share pages. A provider may say it
-    itself with a ``cache_identity`` string attribute; otherwise it is the content hash
-    of a :class:`StaticProvider`, the qualified name of a :class:`CallableProvider`'s
-    function, or the provider's qualified class name.
+    Used in render-store keys (``_engine/keys.py``), so two deployments sharing a Redis
+    with the same base URL and section names but other providers never share pages. A
+    provider may say it itself with a ``cache_identity`` string attribute; otherwise it
+    is the content hash of a :class:`StaticProvider`, the qualified name of a
+    :class:`CallableProvider`'s function, or the provider's qualified class name.
     """
     identity = getattr(provider, "cache_identity", None)
     if isinstance(identity, str):

@@ -66,7 +66,7 @@ def demo(
     command += ["--port", str(port), "--data-dir", str(data)]
     command += ["--products", str(PRODUCTS), "--urls-per-page", str(URLS_PER_PAGE)]
     redis_url = os.environ.get("SITEMAP_TEST_REDIS_URL")
-    if redis_url:  # under .ci/run: the news pages' render cache lives in Redis
+    if redis_url:  # under .ci/run: its render store lives in Redis
         command += ["--redis-url", redis_url]
     # Output to a file, not a pipe: a pipe nobody reads fills up and stalls the server.
     with log.open("w") as output:

@@ -606,7 +606,7 @@ async def test_each_tenant_has_its_own_views() -> None:
     assert links(rows(parse(body))[0]) == ["https://a.example/x"]
 
 
-# -- the views under main's engine: observers, plan memo, shared render caches ----------
+# -- the views under main's engine: observers, plan memo, shared render stores ----------
 
 
 class _Recorder:
