@@ -7,14 +7,11 @@ fleet). A store may also implement :class:`PlanStore` (section plans a fleet sha
 ledger's records): :class:`RedisRenderStore` implements all three,
 :class:`MemoryRenderStore` :class:`ValueStore`.
 
-``RenderFallback(cache=...)`` takes a :class:`RenderCache` (ETags learnt from rendered
-bytes): :class:`MemoryRenderCache` or :class:`RedisRenderCache`.
+``Renders(etag="content")`` keeps ETags learnt from rendered bytes in the same store.
 """
 
 from __future__ import annotations
 
-from ._caches.memory import MemoryRenderCache, RenderCache
-from ._caches.redis import RedisRenderCache
 from ._caches.redis_store import RedisRenderStore
 from ._caches.store import (
     LedgerStore,
@@ -29,12 +26,9 @@ from ._public import publish as _publish
 
 __all__ = [
     "LedgerStore",
-    "MemoryRenderCache",
     "MemoryRenderStore",
     "PlanStore",
-    "RedisRenderCache",
     "RedisRenderStore",
-    "RenderCache",
     "RenderMeta",
     "RenderStore",
     "StoredBodyError",

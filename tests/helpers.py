@@ -18,9 +18,9 @@ from usp.objects.sitemap import AbstractSitemap
 from usp.tree import sitemap_from_str
 
 from sitemap_middleware import SitemapEntry
-from sitemap_middleware.stores import MemoryRenderStore
 from sitemap_middleware._engine.core import Reply, RequestInfo, SitemapCore
 from sitemap_middleware.providers import ProviderVersion
+from sitemap_middleware.stores import MemoryRenderStore
 
 __all__ = ["RequestInfo", "SitemapCore"]
 

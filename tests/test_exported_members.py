@@ -36,7 +36,6 @@ TOP_LEVEL = [
     "NewsArticle",
     "ProviderError",
     "ProviderTimeoutError",
-    "RenderFallback",
     "Renders",
     "Robots",
     "RobotsGroup",
@@ -80,12 +79,9 @@ PROVIDERS = [
 
 STORES = [
     "LedgerStore",
-    "MemoryRenderCache",
     "MemoryRenderStore",
     "PlanStore",
-    "RedisRenderCache",
     "RedisRenderStore",
-    "RenderCache",
     "RenderMeta",
     "RenderStore",
     "StoredBodyError",

@@ -10,9 +10,10 @@ import anyio
 import pytest
 from werkzeug.http import http_date
 
-from sitemap_middleware import HTTPSettings, ProviderVersion, Renders, SitemapConfig
+from sitemap_middleware import HTTPSettings, Renders, SitemapConfig
 from sitemap_middleware._engine import shared
 from sitemap_middleware._engine.core import RequestInfo, SitemapCore
+from sitemap_middleware.providers import ProviderVersion
 from tests.helpers import fetch, header
 
 pytestmark = pytest.mark.anyio

@@ -8,12 +8,14 @@ from typing import Any
 
 import pytest
 
-from sitemap_middleware import HTMLView, MemoryRenderStore, ProviderVersion, Renders, SitemapConfig
+from sitemap_middleware import HTMLView, Renders, SitemapConfig
 from sitemap_middleware._caches.store import RenderMeta
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._engine.keys import DocumentKeys
 from sitemap_middleware._providers.base import as_provider, provider_identity
 from sitemap_middleware._sansio.routing import Kind, Target
+from sitemap_middleware.providers import ProviderVersion
+from sitemap_middleware.stores import MemoryRenderStore
 from tests.helpers import check_document, fetch, header, page_urls
 
 

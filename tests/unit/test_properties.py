@@ -23,7 +23,6 @@ from sitemap_middleware._sansio.urls import normalize_loc
 from sitemap_middleware._sansio.values import _W3C as W3C
 from sitemap_middleware._sansio.values import aware, date_value_and_text, parse_w3c
 from sitemap_middleware.providers import ProviderVersion
-from sitemap_middleware.stores import RedisRenderStore
 from tests.helpers import check_document, collect
 
 SETTINGS = settings(
