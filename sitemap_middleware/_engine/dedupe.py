@@ -1,34 +1,32 @@
 """One URL, one listing, over a site's plans (the rule: ``_sansio/dedupe.py``).
 
-Sections whose plans read their entries (every section but those paged by key ranges:
-``plan.prints`` and ``plan.repeated`` are their fingerprints) take part: a page of one
-of them lists a URL only where the site lists it first. Without a fingerprint seen twice
-this costs one set per section; with some, the sections holding them are read again for
-those URLs alone.
+Every section takes part, news sections apart (``plans.py`` calls this for each group:
+the other sections together, each news section alone; Google News reads news sitemaps
+apart from the others, and their articles are listed elsewhere too). A page lists a URL
+only where its group lists it first. The fingerprints are each plan's ``prints`` and
+``repeated``: from its planning pass, or for a plan from key ranges from its chunks
+(``dedupe_scan.py``). Without a fingerprint seen twice this costs one set per section;
+with some, the sections (the chunks) holding them are read again for those URLs alone.
 
-Sections paged by key ranges (SQL, Django querysets: :class:`SupportsKeyset`) take no
-part: their pages are served by key range, whatever any plan says, and a plan from the
-database reads no entry. Their URLs are neither left out nor leave any out; nor are a
-news section's (``Section(news=True)``): Google News reads it apart.
+A page served by key range (``plan.keyed``) finds what it leaves out by key
+(``keyed_duplicates``): it is served by its range, whatever any plan says.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from .._config import SitemapConfig, _ResolvedSection
-from .._sansio.dedupe import Duplicates, adjust_pages, collisions, first_listings, page_of
+from .._sansio.dedupe import Duplicates, adjust_pages, collisions, first_listings, range_firsts
 from .._sansio.exclusion import Exclusion
-from .._sansio.render import UrlsetWriter
+from .._sansio.paging import encode_key_range
 from .._sansio.urls import BaseURL
-from .plan import PLAN_BATCH_SIZE, SectionPlan, news_cutoff, page_room, takes_part
-from .stream import EntryStream
+from .dedupe_scan import Listing, chunk_listings, read_listings
+from .plan import SectionPlan, takes_part
 
-__all__ = ["deduplicated", "page_exclusion", "takes_part"]
-
-#: A listing read again: its loc, raw position, size and whether it is news.
-_Found = tuple[str, int, int, bool]
+__all__ = ["deduplicated", "page_exclusion", "range_exclusion", "takes_part"]
 
 
 async def deduplicated(
@@ -41,91 +39,72 @@ async def deduplicated(
     found = collisions([plan.repeated for plan in plans], prints)
     if not found:
         return plans
-    read: list[tuple[str, list[_Found]]] = []
+    read: list[tuple[str, list[Listing]]] = []
     for section, plan in pairs:
         hits = not found.isdisjoint(plan.repeated) or (
             plan.prints is not None and not found.isdisjoint(plan.prints)
         )
-        listings = await _listings(config, section, base, plan.total, found) if hits else []
+        listings = await _listings(config, section, base, plan, found) if hits else []
         read.append((section.name, listings))
     firsts, dropped = first_listings(
-        [(name, [(loc, position) for loc, position, _, _ in listings]) for name, listings in read]
+        [(name, [(each[0], each[1]) for each in listings]) for name, listings in read]
     )
     if not firsts:
         return plans  # fingerprints alike, URLs not
-    numbers: dict[str, tuple[list[int], list[int]]] = {}
+    renumbered: dict[str, list[int]] = {}
     adjusted: list[SectionPlan] = []
     for plan, (name, listings), left in zip(plans, read, dropped, strict=True):
-        gone = [listings[i][1:] for i in left]
-        pages, renumbered = adjust_pages(plan.pages, gone) if gone else (plan.pages, [])
-        numbers[name] = ([page.start for page in plan.pages], renumbered)
+        gone = [(listings[i][5], listings[i][2], listings[i][3]) for i in left]
+        pages, numbers = adjust_pages(plan.pages, gone) if gone else (plan.pages, [])
+        renumbered[name] = numbers
         adjusted.append(replace(plan, pages=pages, dropped=len(left)))
-
-    def first_page(section: str, position: int) -> int:
-        starts, renumbered = numbers[section]
-        number = page_of(starts, position)
-        return (renumbered[number] if renumbered else number) + 1
-
+    page_at = {
+        (name, each[1]): _new_page(renumbered[name], each[5])
+        for name, listings in read
+        for each in listings
+    }
     # Each plan names the first listing of the URLs it leaves out (so that it depends on
     # the sections up to its own alone: its page tags do not move with later ones).
-    pages_of = {loc: (s, first_page(s, p)) for loc, (s, p) in firsts.items()}
-    return [
-        replace(plan, duplicates=tuple(sorted({(loc, *pages_of[loc]) for loc in locs})))
-        if (locs := {listings[i][0] for i in left})
-        else plan
-        for plan, (_, listings), left in zip(adjusted, read, dropped, strict=True)
-    ]
+    pages_of = {loc: (s, page_at[s, p]) for loc, (s, p) in firsts.items()}
+    done: list[SectionPlan] = []
+    for plan, (name, listings), left in zip(adjusted, read, dropped, strict=True):
+        locs = {listings[i][0] for i in left}
+        if not locs:
+            done.append(plan)
+            continue
+        keyed: tuple[tuple[Any, str, bool, int], ...] = ()
+        if plan.keyed:  # (in key order, as read)
+            keyed = tuple(
+                (each[4], each[0], firsts[each[0]] == (name, each[1]), page_at[name, each[1]])
+                for each in listings
+                if each[0] in locs
+            )
+        duplicates = tuple(sorted({(loc, *pages_of[loc]) for loc in locs}))
+        done.append(replace(plan, duplicates=duplicates, keyed_duplicates=keyed))
+    return done
+
+
+def _new_page(numbers: list[int], old: int) -> int:
+    """The 1-based number, after adjusting, of a listing's 0-based page."""
+    return (numbers[old] if numbers else old) + 1
 
 
 async def _listings(
-    config: SitemapConfig, section: _ResolvedSection, base: BaseURL, total: int, wanted: set[int]
-) -> list[_Found]:
-    """The listings among the first ``total`` items whose fingerprint is ``wanted``,
-    admitted and measured as the planning pass did (one larger than a page lists none)."""
-    stream = EntryStream(
-        section.name,
-        section.provider,
-        base,
-        limit=total,
-        timeout=config.provider_timeout,
-        strict=config.strict,
-        quiet=True,
-        news_cutoff=news_cutoff(config, section),
-        batch_size=PLAN_BATCH_SIZE,
-        exclusion=section.exclusion,
+    config: SitemapConfig,
+    section: _ResolvedSection,
+    base: BaseURL,
+    plan: SectionPlan,
+    wanted: set[int],
+) -> list[Listing]:
+    """The listings among the plan's items whose fingerprint is ``wanted``, admitted and
+    measured as the planning pass did (one larger than a page lists none)."""
+    if plan.chunks:
+        return await chunk_listings(config, section, base, plan, wanted)
+    starts = [page.start for page in plan.pages]
+    _, _, found = await read_listings(
+        config, section, base, limit=plan.total, wanted=wanted, starts=starts
     )
-    measurer = UrlsetWriter(
-        label=section.name,
-        resolve=base.join_if_relative,
-        max_urls=section.max_urls,
-        max_bytes=config.max_bytes_per_page,
-    )
-    room = page_room(config, base)
-    found: list[_Found] = []
-    try:
-        while raw := await stream.next_raw():
-            start = stream.pulled - len(raw)
-            plain = stream.plain(raw)
-            if plain is not None:
-                locs = plain.locs
-                hits = [i for i, print_ in enumerate(map(hash, locs)) if print_ in wanted]
-                if not hits:
-                    continue
-                tails = plain.tail_sizes()
-                sizes = measurer.plain_sizes([locs[i] for i in hits], [tails[i] for i in hits])
-                places = stream.plain_positions
-                for i, size in zip(hits, sizes, strict=True):
-                    position = start + (places[i] if places is not None else i)
-                    found.append((locs[i], position, size, False))
-                continue
-            for offset, item in enumerate(stream.admit_one_by_one(raw)):
-                if item is not None and hash(item[0]) in wanted:
-                    (size,) = measurer.sizes([item])
-                    news = item[2] is not None and item[2].news is not None
-                    found.append((item[0], start + offset, size, news))
-    finally:
-        await stream.aclose()
-    return [listing for listing in found if listing[2] <= room]
+    return found
 
 
 def page_exclusion(section: _ResolvedSection, plan: SectionPlan, number: int) -> Exclusion | None:
@@ -136,3 +115,21 @@ def page_exclusion(section: _ResolvedSection, plan: SectionPlan, number: int) ->
     name = section.name
     firsts = {loc: (s, n) == (name, number) for loc, s, n in plan.duplicates}
     return Duplicates(firsts, section.exclusion)
+
+
+def range_exclusion(
+    section: _ResolvedSection, plan: SectionPlan, after: Any, upto: Any, number: int | None = None
+) -> tuple[Exclusion | None, str]:
+    """What the key range ``(after, upto]`` of a keyed plan (its page ``number``, if
+    known) leaves out, and a text of it for the page's tag (it moves exactly when what
+    the page leaves out does)."""
+    if not plan.keyed_duplicates:
+        return section.exclusion, ""
+    if number is None:
+        token = encode_key_range(after, upto)
+        named = enumerate(plan.key_ranges(), 1)
+        number = next((n for n, each in named if token is not None and each == token), None)
+    firsts = range_firsts(plan.keyed_duplicates, number, after, upto)
+    if not firsts:
+        return section.exclusion, ""
+    return Duplicates(firsts, section.exclusion), repr(sorted(firsts.items()))

@@ -36,6 +36,7 @@ from .answer import (
 )
 from .bodies import bytes_body, opened
 from .changes import changes_lastmod
+from .dedupe import range_exclusion
 from .keys import DocumentKeys
 from .plan import (
     SectionPlan,
@@ -309,12 +310,16 @@ class Documents:
         name = page_name(config.page_prefix, section.name, target.page, ext, key_range=token)
         try:
             rows, version = await range_version(config, section, *keys)
-        except ProviderError as exc:
+            # One URL, one listing: what the sections before it (and its lower keys) list.
+            plan = await self.plans.section_plan(section, base) if section.dedupe else None
+        except (ProviderError, InvalidEntryError) as exc:
             raise render_failed(self.config, name, exc) from None
         if rows == 0:  # no row (or a range the key cannot hold): nothing to open
             raise HTTPError(404, "Not Found: no such sitemap page")
+        left, tag = range_exclusion(section, plan, *keys) if plan else (section.exclusion, "")
         parts = version_parts(version)
-        etag = document_etag(config.fingerprint, base.prefix, name, [parts])
+        tagged = (*parts, tag) if parts and tag else parts
+        etag = document_etag(config.fingerprint, base.prefix, name, [tagged])
         # Clients can name any number of ranges: only those the index lists are stored,
         # and stamped on their own; the others share one stamp (see Document.stamped_as).
         listed = self.plans.lists_range(base, section.name, token)
@@ -326,6 +331,7 @@ class Documents:
 
         async def open_page() -> AsyncIterator[bytes]:
             stream = self.urlsets.keyed_stream(section, base, key_range=keys)
+            stream.exclusion = left
             writer = self.urlsets.writer(name, base, target.text, section.max_urls, capped=True)
             return await self.urlsets.open(name, [stream], writer)
 

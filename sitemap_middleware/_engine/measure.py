@@ -11,6 +11,7 @@ from datetime import date, datetime, timezone
 
 from .._config import SitemapConfig
 from .._sansio.batches import PlainBatch
+from .._sansio.dedupe import Fingerprints
 from .._sansio.models import Admitted
 from .._sansio.paging import PageCutter
 from .._sansio.render import UrlsetWriter
@@ -43,7 +44,7 @@ class Measuring:
     ) -> None:
         self.stream, self.measurer, self.cutter = stream, measurer, cutter
         self.max_bytes, self.keyed, self.keep = config.max_bytes_per_page, keyed, keep
-        self.hashes: list[int] | None = None
+        self.hashes: Fingerprints | None = None
         self.oversize = 0  # entries larger than a page (the writer leaves them out)
         self.first_oversize = ""
         self.last_tail = ""  # consecutive entries often share a lastmod: parsed once
@@ -60,7 +61,7 @@ class Measuring:
             if plain is not None:  # the common batch: sized at once, and most often
                 # placed at once (on the current page)
                 if hashes is not None:
-                    hashes.extend(map(hash, plain.locs))
+                    hashes.add(plain.locs)
                 if self._place_run(plain, start):
                     continue
                 admitted: Sequence[Admitted | None] = stream.spread(plain, len(raw))
@@ -70,7 +71,7 @@ class Measuring:
                 valid = [item for item in admitted if item is not None]
                 sizes = iter(measurer.sizes(valid))
                 if hashes is not None:
-                    hashes.extend([hash(item[0]) for item in valid])
+                    hashes.add([item[0] for item in valid])
             stop = self._place(admitted, sizes, start, until_page)
             if stop is not None:
                 return stop

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Any
 
@@ -18,12 +18,11 @@ from .._exceptions import ProviderError
 from .._providers.base import (
     ProviderVersion,
     SupportsKeyset,
-    SupportsPageLastModified,
     SupportsRangeVersion,
     SupportsVersion,
 )
 from .._sansio.batches import PlainBatch
-from .._sansio.dedupe import fingerprints
+from .._sansio.dedupe import Fingerprints
 from .._sansio.etag import version_parts
 from .._sansio.paging import PageCutter, PagePlan, encode_key_range
 from .._sansio.render import UrlsetWriter, urlset_overhead
@@ -31,6 +30,7 @@ from .._sansio.routing import STYLESHEET_NAME
 from .._sansio.urls import BaseURL
 from .._sansio.values import to_datetime
 from .measure import Measuring
+from .page_dates import provider_lastmods
 from .range_plan import plan_by_ranges
 from .stream import EntryStream, call_provider
 
@@ -70,6 +70,13 @@ class SectionPlan:
     repeated: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
     duplicates: tuple[tuple[str, str, int], ...] = ()
     dropped: int = field(default=0, compare=False)
+    #: Pages served by key range: each listing of a duplicated loc, ``(key, loc, first,
+    #: page)`` (``_sansio/dedupe.py``: ``range_firsts``), in key order.
+    keyed_duplicates: tuple[tuple[Any, str, bool, int], ...] = ()
+    #: Planned from the database's key ranges (no row read), and the chunks of keys
+    #: read since for the fingerprints (``dedupe_scan.py``).
+    ranged: bool = field(default=False, compare=False)
+    chunks: tuple[Any, ...] = field(default=(), compare=False, repr=False)
 
     def key_ranges(self) -> list[str | None]:
         """The key range naming each page of a keyset plan (what the index links)."""
@@ -99,7 +106,7 @@ class SectionPlan:
         """A digest of the page boundaries, so validators change when pages move."""
         text = repr(
             [(p.start, p.stop, p.urls, p.size, p.first_key, p.last_key) for p in self.pages]
-        ) + repr(self.duplicates)
+        ) + repr((self.duplicates, self.keyed_duplicates))
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
     @property
@@ -185,10 +192,9 @@ def stylesheet_href(config: SitemapConfig, base: BaseURL) -> str | None:
 
 
 def takes_part(section: _ResolvedSection) -> bool:
-    """Whether ``dedupe.py`` deduplicates the section: asked for, planned by reading, no
-    news section (Google News reads those apart; their articles are listed elsewhere too)."""
-    keyed = isinstance(section.provider, SupportsKeyset)
-    return section.dedupe and not section.news and not keyed
+    """Whether ``dedupe.py`` deduplicates the section (a news section within itself
+    alone: Google News reads it apart, and its articles are listed elsewhere too)."""
+    return section.dedupe
 
 
 async def plan_section(
@@ -248,13 +254,15 @@ async def plan_section(
     measuring = Measuring(
         stream, measurer, PageCutter(max_urls=max_urls, room=room), config, keyed, keep
     )
-    measuring.hashes = [] if takes_part(section) else None  # (see dedupe.py)
+    measuring.hashes = (  # (see dedupe.py)
+        Fingerprints(retain) if takes_part(section) and key_range is None else None
+    )
     try:
         stop = await measuring.read(until_page)
     finally:
         await stream.aclose()
     cutter, hashes, keep = measuring.cutter, measuring.hashes, measuring.keep
-    prints, repeated = fingerprints(hashes, retain) if hashes else (None, frozenset())
+    prints, repeated = hashes.result(retain) if hashes is not None else (None, frozenset())
     if stop is not None:  # (``until_page`` complete; ``stop``: the next page's first entry)
         if keep is not None:
             keep.clear()  # (it holds the next page's first entries)
@@ -263,7 +271,7 @@ async def plan_section(
         return SectionPlan(
             section.name, done, stop, version, by_key, prints=prints, repeated=repeated
         )
-    pages = await _provider_lastmods(config, section, cutter.finish(stream.pulled))
+    pages = await provider_lastmods(config, section, cutter.finish(stream.pulled))
     if keep is not None and len(pages) > 1:
         keep.clear()
     first = stream.first_left_out
@@ -307,55 +315,8 @@ async def _plan_by_ranges(
         keyed=True,
         left_out=left_out,
         first_left_out=LOG_NULL_LOCATION if left_out else "",
+        ranged=True,
     )
-
-
-async def _provider_lastmods(
-    config: SitemapConfig, section: _ResolvedSection, pages: tuple[PagePlan, ...]
-) -> tuple[PagePlan, ...]:
-    """Page lastmods a provider reports itself (``page_last_modified``), where they apply.
-
-    They describe pages of ``max_urls`` items each: usable when the bytes did not move a
-    boundary, and only where the entries carried no lastmod of their own, unless the
-    provider's dates are the ones to list (``page_dates_override``: Django's index lists
-    ``get_latest_lastmod()`` for every page, None and dates included).
-    """
-    provider = section.provider
-    size = section.max_urls
-    if not isinstance(provider, SupportsPageLastModified) or not pages:
-        return pages
-    if any(page.start != number * size for number, page in enumerate(pages)):
-        return pages
-    overrides = getattr(provider, "page_dates_override", False) is True
-    if not overrides and all(page.lastmod is not None for page in pages):
-        return pages
-    answer = await call_provider(
-        section.name, config.provider_timeout, lambda: provider.page_last_modified(size)
-    )
-    if isinstance(answer, str | bytes) or not isinstance(answer, Sequence):
-        raise ProviderError(
-            section.name,
-            f"page_last_modified() gave {answer!r:.100}, not a sequence of datetimes "
-            "(one per page, None where unknown)",
-        )
-    found = list(answer)
-    dates = [_page_date(section.name, value) for value in found[: len(pages)]]
-    return tuple(
-        replace(page, lastmod=dates[number] if number < len(dates) else None)
-        if overrides or (page.lastmod is None and number < len(dates))
-        else page
-        for number, page in enumerate(pages)
-    )
-
-
-def _page_date(section: str, value: object) -> date | None:
-    """A page lastmod from ``page_last_modified()``: an aware datetime (naive means
-    UTC), or a date, which the index writes as a date."""
-    if value is None:
-        return None
-    if not isinstance(value, date):
-        raise ProviderError(section, f"page_last_modified() gave {value!r}, not a datetime")
-    return to_datetime(value) if isinstance(value, datetime) else value
 
 
 def last_modified(plans: Sequence[SectionPlan]) -> datetime | None:

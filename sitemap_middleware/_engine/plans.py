@@ -31,6 +31,7 @@ from .._sansio.batches import PlainBatch
 from .._sansio.dedupe import DUPLICATE
 from .._sansio.urls import BaseURL
 from .dedupe import deduplicated, takes_part
+from .dedupe_scan import ScanBook
 from .plan import SectionPlan, plan_section, section_version
 from .plan_codec import decode_plan, encode_plan
 from .store_calls import StoreCalls
@@ -83,9 +84,12 @@ class PlanMemo:
         #: Section -> what was last reported of what it left out on purpose.
         self._excluded: OrderedDict[str, str] = OrderedDict()
         #: Whether plans keep their fingerprints (several sections compare theirs).
-        self._retain = sum(map(takes_part, config.resolved_sections)) > 1
-        #: base prefix -> the plans deduplicated last, and the plans they came from.
-        self._deduped: dict[str, tuple[list[SectionPlan], list[SectionPlan]]] = {}
+        self._retain = sum(map(_shares, config.resolved_sections)) > 1
+        #: (base prefix, group) -> the plans it deduplicated last, and their raw plans.
+        self._deduped: dict[tuple[str, str], tuple[list[SectionPlan], list[SectionPlan]]] = {}
+        self._deduping = anyio.Lock()  # (one pass reads again what two would)
+        #: The fingerprints of plans from key ranges, read a chunk at a time.
+        self._scans = ScanBook()
 
     async def plan_all(
         self, base: BaseURL, keep: dict[str, list[PlainBatch]] | None = None
@@ -114,20 +118,60 @@ class PlanMemo:
         self, base: BaseURL, pairs: list[tuple[_ResolvedSection, SectionPlan]]
     ) -> list[SectionPlan]:
         """``pairs``' plans, those of sections that take part deduplicated (one URL, one
-        listing: ``dedupe.py``), as last time while their raw plans are the same."""
-        taking = [(s, plan) for s, plan in pairs if takes_part(s)]
-        raw = [plan for _, plan in taking]
-        last = self._deduped.get(base.prefix)
-        if last is not None and len(last[0]) >= len(raw) and all(map(_same, last[0], raw)):
-            done = last[1][: len(raw)]
-        else:
-            done = await deduplicated(self.config, base, taking)
-            self._deduped[base.prefix] = (raw, done)
-            for plan, before in zip(done, raw, strict=True):
-                if plan is not before:
-                    self._report_excluded(before.version, plan, dup=True)
-        by_name = {plan.name: plan for plan in done}
+        listing: ``dedupe.py``) by group (the others together, each news section alone),
+        as last time while their raw plans are the same."""
+        groups: dict[str, list[tuple[_ResolvedSection, SectionPlan]]] = {}
+        for section, plan in pairs:
+            if takes_part(section):
+                groups.setdefault(section.name if section.news else "", []).append((section, plan))
+        by_name: dict[str, SectionPlan] = {}
+        for group, taking in groups.items():
+            for plan in await self._group(base, group, taking):
+                by_name[plan.name] = plan
         return [by_name.get(plan.name, plan) for _, plan in pairs]
+
+    async def _group(
+        self, base: BaseURL, group: str, taking: list[tuple[_ResolvedSection, SectionPlan]]
+    ) -> list[SectionPlan]:
+        raw = [plan for _, plan in taking]
+        key = (base.prefix, group)
+        async with self._deduping:
+            last = self._deduped.get(key)
+            if last is not None and len(last[0]) >= len(raw) and all(map(_same, last[0], raw)):
+                return last[1][: len(raw)]
+            done = await deduplicated(self.config, base, taking)
+            self._deduped[key] = (raw, done)
+        for plan, before in zip(done, raw, strict=True):
+            if plan is not before:
+                self._report_excluded(before.version, plan, dup=True)
+                if plan.keyed:  # (the ranges of pages joined are listed too)
+                    listed = (base.prefix, plan.name)
+                    self._listed[listed] = self._listed.get(listed, frozenset()).union(
+                        plan.key_ranges()
+                    )
+        return done
+
+    async def section_plan(self, section: _ResolvedSection, base: BaseURL) -> SectionPlan:
+        """The section's whole plan, deduplicated against the sections before it."""
+        pairs = await self._before(section, base)
+        plan = await self.plan(section, base)
+        return (await self._deduplicated(base, [*pairs, (section, plan)]))[-1]
+
+    async def _before(
+        self, section: _ResolvedSection, base: BaseURL
+    ) -> list[tuple[_ResolvedSection, SectionPlan]]:
+        """The plans of the sections whose URLs the section's pages leave out (those
+        before it in its group; one that fails lists nothing first)."""
+        pairs: list[tuple[_ResolvedSection, SectionPlan]] = []
+        if not takes_part(section) or section.news:
+            return pairs
+        for before in self.config.resolved_sections:
+            if before is section:
+                break
+            if _shares(before):
+                with contextlib.suppress(ProviderError):
+                    pairs.append((before, await self.plan(before, base)))
+        return pairs
 
     async def plan(
         self, section: _ResolvedSection, base: BaseURL, keep: list[PlainBatch] | None = None
@@ -148,14 +192,7 @@ class PlanMemo:
         keep: list[PlainBatch] | None = None,
     ) -> SectionPlan:
         """A plan reaching ``page`` (1-based): kept, or measured as far as needed."""
-        pairs: list[tuple[_ResolvedSection, SectionPlan]] = []
-        if takes_part(section):  # the sections before it may list its URLs first
-            for before in self.config.resolved_sections:
-                if before is section:
-                    break
-                if takes_part(before):  # (one that fails lists nothing first)
-                    with contextlib.suppress(ProviderError):
-                        pairs.append((before, await self.plan(before, base)))
+        pairs = await self._before(section, base)  # they may list its URLs first
         version = await section_version(self.config, section)
         plan: SectionPlan | None = None
         if not _trusted(version) and not self._ttl:
@@ -217,9 +254,12 @@ class PlanMemo:
                 self._keep(key, token, shared)
                 return shared
             self.passes += 1
-            planning.plan = await plan_section(
+            plan = await plan_section(
                 self.config, section, base, version, keep=keep, retain=self._retain
             )
+            if plan.ranged and takes_part(section):  # (no row read: read its URLs now)
+                plan = await self._scans.scanned(self.config, section, base, plan, self._retain)
+            planning.plan = plan
             self._report(token, planning.plan)
             self._keep(key, token, planning.plan)
             if not takes_part(section):  # (its fingerprints are this process's alone)
@@ -358,6 +398,11 @@ class _Planning:
 
 def _same(one: SectionPlan, other: SectionPlan) -> bool:
     return one is other
+
+
+def _shares(section: _ResolvedSection) -> bool:
+    """Whether the section is deduplicated with the others (news sections: alone)."""
+    return takes_part(section) and not section.news
 
 
 def _trusted(version: ProviderVersion | None) -> bool:

@@ -17,7 +17,7 @@ from .._sansio.text_writer import TextWriter
 from .._sansio.urls import BaseURL
 from .answer import HTTPError, unavailable
 from .bodies import ClosingBody, URLWriter, urlset_body
-from .dedupe import page_exclusion
+from .dedupe import page_exclusion, range_exclusion
 from .plan import SectionPlan, news_cutoff, page_room, stylesheet_href
 from .stream import EntryStream, logger
 
@@ -60,7 +60,10 @@ class Urlsets:
         positions, or its key range."""
         if keyed and page.urls:
             after = previous.last_key if previous is not None else None
-            return self.keyed_stream(section, base, key_range=(after, page.last_key))
+            stream = self.keyed_stream(section, base, key_range=(after, page.last_key))
+            if plan is not None and plan.keyed_duplicates:  # (as its key-range name does)
+                stream.exclusion = range_exclusion(section, plan, after, page.last_key, number)[0]
+            return stream
         stream = self.keyed_stream(section, base, offset=page.start, limit=page.stop - page.start)
         if plan is not None and plan.duplicates:  # URLs listed before are left out too
             stream.exclusion = page_exclusion(section, plan, number)

@@ -29,6 +29,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from .exclusion import Exclusion
 from .paging import PagePlan
@@ -41,6 +42,7 @@ __all__ = [
     "fingerprints",
     "first_listings",
     "page_of",
+    "range_firsts",
 ]
 
 #: Why a listing was left out: the URL is listed before it.
@@ -95,36 +97,63 @@ def first_listings(
 def adjust_pages(
     pages: Sequence[PagePlan], dropped: Iterable[tuple[int, int, bool]]
 ) -> tuple[tuple[PagePlan, ...], list[int]]:
-    """``pages`` without the dropped listings ``(raw position, size, news)``, and the new
-    0-based number of each old page. An emptied page's raw range joins the next page
-    (the last one's, the page before it), so its positions still belong to a page."""
-    starts = [page.start for page in pages]
+    """``pages`` without the dropped listings ``(0-based page, size, news)``, and the new
+    0-based number of each old page. An emptied page's raw range (and keys) joins the
+    next page (the last one's, the page before it), so its positions still belong to a
+    page; a page whose ``urls`` is 0 already (nothing it holds is listed) is one too."""
     urls = [page.urls for page in pages]
     sizes = [page.size for page in pages]
     news = [page.news for page in pages]
-    for position, size, is_news in dropped:
-        number = page_of(starts, position)
+    for number, size, is_news in dropped:
         urls[number] -= 1
         sizes[number] -= size
         news[number] -= is_news
     kept: list[PagePlan] = []
     numbers: list[int] = []
-    pending: int | None = None  # the start of emptied pages waiting for the next one
+    pending: PagePlan | None = None  # the first of emptied pages waiting for the next one
     for number, page in enumerate(pages):
-        if not urls[number]:
-            pending = page.start if pending is None else pending
+        if urls[number] <= 0:
+            pending = page if pending is None else pending
             numbers.append(len(kept))
             continue
-        start = page.start if pending is None else pending
+        first = page if pending is None else pending
         pending = None
         kept.append(
-            replace(page, start=start, urls=urls[number], size=sizes[number], news=news[number])
+            replace(
+                page,
+                start=first.start,
+                first_key=first.first_key,
+                urls=urls[number],
+                size=max(sizes[number], 0),
+                news=max(news[number], 0),
+            )
         )
         numbers.append(len(kept) - 1)
     if pending is not None and kept:  # emptied last pages: joined to the one before
-        kept[-1] = replace(kept[-1], stop=pages[-1].stop)
+        kept[-1] = replace(kept[-1], stop=pages[-1].stop, last_key=pages[-1].last_key)
     numbers = [min(n, len(kept) - 1) for n in numbers] if kept else [0] * len(pages)
     return tuple(kept), numbers
+
+
+def range_firsts(
+    listings: Sequence[tuple[Any, str, bool, int]], number: int | None, after: Any, upto: Any
+) -> dict[str, bool]:
+    """Each duplicated loc a key-range page lists, and whether its first listing is
+    there. ``listings``: a keyed plan's ``(key, loc, first, page)``; ``number``: the
+    planned page (1-based) the range ``(after, upto]`` is, else None (a range the plan
+    does not name: its keys are compared, as the database would for integers)."""
+    firsts: dict[str, bool] = {}
+    for key, loc, first, page in listings:
+        if number is not None:
+            inside = page == number
+        else:
+            try:
+                inside = (after is None or key > after) and (upto is None or key <= upto)
+            except TypeError:  # (a made-up range of another type: it lists nothing)
+                inside = False
+        if inside:
+            firsts[loc] = firsts.get(loc, False) or first
+    return firsts
 
 
 def page_of(starts: list[int], position: int) -> int:

@@ -4,6 +4,7 @@ served once, where they are first listed (config order, then position)."""
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -175,14 +176,20 @@ def test_pages_lose_their_duplicates_and_an_emptied_page_joins_the_next() -> Non
         PagePlan(2, 4, 2, 20, 1, None),
         PagePlan(4, 6, 2, 20, 0, None),
     )
-    # Positions 2 and 3 (page 2, one of them news) and 5 (page 3) are dropped.
-    adjusted, numbers = adjust_pages(pages, [(2, 10, False), (3, 10, True), (5, 10, False)])
+    # Two listings of page 2 (index 1, one of them news) and one of page 3 are dropped.
+    adjusted, numbers = adjust_pages(pages, [(1, 10, False), (1, 10, True), (2, 10, False)])
     assert adjusted == (PagePlan(0, 2, 2, 20, 0, None), PagePlan(2, 6, 1, 10, 0, None))
     assert numbers == [0, 1, 1]
-    # An emptied last page joins the one before it.
-    adjusted, numbers = adjust_pages(pages[:2], [(2, 10, False), (3, 10, True)])
-    assert adjusted == (PagePlan(0, 4, 2, 20, 0, None),)
+    # An emptied last page joins the one before it, keys included.
+    keyed = tuple(replace(page, first_key=page.start, last_key=page.stop - 1) for page in pages)
+    adjusted, numbers = adjust_pages(keyed[:2], [(1, 10, False), (1, 10, True)])
+    assert adjusted == (PagePlan(0, 4, 2, 20, 0, None, 0, 3),)
     assert numbers == [0, 0]
+    # A page counted empty already (nothing it holds is listed) joins the next.
+    empty = replace(keyed[1], urls=0)
+    adjusted, numbers = adjust_pages((keyed[0], empty, keyed[2]), ())
+    assert adjusted == (keyed[0], PagePlan(2, 6, 2, 20, 0, None, 2, 5))
+    assert numbers == [0, 1, 1]
 
 
 @pytest.mark.anyio
