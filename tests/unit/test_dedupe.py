@@ -18,9 +18,9 @@ from sitemap_middleware._ops.explain import explain
 from sitemap_middleware._sansio.dedupe import adjust_pages, collisions, fingerprints
 from sitemap_middleware._sansio.paging import PagePlan
 from tests.helpers import check_document, child_urls, fetch, page_urls
+from tests.unit.test_dedupe_keyed import KeyedTable, RangedTable, locs
 from tests.unit.test_exclusion import _listed
 from tests.unit.test_exclusion import _Observer as ExclusionObserver
-from tests.unit.test_paging import crawl
 
 BASE = "https://example.com"
 
@@ -49,35 +49,68 @@ def _item(path: str, shape: int) -> Any:
     return path
 
 
+def _provider(kind: str, raw: list[Any], gaps: int) -> Any:
+    """A section of ``kind`` listing ``raw`` (keyset ones: keys ``gaps`` apart)."""
+    rows = [(gaps * (place + 1), item) for place, item in enumerate(raw)]
+    if kind == "keyed":
+        return KeyedTable(rows)
+    if kind == "ranged":
+        return RangedTable(rows)
+    if kind == "generated":
+        return _Generated(raw)
+    return (lambda: raw) if kind == "callable" else raw
+
+
 def _firsts(sections: list[list[str]]) -> list[str]:
     return list(dict.fromkeys(BASE + path for paths in sections for path in paths))
+
+
+async def _crawl_raw(core: SitemapCore, max_bytes: int, max_urls: int) -> list[str]:
+    """Follow the index like a crawler, every ``<loc>`` as written (a parser merges
+    repeats within a document): every page within budget, XSD-valid and not empty."""
+    reply, body = await fetch(core, "/sitemap_index.xml")
+    if reply.status == 404:
+        return []
+    assert reply.status == 200, body
+    urls: list[str] = []
+    for child in child_urls(check_document(body)):
+        reply, page = await fetch(core, child.removeprefix(BASE))
+        assert reply.status == 200, (child, page)
+        assert len(page) <= max_bytes, (child, len(page))
+        check_document(page)
+        found = locs(page)
+        assert 1 <= len(found) <= max_urls, child
+        urls += found
+    return urls
 
 
 @SETTINGS
 @given(
     sections=st.lists(
-        st.lists(st.tuples(PATHS, st.integers(0, 2)), max_size=25), min_size=1, max_size=4
+        st.tuples(
+            st.lists(st.tuples(PATHS, st.integers(0, 2)), max_size=25),
+            st.sampled_from(["list", "callable", "generated", "keyed", "ranged"]),
+        ),
+        min_size=1,
+        max_size=4,
     ),
     max_urls=st.integers(1, 6),
     max_bytes=st.integers(1200, 3000),
-    kind=st.sampled_from(["list", "callable", "generated"]),
+    gaps=st.integers(1, 3),
 )
 def test_every_url_exactly_once_across_the_whole_site(
-    sections: list[list[tuple[str, int]]], max_urls: int, max_bytes: int, kind: str
+    sections: list[tuple[list[tuple[str, int]], str]], max_urls: int, max_bytes: int, gaps: int
 ) -> None:
     """Random sections of random URLs, duplicated within and across them, random page
-    budgets: the union of all pages of all sections is the set of distinct URLs, each
-    exactly once, where it is first listed; no page empty or over its budgets."""
-    expected = _firsts([[path for path, _ in items] for items in sections])
+    budgets, sections of every kind (lists, callables, unversioned generators, keyset
+    sections planned by reading their rows or from their key ranges): the union of all
+    pages of all sections is the set of distinct URLs, each exactly once, where it is
+    first listed; no page empty or over its budgets."""
+    expected = _firsts([[path for path, _ in items] for items, _ in sections])
     providers: dict[str, Any] = {}
-    for number, items in enumerate(sections):
+    for number, (items, kind) in enumerate(sections):
         raw = [_item(path, shape) for path, shape in items]
-        provider: Any = {
-            "list": raw,
-            "callable": lambda raw=raw: raw,
-            "generated": _Generated(raw),
-        }[kind]
-        providers[f"s{number}"] = provider
+        providers[f"s{number}"] = _provider(kind, raw, gaps)
     config = SitemapConfig(
         dedupe=True,
         base_url=BASE,
@@ -86,7 +119,7 @@ def test_every_url_exactly_once_across_the_whole_site(
         max_bytes_per_page=max_bytes,
         renders=Renders(plan_ttl=0),
     )
-    found = anyio.run(crawl, SitemapCore(config), max_bytes, max_urls)
+    found = anyio.run(_crawl_raw, SitemapCore(config), max_bytes, max_urls)
     assert found == expected
     assert anyio.run(_listed, config) == expected
 

@@ -31,23 +31,24 @@ _PLAIN = set(PLAIN_CHARACTERS.replace("A-Z", "").replace("a-z", "").replace("0-9
 
 
 def _plain(path: str) -> bool:
+    """Whether a path holds only characters no step changes (an odd one is measured)."""
     return all(c.isascii() and (c.isalnum() or c in _PLAIN) for c in path)
 
 
-def _digest(rows: list[tuple[int, str]]) -> str:
+def _digest(rows: list[tuple[int, Any]]) -> str:
     return hashlib.sha256(repr(rows).encode()).hexdigest()[:16]
 
 
 class KeyedTable:
-    """An in-memory keyset provider of ``(key, path)`` rows (a table keyed by ``id``),
+    """An in-memory keyset provider of ``(key, item)`` rows (a table keyed by ``id``),
     counting the rows it hands over. Without range statistics it is planned by reading
     its rows, as a ``to_entry`` SQL section is."""
 
-    def __init__(self, rows: list[tuple[int, str]]) -> None:
-        self.rows = sorted(rows)
+    def __init__(self, rows: list[tuple[int, Any]]) -> None:
+        self.rows = sorted(rows, key=lambda row: row[0])
         self.read = 0
 
-    def _in(self, after: Any, upto: Any) -> list[tuple[int, str]]:
+    def _in(self, after: Any, upto: Any) -> list[tuple[int, Any]]:
         return [
             (k, v)
             for k, v in self.rows
@@ -86,7 +87,7 @@ class RangedTable(KeyedTable):
         ranges = []
         for start in range(0, len(self.rows), rows_per_range):
             part = self.rows[start : start + rows_per_range]
-            plain = [v for _, v in part if _plain(v)]
+            plain = [v for _, v in part if isinstance(v, str) and _plain(v)]
             ranges.append(
                 KeyRange(
                     part[0][0],
