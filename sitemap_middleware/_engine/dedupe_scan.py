@@ -28,7 +28,7 @@ from typing import Any
 
 from .._config import SitemapConfig, _ResolvedSection
 from .._providers.base import SupportsKeyset
-from .._sansio.dedupe import adjust_pages
+from .._sansio.dedupe import adjust_pages, kept_prints
 from .._sansio.render import UrlsetWriter
 from .._sansio.urls import BaseURL
 from .plan import PLAN_BATCH_SIZE, SectionPlan, news_cutoff, page_room, range_version
@@ -158,7 +158,7 @@ def _fingerprinted(plan: SectionPlan, chunks: list[Chunk], retain: bool, ints: b
     return replace(
         plan,
         pages=pages,
-        prints=array("q", seen) if retain else None,
+        prints=kept_prints(seen) if retain else None,
         repeated=frozenset(repeated),
         chunks=tuple(zip(chunks, places, strict=True)),
     )
@@ -175,6 +175,8 @@ async def chunk_listings(
     chunk holding one read again (its keys alone)."""
     lasts = [page.last_key for page in plan.pages]
     found: list[Listing] = []
+    if not lasts:
+        return found  # (rows read since a plan of none: listed once planned)
     for chunk, number in plan.chunks:
         hits = wanted.intersection(chunk.prints)
         if not hits:
@@ -188,7 +190,7 @@ async def chunk_listings(
         for loc, size, news, key in known["listings"]:
             if hash(loc) not in hits:
                 continue
-            page = min(bisect_left(lasts, key), len(lasts) - 1) if type(key) is int else number
+            page = number if number >= 0 else min(bisect_left(lasts, key), len(lasts) - 1)
             found.append((loc, len(found), size, news, key, page))
     return found
 

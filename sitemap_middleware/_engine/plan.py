@@ -7,8 +7,7 @@ sizes are measured, not estimated). When a plan is reused is decided in ``plans.
 from __future__ import annotations
 
 import hashlib
-from array import array
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Any
@@ -66,7 +65,7 @@ class SectionPlan:
     #: One URL, one listing (``dedupe.py``): the fingerprints of the URLs the pass read
     #: (this process only), each duplicated loc the section lists with its first
     #: ``(section, page)``, and the listings left out as duplicates.
-    prints: array[int] | None = field(default=None, compare=False, repr=False)
+    prints: Collection[int] | None = field(default=None, compare=False, repr=False)
     repeated: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
     duplicates: tuple[tuple[str, str, int], ...] = ()
     dropped: int = field(default=0, compare=False)

@@ -8,11 +8,11 @@ batch at a time.
 
 How it stays cheap (the engine's side is ``_engine/dedupe.py``):
 
-* The planning pass takes one fingerprint per admitted URL, Python's ``hash()`` of its
-  absolute loc (cached on the string), and one set of them at its end finds those the
-  section repeats (:func:`fingerprints`). A site of several sections keeps each one's
-  distinct fingerprints with its plan, in an ``array('q')`` (8 bytes a URL), in this
-  process only (the hash is salted per process: nothing stored holds one).
+* The planning pass puts each admitted URL in one set a batch at a time, and finds
+  those the section repeats as it goes (:class:`Fingerprints`). A site of several
+  sections keeps each one's distinct fingerprints (Python's ``hash()`` of the absolute
+  loc) with its plan (:func:`kept_prints`: a set, or 8 bytes a URL in an array), in
+  this process only (the hash is salted per process: nothing stored holds one).
 * :func:`collisions` finds the fingerprints seen twice; without any, nothing else
   happens. With some, the sections holding them are read again for those URLs only,
   strings compare (a hash collision of two URLs is no duplicate), and the plan keeps the
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -39,8 +39,9 @@ __all__ = [
     "Duplicates",
     "adjust_pages",
     "collisions",
-    "fingerprints",
+    "Fingerprints",
     "first_listings",
+    "kept_prints",
     "page_of",
     "range_firsts",
 ]
@@ -49,25 +50,70 @@ __all__ = [
 DUPLICATE = "duplicate"
 
 
-def fingerprints(hashes: list[int], keep: bool) -> tuple[array[int] | None, frozenset[int]]:
-    """A section's distinct fingerprints (8 bytes each; None unless ``keep``: only a
-    site of several sections compares them later) and those it holds more than once."""
-    unique = set(hashes)
-    repeated: frozenset[int] = frozenset()
-    if len(unique) < len(hashes):
-        repeated = frozenset(k for k, n in Counter(hashes).items() if n > 1)
-    return (array("q", unique) if keep else None), repeated
+#: URLs a planning pass holds as strings before it holds their hashes alone.
+MAX_HELD = 100_000
+#: Distinct fingerprints a plan keeps as a set (about 3.5 MB), more as an array.
+MAX_KEPT_SET = 50_000
 
 
-def collisions(repeated: Iterable[frozenset[int]], prints: Sequence[array[int]]) -> set[int]:
+class Fingerprints:
+    """The URLs a planning pass reads, and those it reads more than once.
+
+    One set takes a batch's locs at once (a string's hash is computed as it goes in, and
+    kept on the string); only when the set grew by less than the batch is the batch
+    looked at: its repeats within, else the whole batch counts as repeated (a superset:
+    ``dedupe.py`` compares the URLs themselves). Past :data:`MAX_HELD` strings the set
+    keeps their hashes instead, so a big section costs 8 bytes a URL.
+    """
+
+    __slots__ = ("_seen", "_hashed", "_repeated")
+
+    def __init__(self, hashed: bool = False) -> None:
+        self._seen: set[Any] = set()
+        #: Hashes from the start where they are kept (several sections compare them).
+        self._hashed = hashed
+        self._repeated: set[int] = set()
+
+    def add(self, locs: list[str]) -> None:
+        seen = self._seen
+        before = len(seen)
+        seen.update(map(hash, locs) if self._hashed else locs)
+        lost = len(locs) - (len(seen) - before)
+        if lost:
+            twice = {loc: n for loc, n in Counter(locs).items() if n > 1}
+            within = sum(twice.values()) - len(twice)
+            self._repeated.update(map(hash, twice if within == lost else locs))
+        if not self._hashed and len(seen) > MAX_HELD:
+            self._seen, self._hashed = set(map(hash, seen)), True
+
+    def result(self, keep: bool) -> tuple[Collection[int] | None, frozenset[int]]:
+        """The distinct fingerprints (None unless ``keep``: only a site of several
+        sections compares them later) and those seen more than once (or maybe so)."""
+        prints = None
+        if keep:
+            prints = kept_prints(self._seen if self._hashed else set(map(hash, self._seen)))
+        return prints, frozenset(self._repeated)
+
+
+def kept_prints(distinct: set[int]) -> Collection[int]:
+    """Distinct fingerprints as a plan keeps them: the set itself while small (sets meet
+    sets ten times faster than arrays, whose items are boxed one by one), else an
+    ``array('q')`` (8 bytes each, against about 70 in a set)."""
+    if len(distinct) <= MAX_KEPT_SET:
+        return distinct
+    return array("q", list(distinct))  # (from a list: taken at C speed)
+
+
+def collisions(repeated: Iterable[frozenset[int]], prints: Sequence[Collection[int]]) -> set[int]:
     """Fingerprints that occur more than once: within a section (``repeated``) or in
     two sections' distinct ``prints``."""
     found: set[int] = set().union(*repeated)
     seen: set[int] = set()
-    for distinct in prints if len(prints) > 1 else ():
-        unique = set(distinct)
-        found.update(seen.intersection(unique))
-        seen.update(unique)
+    for number, distinct in enumerate(prints if len(prints) > 1 else ()):
+        if number:  # (each holds distinct fingerprints)
+            found.update(seen.intersection(distinct))
+        if number < len(prints) - 1:
+            seen.update(distinct)
     return found
 
 
