@@ -1,6 +1,6 @@
 """The value-shape matrix: one fast path for every shape real apps hand over.
 
-``python -m benchmarks.shapes [--n N] [--repeats R] [--json PATH]``
+``python -m benchmarks.shapes [--n N] [--repeats R] [--json PATH] [--dedupe] [--cases K]``
 
 For each shape of ``lastmod`` and ``priority`` (``date`` objects, naive and aware
 datetimes in UTC and in other zones, W3C strings of each allowed form, float, int, str
@@ -10,7 +10,9 @@ provider of N entries (``&`` in every URL) is served through the core: a
 section page (``/sitemap-p-1.xml``), ``/sitemap.xml`` and the first index (a fresh app:
 one planning pass), each through the ASGI and the WSGI middleware in process. Each is
 timed in alternation with the plain-Python floor for that shape: loop, format the value
-the cheapest correct way, escape, join.
+the cheapest correct way, escape, join. ``--dedupe`` serves them with
+``SitemapConfig(dedupe=True)`` (one URL, one listing: what it costs); ``--cases K`` runs
+the first K shapes alone.
 """
 
 from __future__ import annotations
@@ -186,6 +188,10 @@ class Generated:
             yield item
 
 
+#: Whether the configurations list each URL once (``--dedupe``).
+DEDUPE = False
+
+
 def _config(raw: list[Any]) -> SitemapConfig:
     mapped = bool(raw) and isinstance(raw[0], Product)  # the ORM rows: the user's map=
     provider = CallableProvider(lambda: raw, map=product_entry) if mapped else Generated(raw)
@@ -193,6 +199,7 @@ def _config(raw: list[Any]) -> SitemapConfig:
         base_url="https://example.com",
         sections={"p": provider},
         renders=Renders(memory_bytes=0, plan_ttl=0),
+        dedupe=DEDUPE,
     )
 
 
@@ -325,13 +332,17 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser.add_argument("--n", type=int, default=50_000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--dedupe", action="store_true", help="SitemapConfig(dedupe=True)")
+    parser.add_argument("--cases", type=int, help="the first CASES shapes alone")
     args = parser.parse_args(argv)
+    global DEDUPE
+    DEDUPE = args.dedupe
     print(f"{args.n:,} entries a page; best of {args.repeats}, in alternation with the floor")
     documents = ("page", "/sitemap.xml", "first index")
     ratios = [f"{adapter} {doc} × floor" for adapter in ("ASGI", "WSGI") for doc in documents]
     print("| lastmod | priority | items | floor ms | " + " | ".join(ratios) + " |")
     print("| --- " * (4 + len(ratios)) + "|")
-    rows = measure(args.n, args.repeats, all_cases())
+    rows = measure(args.n, args.repeats, all_cases()[: args.cases])
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
     return rows

@@ -85,8 +85,11 @@ class PlanMemo:
         self._excluded: OrderedDict[str, str] = OrderedDict()
         #: Whether plans keep their fingerprints (several sections compare theirs).
         self._retain = sum(map(_shares, config.resolved_sections)) > 1
-        #: (base prefix, group) -> the plans it deduplicated last, and their raw plans.
-        self._deduped: dict[tuple[str, str], tuple[list[SectionPlan], list[SectionPlan]]] = {}
+        #: (base prefix, group) -> the raw plans it deduplicated last and the plans made
+        #: of them, the newest first (two: a keyset plan's requests during its replan,
+        #: answered from the last plan, do not undo the new one's work, nor it theirs).
+        self._deduped: dict[tuple[str, str], list[tuple[list[SectionPlan], list[SectionPlan]]]]
+        self._deduped = {}
         self._deduping = anyio.Lock()  # (one pass reads again what two would)
         #: The fingerprints of plans from key ranges, read a chunk at a time.
         self._scans = ScanBook()
@@ -136,11 +139,12 @@ class PlanMemo:
         raw = [plan for _, plan in taking]
         key = (base.prefix, group)
         async with self._deduping:
-            last = self._deduped.get(key)
-            if last is not None and len(last[0]) >= len(raw) and all(map(_same, last[0], raw)):
-                return last[1][: len(raw)]
+            kept = self._deduped.setdefault(key, [])
+            for last in kept:
+                if len(last[0]) >= len(raw) and all(map(_same, last[0], raw)):
+                    return last[1][: len(raw)]
             done = await deduplicated(self.config, base, taking)
-            self._deduped[key] = (raw, done)
+            kept[:] = [(raw, done), *kept[:1]]
         for plan, before in zip(done, raw, strict=True):
             if plan is not before:
                 self._report_excluded(before.version, plan, dup=True)
@@ -207,6 +211,7 @@ class PlanMemo:
                 keep=keep,
                 retain=self._retain,
             )
+            plan = await self._scanned(section, base, plan)
             self._report(_identity(version), plan)
             done = (await self._deduplicated(base, [*pairs, (section, plan)]))[-1]
             if len(done.pages) == len(plan.pages):
@@ -257,9 +262,7 @@ class PlanMemo:
             plan = await plan_section(
                 self.config, section, base, version, keep=keep, retain=self._retain
             )
-            if plan.ranged and takes_part(section):  # (no row read: read its URLs now)
-                plan = await self._scans.scanned(self.config, section, base, plan, self._retain)
-            planning.plan = plan
+            planning.plan = await self._scanned(section, base, plan)
             self._report(token, planning.plan)
             self._keep(key, token, planning.plan)
             if not takes_part(section):  # (its fingerprints are this process's alone)
@@ -272,6 +275,14 @@ class PlanMemo:
             if self._planning.get(key) is planning:
                 del self._planning[key]
             planning.done.set()
+
+    async def _scanned(
+        self, section: _ResolvedSection, base: BaseURL, plan: SectionPlan
+    ) -> SectionPlan:
+        """A plan from key ranges read no row: its URLs' fingerprints are read now."""
+        if not plan.ranged or not takes_part(section):
+            return plan
+        return await self._scans.scanned(self.config, section, base, plan, self._retain)
 
     def _store_key(self, key: _Key) -> str:
         return f"plan|{self.config.fingerprint}|{key[0]}|{key[1]}"

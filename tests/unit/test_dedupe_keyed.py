@@ -208,13 +208,24 @@ async def test_a_key_range_page_follows_what_the_sections_before_it_list_now() -
 
 @pytest.mark.anyio
 async def test_duplicates_of_a_key_range_section_are_counted_once_per_content() -> None:
+    """Observers and Prometheus hear of a key-range section's duplicates once per
+    content, however many requests plan it."""
+    from prometheus_client import CollectorRegistry
+
+    from sitemap_middleware import PrometheusObserver
+
     observer = ExclusionObserver()
+    registry = CollectorRegistry()
     keyed = RangedTable([(1, "/x"), (2, "/y"), (3, "/x"), (4, "/a")])
-    config = _config({"a": ["/a"], "k": keyed}, observers=[observer])
+    config = _config(
+        {"a": ["/a"], "k": keyed}, observers=[observer, PrometheusObserver(registry=registry)]
+    )
     core = SitemapCore(config)
     for _ in range(2):
         await _crawl(core)
     assert observer.excluded == [("k", "duplicate", 2)]
+    labels = {"section": "k", "reason": "duplicate"}
+    assert registry.get_sample_value("sitemap_entries_excluded_total", labels) == 2.0
 
 
 def _article(path: str, title: str) -> SitemapEntry:
