@@ -1,12 +1,13 @@
 """One URL, one listing, over a site's plans (the rule: ``_sansio/dedupe.py``).
 
-Every section takes part, news sections apart (``plans.py`` calls this for each group:
-the other sections together, each news section alone; Google News reads news sitemaps
-apart from the others, and their articles are listed elsewhere too). A page lists a URL
-only where its group lists it first. The fingerprints are each plan's ``prints`` and
-``repeated``: from its planning pass, or for a plan from key ranges from its chunks
-(``dedupe_scan.py``). Without a fingerprint seen twice this costs one set per section;
-with some, the sections (the chunks) holding them are read again for those URLs alone.
+Every section takes part, in one of two groups (``plans.py`` calls this for each): the
+news sections, and the others. Google reads news sitemaps apart from the others (an
+article is also listed in a regular sitemap) and asks that no URL be in two of them.
+A page lists a URL only where its group lists it first. The fingerprints are each
+plan's ``prints`` and ``repeated``: from its planning pass, or for a plan from key
+ranges from its chunks (``dedupe_scan.py``). Without a fingerprint seen twice this costs
+one set per section; with some, the sections (the chunks) holding them are read again
+for those URLs alone.
 
 A page served by key range (``plan.keyed``) finds what it leaves out by key
 (``keyed_duplicates``): it is served by its range, whatever any plan says.

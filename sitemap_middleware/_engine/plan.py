@@ -191,8 +191,9 @@ def stylesheet_href(config: SitemapConfig, base: BaseURL) -> str | None:
 
 
 def takes_part(section: _ResolvedSection) -> bool:
-    """Whether ``dedupe.py`` deduplicates the section (a news section within itself
-    alone: Google News reads it apart, and its articles are listed elsewhere too)."""
+    """Whether ``dedupe.py`` deduplicates the section (a news section with the other
+    news sections alone: Google News reads them apart; their articles are listed
+    elsewhere too)."""
     return section.dedupe
 
 

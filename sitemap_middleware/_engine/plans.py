@@ -84,7 +84,8 @@ class PlanMemo:
         #: Section -> what was last reported of what it left out on purpose.
         self._excluded: OrderedDict[str, str] = OrderedDict()
         #: Whether plans keep their fingerprints (several sections compare theirs).
-        self._retain = sum(map(_shares, config.resolved_sections)) > 1
+        taking = [s.news for s in config.resolved_sections if takes_part(s)]
+        self._retain = max(taking.count(True), taking.count(False)) > 1
         #: (base prefix, group) -> the raw plans it deduplicated last and the plans made
         #: of them, the newest first (two: a keyset plan's requests during its replan,
         #: answered from the last plan, do not undo the new one's work, nor it theirs).
@@ -121,12 +122,12 @@ class PlanMemo:
         self, base: BaseURL, pairs: list[tuple[_ResolvedSection, SectionPlan]]
     ) -> list[SectionPlan]:
         """``pairs``' plans, those of sections that take part deduplicated (one URL, one
-        listing: ``dedupe.py``) by group (the others together, each news section alone),
+        listing: ``dedupe.py``) by group (the news sections, and the others),
         as last time while their raw plans are the same."""
         groups: dict[str, list[tuple[_ResolvedSection, SectionPlan]]] = {}
         for section, plan in pairs:
             if takes_part(section):
-                groups.setdefault(section.name if section.news else "", []).append((section, plan))
+                groups.setdefault("news" if section.news else "", []).append((section, plan))
         by_name: dict[str, SectionPlan] = {}
         for group, taking in groups.items():
             for plan in await self._group(base, group, taking):
@@ -165,14 +166,14 @@ class PlanMemo:
         self, section: _ResolvedSection, base: BaseURL
     ) -> list[tuple[_ResolvedSection, SectionPlan]]:
         """The plans of the sections whose URLs the section's pages leave out (those
-        before it in its group; one that fails lists nothing first)."""
+        before it in its group: news or not; one that fails lists nothing first)."""
         pairs: list[tuple[_ResolvedSection, SectionPlan]] = []
-        if not takes_part(section) or section.news:
+        if not takes_part(section):
             return pairs
         for before in self.config.resolved_sections:
             if before is section:
                 break
-            if _shares(before):
+            if takes_part(before) and before.news == section.news:
                 with contextlib.suppress(ProviderError):
                     pairs.append((before, await self.plan(before, base)))
         return pairs
@@ -409,11 +410,6 @@ class _Planning:
 
 def _same(one: SectionPlan, other: SectionPlan) -> bool:
     return one is other
-
-
-def _shares(section: _ResolvedSection) -> bool:
-    """Whether the section is deduplicated with the others (news sections: alone)."""
-    return takes_part(section) and not section.news
 
 
 def _trusted(version: ProviderVersion | None) -> bool:

@@ -201,7 +201,9 @@ def test_collisions_are_fingerprints_seen_twice_within_or_across() -> None:
 
     # Repeats within a batch are found exactly; across batches, the batch may count.
     assert taken(["/a", "/b", "/a", "/c", "/c"]) == (None, frozenset(map(hash, ["/a", "/c"])))
-    assert sorted(taken(["/a", "/b"], ["/c"], keep=True)[0]) == sorted(map(hash, ["/a", "/b", "/c"]))
+    assert sorted(taken(["/a", "/b"], ["/c"], keep=True)[0]) == sorted(
+        map(hash, ["/a", "/b", "/c"])
+    )
     assert taken(["/a", "/b"], ["/c", "/a"])[1] >= frozenset([hash("/a")])
     assert collisions([frozenset()], [array("q", [1, 2, 3])]) == set()
     assert collisions([frozenset(), frozenset()], [array("q", [1, 2]), array("q", [4])]) == set()
