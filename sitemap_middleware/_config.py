@@ -289,8 +289,12 @@ class SitemapConfig:
                     f"section {name!r}: max_urls must be from 1 to "
                     f"{self.max_urls_per_page} (max_urls_per_page), got {max_urls!r}"
                 )
+            ledger = self.ledger_book
+            if self.ledger is not None and self.ledger.sections is not None:
+                ledger = ledger if name in self.ledger.sections else None
+            key = ledger.digest_key if ledger is not None else None
             try:
-                provider = as_provider(section.provider)
+                provider = as_provider(section.provider, key)
             except TypeError as exc:
                 raise ConfigurationError(f"section {name!r}: {exc}") from None
             if section.languages is not None:
@@ -300,9 +304,6 @@ class SitemapConfig:
                         f"{self.base.prefix}; this site would list nothing"
                     )
                 provider = localized(provider, section.languages, self.base)
-            ledger = self.ledger_book
-            if self.ledger is not None and self.ledger.sections is not None:
-                ledger = ledger if name in self.ledger.sections else None
             kept: Exclusion | None = Exclusion(
                 section.exclude, robots, self.guard_book, name, ledger
             )

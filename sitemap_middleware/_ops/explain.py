@@ -151,10 +151,14 @@ class _Finder:
         stream = EntryStream(
             section.name, section.provider, self.base, timeout=config.provider_timeout, strict=False
         )  # (no exclusion: what it leaves out is told below)
+        exclusion = section.exclusion
+        ledger = exclusion.ledger if exclusion is not None else None
         duplicates = {loc: (s, n) for loc, s, n in plan.duplicates}
         skipped = 0
         try:
             while raw := await stream.next_raw():
+                if ledger is not None:  # (items may carry its digests)
+                    raw = ledger.split(raw)[0]
                 skipped += sum(1 for item in raw if item is SKIP)
                 start = stream.pulled - len(raw)
                 plain = stream.plain(raw)

@@ -25,6 +25,7 @@ from time import perf_counter
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from .._exceptions import InvalidEntryError
+from .._sansio.ledger import Carried
 from .._sansio.models import Mapped, SitemapEntry, coerce_entry, map_each
 from .._sansio.skip import SkipType
 from .._sansio.values import to_datetime
@@ -187,15 +188,21 @@ class StaticProvider:
     per-page last-modified times.
     """
 
-    def __init__(self, items: Iterable[EntryLike]) -> None:
-        self._entries: tuple[SitemapEntry | SkipType, ...] = tuple(_numbered(items))
+    def __init__(self, items: Iterable[EntryLike], *, _digest_key: str | None = None) -> None:
+        # (``_digest_key``: the content ledger's key, which mappings may carry: see
+        # ``Ledger``; such items are kept with their digest, which the version names)
+        # (Carried items are no EntryLike: the ledger's admission step unwraps them)
+        self._entries: tuple[Any, ...] = tuple(_numbered(items, _digest_key))
         digest = hashlib.sha256()
         for entry in self._entries:
             digest.update(repr(entry).encode("utf-8", "surrogatepass"))
         # Converted once: the version and every index's page lastmods are read from it.
+        entries: list[SitemapEntry | SkipType] = [
+            e.entry if type(e) is Carried else e for e in self._entries
+        ]
         self._dates = [
             None if isinstance(e, SkipType) or e.lastmod is None else to_datetime(e.lastmod)
-            for e in self._entries
+            for e in entries
         ]
         known = [d for d in self._dates if d is not None]
         self._version = ProviderVersion(digest.hexdigest()[:32], max(known) if known else None)
@@ -393,17 +400,18 @@ def _check_methods(provider: object) -> None:
             )
 
 
-def as_provider(value: ProviderLike) -> UrlProvider:
+def as_provider(value: ProviderLike, digest_key: str | None = None) -> UrlProvider:
     """Adapt a provider-like value: a provider, a list, a re-iterable or a callable.
 
     One-shot iterators (generator objects) are refused: they would serve one request and
-    then an empty sitemap. Pass the generator *function* instead.
+    then an empty sitemap. Pass the generator *function* instead. ``digest_key``: the
+    content ledger's key, which a list's mappings may carry.
     """
     if isinstance(value, UrlProvider):
         _check_methods(value)
         return value
     if isinstance(value, list | tuple):
-        return StaticProvider(value)
+        return StaticProvider(value, _digest_key=digest_key)
     if callable(value):
         return CallableProvider(value)
     if isinstance(value, AsyncIterable):
@@ -423,14 +431,21 @@ def as_provider(value: ProviderLike) -> UrlProvider:
     raise TypeError(f"cannot use {type(value).__name__} as a URL provider")
 
 
-def _numbered(items: Iterable[EntryLike]) -> Iterator[SitemapEntry | SkipType]:
+def _numbered(
+    items: Iterable[EntryLike], key: str | None
+) -> Iterator[SitemapEntry | SkipType | Carried]:
     """Each item as an entry; a bad one is named by its position (what a user edits).
-    :data:`SKIP` stays in its place (left out when served, and counted)."""
+    :data:`SKIP` stays in its place (left out when served, and counted); a mapping
+    carrying the ledger's ``key`` is kept with its digest."""
     for number, item in enumerate(items):
         if isinstance(item, SkipType):
             yield item
             continue
         try:
+            if key is not None and isinstance(item, Mapping) and key in item:
+                fields = {k: v for k, v in item.items() if k != key}
+                yield Carried(coerce_entry(fields), item[key])
+                continue
             yield coerce_entry(item)
         except InvalidEntryError as exc:
             raise InvalidEntryError(

@@ -27,13 +27,13 @@ import hashlib
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._ledger_settings import Ledger
 from .batches import PlainBatch
 from .models import Admitted, SitemapEntry
 
-__all__ = ["LedgerBook", "url_key"]
+__all__ = ["Carried", "LedgerBook", "url_key"]
 
 _MASK64 = (1 << 64) - 1
 _STAMP = (1 << 40) - 1
@@ -41,6 +41,14 @@ _TOLD = 1
 _DATE = 2
 #: The last second a record may hold (9999-12-31T23:59:59Z: a year of four digits).
 _LAST = 253_402_300_799
+
+
+class Carried(NamedTuple):
+    """A static list's item and the digest its mapping carried (``StaticProvider``
+    validates items up front, so the digest key is taken out there, not at admission)."""
+
+    entry: SitemapEntry
+    digest: object
 
 
 def url_key(loc: str) -> int:
@@ -111,6 +119,12 @@ class LedgerBook:
 
     # -- digests ---------------------------------------------------------------------
 
+    @property
+    def digest_key(self) -> str | None:
+        """The key a provider's mappings carry their digest under (``source="digest"``)."""
+        how = self.ledger.digest
+        return how if self.ledger.source == "digest" and isinstance(how, str) else None
+
     def split(self, raw: list[Any]) -> tuple[list[Any], list[int | None] | None]:
         """``raw`` without the provider's digests, and those digests (``source="digest"``;
         None for ``"fields"``, whose digests come from the admitted entries)."""
@@ -122,7 +136,10 @@ class LedgerBook:
             return raw, [_digest(how(item)) for item in raw]
         out: list[Any] = []
         for item in raw:
-            if isinstance(item, Mapping) and how in item:
+            if type(item) is Carried:
+                digests.append(_digest(item.digest))
+                item = item.entry
+            elif isinstance(item, Mapping) and how in item:
                 digests.append(_digest(item[how]))
                 item = {k: v for k, v in item.items() if k != how}
             else:

@@ -114,3 +114,22 @@ def test_explain_probes_through_the_app_and_asks_each_tenant_by_its_host(
     assert answers["https://no.test/"]["problems"] == [
         "not listed: no site of the app serves its host"
     ]
+
+
+def test_explain_reads_items_carrying_the_ledgers_digests(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A section the content ledger dates by a ``digest`` key: explain read its items
+    without the ledger, so each was refused ("unexpected keyword argument 'digest'")."""
+    from sitemap_middleware import Ledger
+
+    items = [{"loc": "/a", "digest": "r1"}, {"loc": "/b", "digest": "r1"}]
+    config = SitemapConfig(
+        base_url="https://example.com",
+        sections={"listed": items, "called": ListProvider([dict(i) for i in items])},
+        ledger=Ledger(source="digest"),
+    )
+    assert _run(config, "/a", "--json") == 0
+    (found,) = json.loads(capsys.readouterr().out)
+    assert [where["section"] for where in found["listed"]] == ["listed", "called"]
+    assert found["left_out"] == []
