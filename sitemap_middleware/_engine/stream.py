@@ -22,6 +22,7 @@ from .._providers.base import (
 from .._sansio.batches import Batch, PlainBatch, plain_batch
 from .._sansio.exclusion import PROVIDER, SKIP, Exclusion, SkipType
 from .._sansio.extensions import alternate_problem, is_old_news
+from .._sansio.ledger import Reading
 from .._sansio.models import Admitted, SitemapEntry, describe_item, entry_parts, resolve_mapped
 from .._sansio.urls import BaseURL
 from .stream_keys import check_keys, check_pairs
@@ -72,12 +73,11 @@ async def call_provider(section: str, timeout: float, awaitable: Any) -> Any:
 class EntryStream:
     """The admitted entries of one section, ``limit`` of them from ``offset``.
 
-    Uses the provider's ``page()`` when it has one, else iterates ``entries()`` and skips.
-    With ``keyed`` (a :class:`SupportsKeyset` provider) it reads ``(key, item)`` pairs
-    from ``keyed(after, upto)`` instead, keeping the keys of the last batch.
-    Each batch is one timed call; entries that fail validation or the location rule are
-    left out and logged (or raise, in strict mode; ``quiet`` logs nothing, for the
-    planning pass: its entries are logged when their page is served).
+    Uses the provider's ``page()`` when it has one, else iterates ``entries()`` and skips;
+    with ``keyed`` (a :class:`SupportsKeyset` provider) reads ``(key, item)`` pairs from
+    ``keyed(after, upto)``. Each batch is one timed call; entries that fail validation or
+    the location rule are left out and logged (or raise, in strict mode; ``quiet`` logs
+    nothing, for the planning pass: its entries are logged when their page is served).
     """
 
     def __init__(
@@ -100,9 +100,8 @@ class EntryStream:
         self.name = name
         #: Left out on purpose (SKIP, exclude=, robots.txt, duplicates): quiet, counted.
         self.exclusion = exclusion
-        self._ledger = exclusion.ledger if exclusion is not None else None
-        self._digests: list[int | None] | None = None
-        self._seen: set[int] = set()  # (URLs the ledger dated: a repeat keeps the first's date)
+        ledger = exclusion.ledger if exclusion is not None else None
+        self._ledger = Reading(ledger, name, offset) if ledger else None  # (dates by content)
         self._cut = len(base.origin)
         #: Items left out on purpose, by reason (``exclusion.py``).
         self.excluded: dict[str, int] = {}
@@ -146,8 +145,7 @@ class EntryStream:
         self._keys_start = 0
         self._last_key: Any = None
         self.exhausted = False
-        #: Raw items pulled so far (valid or not): what page plans count.
-        self.pulled = 0
+        self.pulled = 0  # raw items pulled so far (valid or not): what page plans count
         self._replay: list[PlainBatch] | None = None
 
     def replay(self, batches: list[PlainBatch]) -> None:
@@ -281,10 +279,12 @@ class EntryStream:
             await anyio.lowlevel.checkpoint()
             await call_provider(self.name, self._timeout, self._skip_batch())
         if self.exhausted or self._remaining == 0:
+            if self._ledger is not None and self.exhausted and self._remaining is None:
+                self._ledger.done()
             return []
         await anyio.lowlevel.checkpoint()
         if self._ledger is not None and not self.pulled:  # a planning pass reads it again
-            await self._ledger.ready(self.name, self._quiet)
+            await self._ledger.ready(self._quiet)
         raw: list[Any] = await call_provider(self.name, self._timeout, self._pull())
         if self._remaining is not None:
             self._remaining -= len(raw)
@@ -301,7 +301,7 @@ class EntryStream:
         self.pulled += len(raw)
         raw = resolve_mapped(raw)  # rows mapped once, whichever path admits them
         if self._ledger is not None:  # (a provider's digests, taken out of its items)
-            raw, self._digests = self._ledger.split(raw)
+            raw = self._ledger.split(raw, self.pulled)
         return raw
 
     def _check_keys(self, keys: list[Any]) -> None:
@@ -361,7 +361,7 @@ class EntryStream:
             positions = kept if positions is None else [positions[i] for i in kept]
         self.plain_positions = positions
         if self._ledger is not None:  # the content ledger's lastmods (``ledger.py``)
-            plain = self._ledger.stamp_plain(self.name, plain, self._digests, positions, self._seen)
+            plain = self._ledger.stamp_plain(plain, positions)
         return plain
 
     def spread(self, plain: PlainBatch, count: int) -> list[Admitted | None]:
@@ -416,7 +416,7 @@ class EntryStream:
                 admitted[places[place]] = None
                 self._count(reason, 1)
         if self._ledger is not None:
-            self._ledger.stamp_admitted(self.name, admitted, self._digests, self._seen)
+            self._ledger.stamp_admitted(admitted)
         return admitted
 
     def _keep_extended(self, loc: str, entry: SitemapEntry) -> bool:

@@ -33,7 +33,7 @@ from .._ledger_settings import Ledger
 from .batches import PlainBatch
 from .models import Admitted, SitemapEntry
 
-__all__ = ["Carried", "LedgerBook", "url_key"]
+__all__ = ["Carried", "LedgerBook", "Reading", "url_key"]
 
 _MASK64 = (1 << 64) - 1
 _STAMP = (1 << 40) - 1
@@ -49,6 +49,54 @@ class Carried(NamedTuple):
 
     entry: SitemapEntry
     digest: object
+
+
+class Reading:
+    """One stream's pass over a section's items, from raw position ``offset``: what the
+    admission step (``_engine/stream.py``) asks of the book.
+
+    ``seen``: the URLs it dated so far, at their first listing's raw position (a URL
+    listed again is written with the first listing's time and changes no record: two
+    contents under one URL would else replace each other's record at every pass, a
+    lastmod and a version that never stopped moving). A pass from the start keeps the
+    repeated URLs in ``repeats`` (URL -> its first position), which the book hands to
+    the streams of later pages once the pass is complete (:meth:`done`): a page that
+    starts after a URL's first listing writes it with that listing's time.
+    """
+
+    __slots__ = ("book", "section", "seen", "repeats", "offset", "start", "digests")
+
+    def __init__(self, book: LedgerBook, section: str, offset: int) -> None:
+        self.book = book
+        self.section = section
+        self.seen: dict[int, int] = {}
+        self.repeats: dict[int, int] = {}
+        self.offset = offset
+        #: The raw position of the current batch's first item.
+        self.start = offset
+        #: The provider's digests of the current raw batch (``source="digest"``).
+        self.digests: list[int | None] | None = None
+
+    async def ready(self, again: bool) -> None:
+        """Before the first batch: a shared store's records (``again``: a planning pass)."""
+        await self.book.ready(self.section, again)
+
+    def split(self, raw: list[Any], pulled: int) -> list[Any]:
+        """A raw batch without the provider's digests (``pulled``: raw items so far)."""
+        self.start = self.offset + pulled - len(raw)
+        raw, self.digests = self.book.split(raw)
+        return raw
+
+    def stamp_plain(self, plain: PlainBatch, positions: list[int] | None) -> PlainBatch:
+        return self.book.stamp_plain(self.section, plain, self.digests, positions, self)
+
+    def stamp_admitted(self, admitted: list[Admitted | None]) -> None:
+        self.book.stamp_admitted(self.section, admitted, self.digests, self)
+
+    def done(self) -> None:
+        """The pass read every item: a pass from the start tells later pages its repeats."""
+        if not self.offset:
+            self.book.repeated[self.section] = self.repeats
 
 
 def url_key(loc: str) -> int:
@@ -107,6 +155,9 @@ class LedgerBook:
         self.ledger = ledger
         self._records: dict[str, dict[int, int]] = {}
         self._tokens: dict[str, int] = {}
+        #: Per section, the URLs its last complete pass listed more than once, at the
+        #: raw position of their first listing (see :class:`Reading`).
+        self.repeated: dict[str, dict[int, int]] = {}
         self._count = 0
         #: Records to save (a shared store): per section, key -> record.
         self.pending: dict[str, dict[int, int]] = {}
@@ -162,17 +213,17 @@ class LedgerBook:
         plain: PlainBatch,
         given: list[int | None] | None,
         positions: list[int] | None,
-        seen: set[int] | None = None,
+        reading: Reading | None = None,
     ) -> PlainBatch:
         """A plain batch with the ledger's lastmods (``given``: digests by raw position;
-        ``seen``: see :meth:`stamp`)."""
+        ``positions``: where its rows stood in the raw batch, None: one for one)."""
         if not plain.locs:
             return plain
         digests = None
         if given is not None:
             digests = given if positions is None else [given[i] for i in positions]
         tails, newest = self.stamp(
-            section, plain.locs, plain.tails, [None] * len(plain), digests, seen
+            section, plain.locs, plain.tails, [None] * len(plain), digests, reading, positions
         )
         newest_at = None
         if newest is not None:
@@ -184,7 +235,7 @@ class LedgerBook:
         section: str,
         admitted: list[Admitted | None],
         given: list[int | None] | None,
-        seen: set[int] | None = None,
+        reading: Reading | None = None,
     ) -> None:
         """Each admitted entry's tail with the ledger's lastmod, in place."""
         places = [i for i, item in enumerate(admitted) if item is not None]
@@ -192,7 +243,13 @@ class LedgerBook:
         locs = [item[0] for item in items]
         digests = None if given is None else [given[i] for i in places]
         tails, _ = self.stamp(
-            section, locs, [t for _, t, _ in items], [e for *_, e in items], digests, seen
+            section,
+            locs,
+            [t for _, t, _ in items],
+            [e for *_, e in items],
+            digests,
+            reading,
+            places,
         )
         for place, (loc, _, extended), tail in zip(places, items, tails, strict=True):
             admitted[place] = (loc, tail, extended)
@@ -205,15 +262,14 @@ class LedgerBook:
         tails: Sequence[str],
         extended: Sequence[SitemapEntry | None],
         digests: Sequence[int | None] | None,
-        seen: set[int] | None = None,
+        reading: Reading | None = None,
+        positions: Sequence[int] | None = None,
     ) -> tuple[list[str], str | None]:
-        """The tails to write, and the newest lastmod text among them.
-
-        ``seen``: the URLs one pass over the section dated so far: a URL it lists again
-        is written with the first listing's time and changes no record (two contents
-        under one URL would else replace each other's record at every pass: a lastmod,
-        and a version, that never stopped moving)."""
+        """The tails to write, and the newest lastmod text among them (``reading``: the
+        stream's pass, see :class:`Reading`; ``positions``: each loc's place in the raw
+        batch, None: one for one)."""
         records = self._records.setdefault(section, {})
+        repeated = self.repeated.get(section) if reading is not None else None
         token = self._tokens.get(section, 0)
         pending = self.pending.setdefault(section, {}) if self.wake is not None else None
         now = int(self.clock())
@@ -247,10 +303,20 @@ class LedgerBook:
                     continue
             key = url_key(loc)
             record = records.get(key)
-            if seen is not None and record is not None and key in seen:
-                digest, text = record >> 40, ""  # a repeat in this pass: the first's record
-            elif seen is not None:
-                seen.add(key)
+            if reading is not None:
+                first = reading.seen.get(key)
+                if (
+                    first is None
+                    and repeated
+                    and repeated.get(key, reading.offset) < reading.offset
+                ):
+                    first = -1  # listed first on an earlier page
+                elif first is None:
+                    reading.seen[key] = reading.start + (i if positions is None else positions[i])
+                elif not reading.offset:
+                    reading.repeats[key] = first
+                if first is not None and record is not None:
+                    digest, text = record >> 40, ""  # a repeat: the first listing's record
             if record is None:
                 if self._count >= self.ledger.max_urls:
                     out.append(tail)

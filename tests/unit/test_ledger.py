@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
-from hypothesis import settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
@@ -409,3 +409,95 @@ def test_a_digest_key_may_not_be_an_entry_field() -> None:
     for name in ("loc", "lastmod", "changefreq", "priority", "alternates"):
         with pytest.raises(ConfigurationError, match="entry field"):
             Ledger(source="digest", digest=name)
+
+
+class Listing:
+    """A versioned section of mappings (its version moves only when its items do)."""
+
+    def __init__(self, items: list[dict[str, Any]]) -> None:
+        self.items = items
+
+    async def entries(self) -> AsyncIterator[dict[str, Any]]:
+        for item in self.items:
+            yield dict(item)
+
+    async def version(self) -> ProviderVersion:
+        return ProviderVersion(token=hashlib.sha256(repr(self.items).encode()).hexdigest())
+
+
+@pytest.mark.anyio
+async def test_a_url_listed_on_two_pages_with_two_contents_gets_one_steady_date() -> None:
+    """/a on page 1 (content x) and on page 2 (content y): each page's render replaced
+    the record the other wrote, so both pages' lastmods, and the section's version, moved
+    at every request. The first listing in section order wins (a planning pass over the
+    whole section says which that is), on every page."""
+    items: list[dict[str, Any]] = [
+        {"loc": "/a", "digest": "x"},
+        {"loc": "/b", "digest": "b"},
+        {"loc": "/c", "digest": "c"},
+        {"loc": "/a", "digest": "y"},
+    ]
+    clock = [T0]
+    core = _core(Listing(items), Ledger(source="digest"), clock, max_urls_per_page=2)
+    rounds = []
+    for _ in range(3):
+        seen = []
+        for path in ("/sitemap.xml", "/sitemap-p-1.xml", "/sitemap-p-2.xml", "/sitemap-p-1.xml"):
+            reply, body = await fetch(core, path)
+            assert reply.status == 200
+            seen.append((body, header(reply, "etag")))
+        rounds.append(seen)
+        clock[0] += 100
+    assert rounds[0] == rounds[1] == rounds[2]
+    first = "2025-06-15T15:06:40+00:00"
+    assert lastmods(rounds[0][1][0]) == {"/a": first, "/b": first}
+    assert lastmods(rounds[0][2][0]) == {"/c": first, "/a": first}
+    # the first listing's content moves: both listings are dated anew, once
+    items[0] = {"loc": "/a", "digest": "x2"}
+    later = [(await fetch(core, p))[1] for p in ("/sitemap-p-1.xml", "/sitemap-p-2.xml")] * 2
+    clock[0] += 100
+    again = [(await fetch(core, p))[1] for p in ("/sitemap-p-1.xml", "/sitemap-p-2.xml")]
+    moved = lastmods(later[0])["/a"]
+    assert moved is not None and moved > first
+    assert lastmods(later[1])["/a"] == moved
+    assert again == later[:2]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    listings=st.lists(
+        st.tuples(st.sampled_from("abcd"), st.sampled_from("xyz")), min_size=1, max_size=12
+    ),
+    per_page=st.integers(1, 4),
+    order=st.randoms(use_true_random=False),
+)
+def test_every_listing_of_a_url_carries_one_steady_date(
+    listings: list[tuple[str, str]], per_page: int, order: Any
+) -> None:
+    """Whatever the repeats, pages and the order pages are asked in: each URL's
+    listings share one lastmod, and nothing moves while nothing changes."""
+    items = [{"loc": f"/{slug}", "digest": digest} for slug, digest in listings]
+    clock = [T0]
+    core = _core(Listing(items), Ledger(source="digest"), clock, max_urls_per_page=per_page)
+
+    async def crawl() -> dict[str, bytes]:
+        _, index = await fetch(core, "/sitemap.xml")
+        paths = re.findall(r"<loc>https://example.com(/sitemap-p-\d+\.xml)</loc>", index.decode())
+        paths = paths or ["/sitemap.xml"]
+        order.shuffle(paths)
+        found = {"index": index}
+        for path in paths:
+            found[path] = (await fetch(core, path))[1]
+        return found
+
+    first = anyio.run(crawl)
+    clock[0] += 100
+    assert anyio.run(crawl) == first
+    dates: dict[str, set[str | None]] = {}
+    for path, body in first.items():
+        if path != "index" or len(first) == 1:
+            for loc, lastmod in re.findall(
+                r"<url><loc>([^<]+)</loc>(?:<lastmod>([^<]+)</lastmod>)?", body.decode()
+            ):
+                dates.setdefault(loc, set()).add(lastmod)
+    assert all(len(found) == 1 for found in dates.values()), dates
