@@ -188,7 +188,7 @@ class SitemapConfig:
         self._check_names()
         book = GuardBook(self.guard.action) if self.guard is not None else None
         object.__setattr__(self, "guard_book", book)
-        ledger = LedgerBook(self.ledger) if self.ledger is not None else None
+        ledger = LedgerBook(self.ledger, book) if self.ledger is not None else None
         object.__setattr__(self, "ledger_book", ledger)
         object.__setattr__(self, "external_sitemaps", self._check_externals())
         object.__setattr__(self, "resolved_sections", self._resolve_sections())

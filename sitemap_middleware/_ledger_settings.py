@@ -30,7 +30,11 @@ class Ledger:
     :param source: ``"fields"``: the digest of what the sitemap writes about the URL
         besides its loc and lastmod (changefreq, priority, images, videos, news,
         alternates); ``"digest"``: a digest the provider gives with each item (see
-        ``digest``).
+        ``digest``); ``"guard"``: the page itself, as the guard fetches it (needs
+        ``SitemapConfig(guard=Guard(...))``): the bytes of its body when it answers 200,
+        read whole (up to 16 MiB) once per ``Guard.ttl``. Until a URL's page has been
+        fetched it is written as its provider gives it; its first body starts its
+        record at the provider's lastmod, or the time it was fetched.
     :param digest: with ``source="digest"``: the key of a mapping item (taken out of it
         before the item is admitted) or the attribute of any other item, or a function
         of the item; a ``str``, ``bytes`` or ``int`` (``None``: the item is written as
@@ -46,9 +50,9 @@ class Ledger:
     sections: Sequence[str] | None = None
 
     def __post_init__(self) -> None:
-        if self.source not in ("fields", "digest"):
+        if self.source not in ("fields", "digest", "guard"):
             raise ConfigurationError(
-                f"Ledger.source must be 'fields' or 'digest', got {self.source!r}"
+                f"Ledger.source must be 'fields', 'digest' or 'guard', got {self.source!r}"
             )
         if not (callable(self.digest) or (isinstance(self.digest, str) and self.digest)):
             raise ConfigurationError(

@@ -15,7 +15,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .._config import SitemapConfig, Tenants
 from .._engine.bodies import StoredBody
 from .._engine.core import READ_HEADERS, Reply, RequestInfo
-from .._engine.guard import PROBE_AGENT, PROBE_TIMEOUT, Probe, ProbeAnswer
+from .._engine.guard import PROBE_AGENT, PROBE_TIMEOUT, BodyDigest, Probe, ProbeAnswer
 from .._engine.stream import logger
 from .._engine.tenants import make_core
 from .._sansio.indexable import HEAD_BYTES
@@ -168,11 +168,17 @@ async def fetch_app_robots(
 
 
 async def ask_app(
-    app: ASGIApp, inner: Scope, timeout: float, max_bytes: int, group: TaskGroup
+    app: ASGIApp,
+    inner: Scope,
+    timeout: float,
+    max_bytes: int,
+    group: TaskGroup,
+    whole: BodyDigest | None = None,
 ) -> ProbeAnswer:
     """GET ``inner`` from the app in ``group``: its status, headers and first bytes (up to
     ``max_bytes + 1``), or no status and the problem. The app robots.txt sub-request and
-    the guard's probes (:func:`asgi_probe`) both ask this way.
+    the guard's probes (:func:`asgi_probe`) both ask this way; a probe reads the whole
+    body into ``whole`` (its digest), keeping the first bytes only.
 
     The request body comes once; after that ``receive()`` waits, and answers
     ``http.disconnect`` once the response is complete or we have read enough. A
@@ -210,7 +216,10 @@ async def ask_app(
             if size <= max_bytes:
                 chunks.append(body[: max_bytes + 1 - size])
             size += len(body)
-            if not message.get("more_body", False) or size > max_bytes:
+            if whole is not None:
+                whole.update(body)
+            enough = size > max_bytes and (whole is None or whole.full)
+            if not message.get("more_body", False) or enough:
                 complete = True
                 done.set()
                 settled.set()
@@ -236,7 +245,8 @@ async def ask_app(
         return ProbeAnswer(None, problem=failure[0])
     if status is None or not complete:
         return ProbeAnswer(None, problem=f"no complete answer within {timeout:g} s")
-    return ProbeAnswer(status, headers, b"".join(chunks))
+    digest = whole.value() if whole is not None else None
+    return ProbeAnswer(status, headers, b"".join(chunks), digest=digest)
 
 
 #: What a probe's scope takes of the latest request's.
@@ -272,7 +282,7 @@ def asgi_probe(app: ASGIApp, template: Callable[[], Scope | None], timeout: floa
             extensions={k: v for k, v in extensions.items() if not k.startswith("http.")},
         )
         async with anyio.create_task_group() as group:
-            answer = await ask_app(app, inner, timeout, HEAD_BYTES, group)
+            answer = await ask_app(app, inner, timeout, HEAD_BYTES, group, BodyDigest())
             group.cancel_scope.cancel()  # the app got http.disconnect; done with it
         return answer
 

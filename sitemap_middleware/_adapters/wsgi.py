@@ -17,7 +17,7 @@ from anyio.from_thread import BlockingPortal
 from .._config import SitemapConfig, Tenants
 from .._engine.bodies import StoredBody
 from .._engine.core import READ_HEADERS, RequestInfo
-from .._engine.guard import PROBE_AGENT, PROBE_TIMEOUT, Probe, ProbeAnswer
+from .._engine.guard import PROBE_AGENT, PROBE_TIMEOUT, BodyDigest, Probe, ProbeAnswer
 from .._engine.tenants import make_core
 from .._sansio.indexable import HEAD_BYTES
 from .._sansio.robots import AppRobots, AppRobotsRequest
@@ -163,9 +163,11 @@ def call_app(
     deadline: float,
     timeout: float,
     gone: threading.Event | None = None,
+    whole: BodyDigest | None = None,
 ) -> ProbeAnswer:
     """GET ``inner`` from the app in this thread: status, headers and the first bytes
-    (robots.txt's sub-request and the guard's probes, :func:`wsgi_probe`)."""
+    (robots.txt's sub-request and the guard's probes, :func:`wsgi_probe`; a probe reads
+    the whole body into ``whole``, its digest)."""
     captured: list[str] = []
     headers: list[tuple[str, str]] = []
     chunks: list[bytes] = []  # what the app writes with write(), then what it returns
@@ -182,11 +184,17 @@ def call_app(
     inner.pop("CONTENT_TYPE", None)
     result = app(inner, start_response)  # type: ignore[arg-type]
     size = sum(len(chunk) for chunk in chunks)
+    if whole is not None:
+        for chunk in chunks:
+            whole.update(chunk)
     try:
         for chunk in result:
-            chunks.append(chunk)
+            if size <= max_bytes:
+                chunks.append(chunk)
             size += len(chunk)
-            if size > max_bytes:
+            if whole is not None:
+                whole.update(chunk)
+            if size > max_bytes and (whole is None or whole.full):
                 break
             if time.monotonic() > deadline or (gone is not None and gone.is_set()):
                 return ProbeAnswer(None, problem=f"no complete answer within {timeout:g} s")
@@ -196,7 +204,9 @@ def call_app(
             close()
     if not captured:
         return ProbeAnswer(None, problem="the app did not call start_response")
-    return ProbeAnswer(int(captured[0].split(" ", 1)[0]), headers, b"".join(chunks))
+    status = int(captured[0].split(" ", 1)[0])
+    digest = whole.value() if whole is not None else None
+    return ProbeAnswer(status, headers, b"".join(chunks), digest=digest)
 
 
 def wsgi_probe(app: WSGIApplication, template: Callable[[], WSGIEnvironment | None]) -> Probe:
@@ -266,7 +276,9 @@ class _ProbeCall:
 
     def run(self, app: WSGIApplication, inner: WSGIEnvironment, deadline: float) -> ProbeAnswer:
         try:
-            return call_app(app, inner, HEAD_BYTES, deadline, PROBE_TIMEOUT, self._gone)
+            return call_app(
+                app, inner, HEAD_BYTES, deadline, PROBE_TIMEOUT, self._gone, BodyDigest()
+            )
         finally:
             with self._stuck.lock:
                 self._done = True

@@ -24,8 +24,12 @@ class BackgroundTask:
         self._run = run
         self._task: asyncio.Task[None] | None = None
 
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
     def wake(self) -> None:
-        if self._task is not None and not self._task.done():
+        if self.running:
             return
         try:
             if sniffio.current_async_library() != "asyncio":

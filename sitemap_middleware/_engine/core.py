@@ -134,6 +134,8 @@ class SitemapCore:
     ) -> Reply:
         """Answer a request for one of our documents. Never raises for a bad request."""
         started = self._observers.start()
+        if self.guard is not None:  # verdicts past their ttl: probed again (in the background)
+            self.guard.sweep()
         try:
             base = self._check(request)
             if target.kind is Kind.ROBOTS:
@@ -178,10 +180,9 @@ class SitemapCore:
 
     async def aclose(self) -> None:
         """Release held resources (a shared render store's connections); call on shutdown."""
-        if self.guard is not None:
-            await self.guard.aclose()
-        if self.ledger is not None:
-            await self.ledger.aclose()
+        for runner in (self.guard, self.ledger):
+            if runner is not None:
+                await runner.aclose()
         await self._refreshes.aclose()
         await self._shared.aclose()
 
@@ -331,8 +332,7 @@ class SitemapCore:
     def _head(
         self, target: Target, document: Document, encoding: Encoding, negotiable: bool
     ) -> tuple[list[tuple[str, str]], str | None, datetime | None]:
-        """A document's reply headers, its representation's ETag and the date a 304 may
-        rest on (``None``: none)."""
+        """A reply's headers, its representation's ETag and the date a 304 may rest on."""
         http = self.config.http
         etag = (
             representation_etag(document.etag, encoding, target.gzip_file)

@@ -13,6 +13,7 @@ plan and ETag differ. No response waits for any of it.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import time
 from collections import Counter
@@ -25,14 +26,22 @@ import anyio
 from .._caches.store import RenderStore, ValueStore
 from .._guard_settings import Guard
 from .._sansio.guard import GuardBook, Verdict
-from .._sansio.indexable import url_problems
+from .._sansio.indexable import HEAD_BYTES, url_problems
 from .background import BackgroundTask
 from .store_calls import StoreCalls
 
 if TYPE_CHECKING:
     from .._config import SitemapConfig
 
-__all__ = ["PROBE_AGENT", "PROBE_TIMEOUT", "GuardRunner", "Probe", "ProbeAnswer", "guard_runner"]
+__all__ = [
+    "PROBE_AGENT",
+    "PROBE_TIMEOUT",
+    "BodyDigest",
+    "GuardRunner",
+    "Probe",
+    "ProbeAnswer",
+    "guard_runner",
+]
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -48,15 +57,45 @@ LOG_QUARANTINED = "sitemap guard: section %r: %s %s: %s"
 LOG_CLEARED = "sitemap guard: section %r: %s is an indexable page again"
 
 
+#: A probe digests a page's whole body up to this size (the content ledger's content);
+#: a longer one gets no digest (its URL keeps the last it had, or is written as given).
+BODY_BYTES = 16 * 1024 * 1024
+
+
+class BodyDigest:
+    """BLAKE2b (8 bytes, as an int) of a whole body as it streams, up to BODY_BYTES."""
+
+    __slots__ = ("_hash", "size")
+
+    def __init__(self) -> None:
+        self._hash = hashlib.blake2b(digest_size=8)
+        self.size = 0
+
+    def update(self, chunk: bytes) -> None:
+        self.size += len(chunk)
+        if self.size <= BODY_BYTES:
+            self._hash.update(chunk)
+
+    @property
+    def full(self) -> bool:
+        """Past BODY_BYTES: no digest (reading on would be for nothing)."""
+        return self.size > BODY_BYTES
+
+    def value(self) -> int | None:
+        return None if self.full else int.from_bytes(self._hash.digest(), "big")
+
+
 @dataclass(frozen=True, slots=True)
 class ProbeAnswer:
-    """A probe's answer: status (``None``: none, ``problem`` says why), headers and the
-    first bytes of the body."""
+    """A probe's answer: status (``None``: none, ``problem`` says why), headers, the
+    first bytes of the body, and the digest of the whole body when the adapter read it
+    whole (``None``: the first bytes are the whole body, or it was too long)."""
 
     status: int | None
     headers: Sequence[tuple[str, str]] = ()
     body: bytes = b""
     problem: str = ""
+    digest: int | None = None
 
     def header(self, name: str) -> str | None:
         lowered = name.lower()
@@ -72,12 +111,18 @@ def judge(url: str, answer: ProbeAnswer, now: float, guard: Guard) -> Verdict:
     if answer.status is None:
         return Verdict(f"got no answer ({answer.problem})", now, now + guard.retry, True)
     problems = url_problems(url, answer.status, answer.header, answer.body)
+    # The page's content as served (a 200's bytes): what the ledger's guard source dates.
+    digest = answer.digest if answer.status == 200 else None
+    if answer.status == 200 and digest is None and len(answer.body) <= HEAD_BYTES:
+        whole = BodyDigest()
+        whole.update(answer.body)
+        digest = whole.value()
     if not problems:
-        return Verdict("", now, now + guard.ttl)
+        return Verdict("", now, now + guard.ttl, digest=digest)
     said = "; ".join(p.said for p in problems)
     if any(p.transient for p in problems):
         return Verdict(said, now, now + guard.retry, True)
-    return Verdict(said, now, now + guard.ttl)
+    return Verdict(said, now, now + guard.ttl, digest=digest)
 
 
 class GuardRunner:
@@ -108,6 +153,12 @@ class GuardRunner:
         """Start the background task unless it runs (called as URLs start waiting)."""
         if self.probe is not None:
             self._background.wake()
+
+    def sweep(self) -> None:
+        """Probe again, in the background, URLs whose verdict expired (see GuardBook);
+        not while probes run (those in flight have expired verdicts too)."""
+        if self.probe is not None and not self._background.running:
+            self.book.sweep(time.time())
 
     async def settled(self) -> None:
         """Wait until no URL waits for a probe (tests, ``explain``)."""

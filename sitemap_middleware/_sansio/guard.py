@@ -15,6 +15,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime, timezone
+from itertools import islice
 from typing import NamedTuple
 
 __all__ = ["GUARD", "GuardBook", "Verdict"]
@@ -25,35 +26,44 @@ GUARD = "guard"
 MAX_PENDING = 100_000
 #: Verdicts kept in memory at most (least recently settled out).
 MAX_KNOWN = 1_000_000
+#: Verdicts a sweep for expired ones looks at, oldest first.
+SWEEP_SCAN = 10_000
+_MASK64 = (1 << 64) - 1
 
 
 class Verdict(NamedTuple):
     """What a probe found: ``said`` is empty for an indexable page; ``transient`` for a
     5xx, 429 or no answer (reported, never left out); ``at`` and ``until`` are epoch
-    seconds (when it was probed, when to probe again)."""
+    seconds (when it was probed, when to probe again); ``digest``: of a 200's whole
+    body (8 bytes of BLAKE2b, as an int), what the content ledger's guard source dates."""
 
     said: str
     at: float
     until: float
     transient: bool = False
+    digest: int | None = None
 
     @property
     def quarantined(self) -> bool:
         return bool(self.said) and not self.transient
 
     def to_bytes(self) -> bytes:
-        return json.dumps([self.said, self.at, self.until, self.transient]).encode()
+        fields = [self.said, self.at, self.until, self.transient]
+        return json.dumps(fields if self.digest is None else [*fields, self.digest]).encode()
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Verdict | None:
         """A stored verdict, or None for anything else (foreign or damaged)."""
         try:
-            said, at, until, transient = json.loads(data)
+            said, at, until, transient, *rest = json.loads(data)
         except (ValueError, TypeError, RecursionError):
             return None
-        ok = isinstance(said, str) and isinstance(transient, bool)
+        digest = rest[0] if len(rest) == 1 else None
+        ok = isinstance(said, str) and isinstance(transient, bool) and len(rest) <= 1
         ok = ok and all(isinstance(t, int | float) and math.isfinite(t) for t in (at, until))
-        return cls(said, float(at), float(until), transient) if ok else None
+        if rest and not (type(digest) is int and 0 <= digest <= _MASK64):
+            return None
+        return cls(said, float(at), float(until), transient, digest) if ok else None
 
     def words(self) -> str:
         when = datetime.fromtimestamp(self.at, timezone.utc).isoformat(timespec="seconds")
@@ -69,8 +79,11 @@ class GuardBook:
         self._bad: dict[str, dict[str, Verdict]] = {}
         self._tokens: dict[str, str] = {}
         self._pending: dict[str, str] = {}  # url -> the section that listed it
+        self._section_of: dict[str, str] = {}  # url -> the section its verdict was for
         #: Called when URLs start waiting (the engine starts its background task).
         self.wake: Callable[[], None] | None = None
+        #: Told when a URL's body digest changes (the content ledger's guard source).
+        self.on_digest: Callable[[str, int], None] | None = None
 
     def note(self, section: str, locs: list[str]) -> None:
         """Remember the URLs of a batch that have no fresh verdict (quick: one lookup each)."""
@@ -86,6 +99,23 @@ class GuardBook:
                 added = True
         if added and self.wake is not None:
             self.wake()
+
+    def sweep(self, now: float) -> None:
+        """Note again the URLs whose verdict expired (from the oldest verdict, SWEEP_SCAN
+        of them at most): a section whose plan and render are kept (its version
+        unchanged) is admitted by no one, so nothing else would probe its URLs again.
+        A transient verdict behind a newer one waits for that one."""
+        due: dict[str, list[str]] = {}
+        for url, verdict in islice(self._known.items(), SWEEP_SCAN):
+            if verdict.until > now:
+                if verdict.transient:
+                    continue
+                break  # (verdicts after it were settled later, with the same ttl)
+            section = self._section_of.get(url)
+            if section is not None and url not in self._pending:
+                due.setdefault(section, []).append(url)
+        for section, urls in due.items():
+            self.note(section, urls)
 
     def left_out(self, section: str, locs: list[str]) -> list[int]:
         """Positions of the quarantined ``locs`` (none in ``report`` mode)."""
@@ -106,12 +136,24 @@ class GuardBook:
     def waiting(self) -> int:
         return len(self._pending)
 
-    def settle(self, url: str, section: str, verdict: Verdict) -> bool:
-        """Record a verdict; True when the section's quarantined set changed."""
+    def _learn(self, url: str, verdict: Verdict) -> Verdict:
+        """Know ``verdict`` (a transient one keeps the body digest known before it)."""
+        before = self._known.get(url)
+        known = before.digest if before is not None else None
+        if verdict.digest is None and verdict.transient and known is not None:
+            verdict = verdict._replace(digest=known)
         self._known[url] = verdict
         self._known.move_to_end(url)
         while len(self._known) > MAX_KNOWN:
-            self._known.popitem(last=False)
+            self._section_of.pop(self._known.popitem(last=False)[0], None)
+        if verdict.digest is not None and verdict.digest != known and self.on_digest:
+            self.on_digest(url, verdict.digest)
+        return verdict
+
+    def settle(self, url: str, section: str, verdict: Verdict) -> bool:
+        """Record a verdict; True when the section's quarantined set changed."""
+        verdict = self._learn(url, verdict)
+        self._section_of[url] = section
         bad = self._bad.setdefault(section, {})
         was = url in bad
         if verdict.quarantined:
@@ -126,7 +168,12 @@ class GuardBook:
 
     def recall(self, url: str, verdict: Verdict) -> None:
         """Know a stored verdict (``explain``), without touching any section's quarantine."""
-        self._known[url] = verdict
+        self._learn(url, verdict)
+
+    def digest(self, url: str) -> int | None:
+        """The digest of ``url``'s body at its last 200 (None: none known)."""
+        verdict = self._known.get(url)
+        return verdict.digest if verdict is not None else None
 
     def token(self, section: str) -> str:
         """What a section's version must name (its quarantined URLs; ``""``: none)."""

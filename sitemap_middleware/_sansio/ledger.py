@@ -8,13 +8,15 @@ section's records, so plans and ETags move exactly when a written time does).
 A record is one int per URL, keyed by an 8-byte BLAKE2b of the URL (an int):
 ``digest << 40 | seconds << 2 | is_date << 1 | told`` (``digest``: 8 bytes of BLAKE2b of
 the content; ``seconds``: the first-seen time, UTC; ``is_date``: written as a date;
-``told``: this content's moved lastmod was already reported).
+``told``: its lastmod is held: it moved while the content did not, reported).
 
 The rule, per admitted entry with content digest ``d`` and lastmod ``L`` (or none):
 
 - no record: the first-seen time is ``L`` (the provider's word) or now;
 - a record of ``d``: its time is written (``L`` itself when it says the same second);
-  an ``L`` that says otherwise moved without the content: held, reported once;
+  an ``L`` later than it moved without the content: held, and reported when it starts
+  (the record's ``told`` bit says it is held; :meth:`LedgerBook.held` counts them). An
+  ``L`` earlier than it is a lastmod that did not move when the content did: no report;
 - a record of another digest (the content changed): ``L`` when it is newer than the
   record, else now (at least a second after the record's time): the written lastmod
   always moves.
@@ -27,76 +29,25 @@ import hashlib
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
+from .._exceptions import ConfigurationError
 from .._ledger_settings import Ledger
 from .batches import PlainBatch
+from .guard import GuardBook
+from .ledger_pass import Carried, Reading
 from .models import Admitted, SitemapEntry
 
-__all__ = ["Carried", "LedgerBook", "Reading", "url_key"]
+__all__ = ["HELD_EXAMPLES", "Carried", "LedgerBook", "Reading", "url_key"]
 
 _MASK64 = (1 << 64) - 1
 _STAMP = (1 << 40) - 1
 _TOLD = 1
+#: URLs whose lastmod is held kept per section to name (``check`` shows them).
+HELD_EXAMPLES = 5
 _DATE = 2
 #: The last second a record may hold (9999-12-31T23:59:59Z: a year of four digits).
 _LAST = 253_402_300_799
-
-
-class Carried(NamedTuple):
-    """A static list's item and the digest its mapping carried (``StaticProvider``
-    validates items up front, so the digest key is taken out there, not at admission)."""
-
-    entry: SitemapEntry
-    digest: object
-
-
-class Reading:
-    """One stream's pass over a section's items, from raw position ``offset``: what the
-    admission step (``_engine/stream.py``) asks of the book.
-
-    ``seen``: the URLs it dated so far, at their first listing's raw position (a URL
-    listed again is written with the first listing's time and changes no record: two
-    contents under one URL would else replace each other's record at every pass, a
-    lastmod and a version that never stopped moving). A pass from the start keeps the
-    repeated URLs in ``repeats`` (URL -> its first position), which the book hands to
-    the streams of later pages once the pass is complete (:meth:`done`): a page that
-    starts after a URL's first listing writes it with that listing's time.
-    """
-
-    __slots__ = ("book", "section", "seen", "repeats", "offset", "start", "digests")
-
-    def __init__(self, book: LedgerBook, section: str, offset: int) -> None:
-        self.book = book
-        self.section = section
-        self.seen: dict[int, int] = {}
-        self.repeats: dict[int, int] = {}
-        self.offset = offset
-        #: The raw position of the current batch's first item.
-        self.start = offset
-        #: The provider's digests of the current raw batch (``source="digest"``).
-        self.digests: list[int | None] | None = None
-
-    async def ready(self, again: bool) -> None:
-        """Before the first batch: a shared store's records (``again``: a planning pass)."""
-        await self.book.ready(self.section, again)
-
-    def split(self, raw: list[Any], pulled: int) -> list[Any]:
-        """A raw batch without the provider's digests (``pulled``: raw items so far)."""
-        self.start = self.offset + pulled - len(raw)
-        raw, self.digests = self.book.split(raw)
-        return raw
-
-    def stamp_plain(self, plain: PlainBatch, positions: list[int] | None) -> PlainBatch:
-        return self.book.stamp_plain(self.section, plain, self.digests, positions, self)
-
-    def stamp_admitted(self, admitted: list[Admitted | None]) -> None:
-        self.book.stamp_admitted(self.section, admitted, self.digests, self)
-
-    def done(self) -> None:
-        """The pass read every item: a pass from the start tells later pages its repeats."""
-        if not self.offset:
-            self.book.repeated[self.section] = self.repeats
 
 
 def url_key(loc: str) -> int:
@@ -151,10 +102,25 @@ def _changed(record: int, given: int, text: str, now: int) -> int:
 class LedgerBook:
     """Records by section, their tokens, and the records a shared store has yet to keep."""
 
-    def __init__(self, ledger: Ledger) -> None:
+    def __init__(self, ledger: Ledger, guard: GuardBook | None = None) -> None:
         self.ledger = ledger
         self._records: dict[str, dict[int, int]] = {}
         self._tokens: dict[str, int] = {}
+        #: Up to HELD_EXAMPLES URLs per section whose lastmod is held: (loc, said, written).
+        self._held: dict[str, dict[int, tuple[str, str, str]]] = {}
+        #: ``source="guard"``: each URL's page digest (None: not fetched yet), and per
+        #: section the URLs written as given until it is (``awaiting``), and the digests
+        #: that arrived since the section's last stamp (``fresh``: a version names them).
+        self.bodies: Callable[[str], int | None] | None = None
+        self._awaiting: dict[str, set[int]] = {}
+        self._fresh: dict[str, dict[int, int]] = {}
+        if ledger.source == "guard":
+            if guard is None:
+                raise ConfigurationError(
+                    "Ledger(source='guard') dates each URL by the page the guard fetches: "
+                    "configure SitemapConfig(guard=Guard(...)) too"
+                )
+            self.bodies, guard.on_digest = guard.digest, self.arrived
         #: Per section, the URLs its last complete pass listed more than once, at the
         #: raw position of their first listing (see :class:`Reading`).
         self.repeated: dict[str, dict[int, int]] = {}
@@ -270,6 +236,10 @@ class LedgerBook:
         batch, None: one for one)."""
         records = self._records.setdefault(section, {})
         repeated = self.repeated.get(section) if reading is not None else None
+        examples = self._held.setdefault(section, {})
+        bodies = self.bodies
+        awaiting = self._awaiting.setdefault(section, set()) if bodies is not None else set()
+        fresh = self._fresh.get(section)
         token = self._tokens.get(section, 0)
         pending = self.pending.setdefault(section, {}) if self.wake is not None else None
         now = int(self.clock())
@@ -284,13 +254,15 @@ class LedgerBook:
             if tail.startswith("<lastmod>"):
                 end = tail.index("<", 9)
                 text, rest = tail[9:end], tail[end + 10 :]
-            if digests is not None:
+            if bodies is not None:
+                digest = bodies(loc)
+            elif digests is not None:
                 digest = digests[i]
             elif extended[i] is None:
                 digest = fields[rest] if rest in fields else fields.setdefault(rest, _digest(rest))
             else:
                 digest = self._fields(rest, extended[i])
-            if digest is None:
+            if digest is None and bodies is None:
                 out.append(tail)
                 continue
             given = -1
@@ -303,6 +275,19 @@ class LedgerBook:
                     continue
             key = url_key(loc)
             record = records.get(key)
+            if bodies is not None:  # (the page the guard fetched)
+                if fresh and key in fresh:
+                    fresh.pop(key)
+                if digest is not None:
+                    awaiting.discard(key)
+            if digest is None:  # (the guard's page) no 200 since: the last content known
+                if record is None:  # not fetched yet: as given
+                    if len(awaiting) < self.ledger.max_urls:
+                        awaiting.add(key)
+                    out.append(tail)
+                    continue
+                digest = record >> 40
+            repeat = False
             if reading is not None:
                 first = reading.seen.get(key)
                 if (
@@ -317,6 +302,7 @@ class LedgerBook:
                     reading.repeats[key] = first
                 if first is not None and record is not None:
                     digest, text = record >> 40, ""  # a repeat: the first listing's record
+                    repeat = True
             if record is None:
                 if self._count >= self.ledger.max_urls:
                     out.append(tail)
@@ -325,12 +311,19 @@ class LedgerBook:
                 stamp = _given(given, text) if text else now << 2
             elif record >> 40 == digest:
                 stamp = record & _STAMP
-                if text and given != stamp >> 2 and not record & _TOLD:
-                    records[key] = record | _TOLD
-                    moved.append((loc, text, _text(stamp)))
+                if text and given > stamp >> 2:  # the lastmod moved on, the content did not
+                    if not record & _TOLD:
+                        records[key] = record | _TOLD
+                        moved.append((loc, text, _text(stamp)))
+                    if len(examples) < HELD_EXAMPLES or key in examples:
+                        examples[key] = (loc, text, _text(stamp))
+                elif record & _TOLD and not repeat:  # held no more
+                    records[key] = record & ~_TOLD
+                    examples.pop(key, None)
             else:
                 stamp = _changed(record, given, text, now)
             if record is None or record >> 40 != digest:
+                examples.pop(key, None)
                 new = digest << 40 | stamp
                 records[key] = new
                 token ^= _mix(key, new) ^ (_mix(key, record) if record is not None else 0)
@@ -360,9 +353,40 @@ class LedgerBook:
     # -- versions and a fleet --------------------------------------------------------
 
     def token(self, section: str) -> str:
-        """What a section's version must name (its records; ``""``: none yet)."""
+        """What a section's version must name (its records, and the page digests that
+        arrived since its last stamp; ``""``: none yet)."""
         token = self._tokens.get(section, 0)
-        return f"ledger>{token:016x}" if token else ""
+        fresh = 0
+        for key, digest in self._fresh.get(section, {}).items():
+            fresh ^= _mix(key, digest << 40)
+        named = f"ledger>{token:016x}" if token else ""
+        return f"{named}+{fresh:016x}" if fresh else named
+
+    def arrived(self, loc: str, digest: int) -> None:
+        """The guard fetched ``loc`` with a new body digest: each section that writes it
+        otherwise (as given, or by another digest) names it in its version until its
+        next stamp."""
+        key = url_key(loc)
+        for section, records in self._records.items():
+            record = records.get(key)
+            if key in self._awaiting.get(section, ()):
+                used = -1
+            elif record is not None:
+                used = record >> 40
+            else:
+                continue
+            fresh = self._fresh.setdefault(section, {})
+            if digest != used:
+                fresh[key] = digest
+            else:
+                fresh.pop(key, None)  # back to what is written
+
+    def held(self, section: str) -> tuple[int, list[tuple[str, str, str]]]:
+        """How many URLs of ``section`` have a lastmod held (their provider's moved, their
+        content did not, as last read), and up to HELD_EXAMPLES of them: (loc, what the
+        provider said, what is written)."""
+        count = sum(1 for record in self._records.get(section, {}).values() if record & _TOLD)
+        return count, list(self._held.get(section, {}).values())
 
     async def ready(self, section: str, again: bool) -> None:
         """Read a shared store's records of ``section`` (``again``: even if read before)."""

@@ -307,3 +307,24 @@ async def test_wsgi_probes_of_pages_that_hang_hold_a_bounded_number_of_threads()
     finally:
         release.set()
         await core.aclose()
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.anyio
+async def test_expired_verdicts_are_probed_again_while_the_version_holds() -> None:
+    """A page that turns 404 after its verdict was made: the section's version never
+    moved, so its plan and render were kept and nothing noted its URLs again; the
+    verdict's ttl meant nothing. Requests now sweep expired verdicts into probes."""
+    app = FakeApp({})
+    core = _core(["/", "/later"], app, guard=Guard(ttl=1e-6, max_probes_per_minute=None))
+    assert core.guard is not None
+    await _listed(core)
+    await core.guard.settled()
+    listed, _ = await _listed(core)
+    assert listed == ["/", "/later"]
+    app.answers["/later"] = ProbeAnswer(404, HTML, b"")
+    await _listed(core)  # the sweep notes both (their verdicts expired)
+    await core.guard.settled()
+    listed, _ = await _listed(core)
+    assert listed == ["/"]
+    await core.aclose()

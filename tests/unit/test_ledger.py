@@ -186,7 +186,7 @@ async def test_a_ledger_of_some_sections_leaves_the_others_as_given() -> None:
 
 def test_ledger_settings_are_checked() -> None:
     with pytest.raises(ConfigurationError, match="source"):
-        Ledger(source="guard")
+        Ledger(source="page")
     with pytest.raises(ConfigurationError, match="digest"):
         Ledger(source="digest", digest="")
     with pytest.raises(ConfigurationError, match="max_urls"):
@@ -501,3 +501,39 @@ def test_every_listing_of_a_url_carries_one_steady_date(
             ):
                 dates.setdefault(loc, set()).add(lastmod)
     assert all(len(found) == 1 for found in dates.values()), dates
+
+
+@pytest.mark.anyio
+async def test_a_lastmod_that_stayed_while_the_content_moved_is_not_reported_as_held() -> None:
+    """Content edited under an unmoved provider lastmod is dated when it was first seen;
+    the provider's older lastmod on the next passes did not move: no lastmods_held (each
+    such URL was counted as "moved without content", once per content)."""
+    told: list[tuple[str, int]] = []
+
+    class Observer:
+        def document_served(self, event: object) -> None:
+            pass
+
+        def lastmods_held(self, section: str, count: int) -> None:
+            told.append((section, count))
+
+    rows = Rows({"a": (1, START)})
+    clock = [T0]
+    core = _core(rows, Ledger(source="digest"), clock, observers=[Observer()])
+    await _get(core)
+    rows.rows["a"] = (2, START)
+    clock[0] += 60
+    for _ in range(3):
+        _, body, _ = await _get(core)
+        assert lastmods(body) == {"/a": "2025-06-15T15:07:40+00:00"}
+    assert told == []
+    book = core.config.ledger_book
+    assert book is not None and book.held("p") == (0, [])
+    rows.rows["a"] = (2, START + timedelta(days=600))  # now it moves on, content unmoved
+    _, body, _ = await _get(core)
+    assert lastmods(body) == {"/a": "2025-06-15T15:07:40+00:00"}
+    assert told == [("p", 1)]
+    assert book.held("p") == (
+        1,
+        [(BASE + "/a", "2025-08-23T00:00:00+00:00", "2025-06-15T15:07:40+00:00")],
+    )

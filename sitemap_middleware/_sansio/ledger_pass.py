@@ -1,0 +1,71 @@
+"""What the content ledger's book (``ledger.py``) gets from a provider and a stream: a
+static list's items with their digests (:class:`Carried`), and one stream's pass over
+a section (:class:`Reading`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from .batches import PlainBatch
+from .models import Admitted, SitemapEntry
+
+if TYPE_CHECKING:
+    from .ledger import LedgerBook
+
+__all__ = ["Carried", "Reading"]
+
+
+class Carried(NamedTuple):
+    """A static list's item and the digest its mapping carried (``StaticProvider``
+    validates items up front, so the digest key is taken out there, not at admission)."""
+
+    entry: SitemapEntry
+    digest: object
+
+
+class Reading:
+    """One stream's pass over a section's items, from raw position ``offset``: what the
+    admission step (``_engine/stream.py``) asks of the book.
+
+    ``seen``: the URLs it dated so far, at their first listing's raw position (a URL
+    listed again is written with the first listing's time and changes no record: two
+    contents under one URL would else replace each other's record at every pass, a
+    lastmod and a version that never stopped moving). A pass from the start keeps the
+    repeated URLs in ``repeats`` (URL -> its first position), which the book hands to
+    the streams of later pages once the pass is complete (:meth:`done`): a page that
+    starts after a URL's first listing writes it with that listing's time.
+    """
+
+    __slots__ = ("book", "section", "seen", "repeats", "offset", "start", "digests")
+
+    def __init__(self, book: LedgerBook, section: str, offset: int) -> None:
+        self.book = book
+        self.section = section
+        self.seen: dict[int, int] = {}
+        self.repeats: dict[int, int] = {}
+        self.offset = offset
+        #: The raw position of the current batch's first item.
+        self.start = offset
+        #: The provider's digests of the current raw batch (``source="digest"``).
+        self.digests: list[int | None] | None = None
+
+    async def ready(self, again: bool) -> None:
+        """Before the first batch: a shared store's records (``again``: a planning pass)."""
+        await self.book.ready(self.section, again)
+
+    def split(self, raw: list[Any], pulled: int) -> list[Any]:
+        """A raw batch without the provider's digests (``pulled``: raw items so far)."""
+        self.start = self.offset + pulled - len(raw)
+        raw, self.digests = self.book.split(raw)
+        return raw
+
+    def stamp_plain(self, plain: PlainBatch, positions: list[int] | None) -> PlainBatch:
+        return self.book.stamp_plain(self.section, plain, self.digests, positions, self)
+
+    def stamp_admitted(self, admitted: list[Admitted | None]) -> None:
+        self.book.stamp_admitted(self.section, admitted, self.digests, self)
+
+    def done(self) -> None:
+        """The pass read every item: a pass from the start tells later pages its repeats."""
+        if not self.offset:
+            self.book.repeated[self.section] = self.repeats
