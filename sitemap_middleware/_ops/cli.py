@@ -301,6 +301,8 @@ def _check_command(args: argparse.Namespace) -> int:
                 return await run_check(url, fetcher, options, progress)
 
     report = anyio.run(main)
+    if args.app:  # what the app's content ledger holds (read in process, after the crawl)
+        _check_ledger(args.app, url, report)
     if baseline is not None:
         compare_baseline(baseline, report, args.max_removed)
     require_urls(report, args.require)
@@ -313,6 +315,18 @@ def _check_command(args: argparse.Namespace) -> int:
     else:
         print(report.format_text())
     return 0 if report.ok else 1
+
+
+def _check_ledger(app: object, url: str, report: Any) -> None:
+    from .apps import load_app
+    from .export import find_served
+    from .ledger_check import check_ledger
+
+    try:
+        served = find_served(load_app(app))
+    except ValueError:  # no sitemap middleware of ours in it: nothing to read
+        return
+    check_ledger(served, url, report)
 
 
 def _export_command(args: argparse.Namespace) -> int:
