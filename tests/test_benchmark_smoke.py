@@ -117,3 +117,13 @@ def test_large_sites_benchmark_runs_on_a_small_table() -> None:
     assert [row["version"] for row in rows] == ["checksum", "revision"]
     measures = ("first_index", "index_again", "index_after_write", "page_304")
     assert all(row[f"{name}_x_window"] > 0 for row in rows for name in measures)
+
+
+def test_ledger_benchmark_runs_on_a_tiny_section(tmp_path: Path) -> None:
+    """benchmarks/ledger.py renders a section with and without the content ledger."""
+    from benchmarks import ledger
+
+    rows = ledger.main(["--n", "300", "--repeats", "1", "--json", str(tmp_path / "l.json")])
+    assert [row["case"] for row in rows] == ["no ledger", "fields", "digest"]
+    assert all(row["first_ms"] > 0 and row["steady_ms"] > 0 for row in rows)
+    assert json.loads((tmp_path / "l.json").read_text()) == rows

@@ -153,7 +153,10 @@ class LedgerBook:
             return raw, [_digest(how(item)) for item in raw]
         out: list[Any] = []
         for item in raw:
-            if type(item) is Carried:
+            if type(item) is dict and how in item:  # the usual item: a copy, popped in C
+                item = item.copy()
+                digests.append(_digest(item.pop(how)))
+            elif type(item) is Carried:
                 digests.append(_digest(item.digest))
                 item = item.entry
             elif isinstance(item, Mapping) and how in item:
