@@ -155,9 +155,8 @@ class GuardRunner:
             self._background.wake()
 
     def sweep(self) -> None:
-        """Probe again, in the background, URLs whose verdict expired (see GuardBook);
-        not while probes run (those in flight have expired verdicts too)."""
-        if self.probe is not None and not self._background.running:
+        """Probe again, in the background, URLs whose verdict expired (see GuardBook)."""
+        if self.probe is not None:
             self.book.sweep(time.time())
 
     async def settled(self) -> None:
@@ -183,7 +182,10 @@ class GuardRunner:
         await asyncio.sleep(0)  # the response that noted these URLs goes first
         try:
             while batch := self.book.take(BATCH):
-                await self._settle(batch)
+                try:
+                    await self._settle(batch)
+                finally:
+                    self.book.landed([url for url, _ in batch])
         except Exception:
             logger.exception("sitemap guard: probing failed")
 

@@ -80,6 +80,7 @@ class GuardBook:
         self._tokens: dict[str, str] = {}
         self._pending: dict[str, str] = {}  # url -> the section that listed it
         self._section_of: dict[str, str] = {}  # url -> the section its verdict was for
+        self._flight: set[str] = set()  # taken for a probe, not settled yet
         #: Called when URLs start waiting (the engine starts its background task).
         self.wake: Callable[[], None] | None = None
         #: Told when a URL's body digest changes (the content ledger's guard source).
@@ -112,7 +113,7 @@ class GuardBook:
                     continue
                 break  # (verdicts after it were settled later, with the same ttl)
             section = self._section_of.get(url)
-            if section is not None and url not in self._pending:
+            if section is not None and url not in self._pending and url not in self._flight:
                 due.setdefault(section, []).append(url)
         for section, urls in due.items():
             self.note(section, urls)
@@ -131,7 +132,12 @@ class GuardBook:
         while pending and len(taken) < count:
             url = next(iter(pending))
             taken.append((url, pending.pop(url)))
+            self._flight.add(url)
         return taken
+
+    def landed(self, urls: list[str]) -> None:
+        """Taken URLs are settled (or failed): no longer in flight."""
+        self._flight.difference_update(urls)
 
     def waiting(self) -> int:
         return len(self._pending)

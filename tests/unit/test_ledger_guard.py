@@ -83,10 +83,13 @@ async def _get(core: SitemapCore) -> tuple[dict[str, str | None], str | None]:
 
 
 async def _probed(core: SitemapCore) -> tuple[dict[str, str | None], str | None]:
-    """A request (which notes every URL for a probe: verdicts expire at once), the probes, then a request."""
-    await _get(core)
+    """Requests (each notes every URL for a probe: verdicts expire at once) and their
+    probes, twice (a probe in flight at the first may have read a page before it
+    changed; none is at the second), then a request."""
     assert core.guard is not None
-    await core.guard.settled()
+    for _ in range(2):
+        await _get(core)
+        await core.guard.settled()
     return await _get(core)
 
 
