@@ -88,8 +88,8 @@ class BodyDigest:
 @dataclass(frozen=True, slots=True)
 class ProbeAnswer:
     """A probe's answer: status (``None``: none, ``problem`` says why), headers, the
-    first bytes of the body, and the digest of the whole body when the adapter read it
-    whole (``None``: the first bytes are the whole body, or it was too long)."""
+    first bytes of the body, and the adapter's digest of the whole body (``None``: none
+    taken, :func:`judge` digests ``body`` if that is whole; or the body was too long)."""
 
     status: int | None
     headers: Sequence[tuple[str, str]] = ()
