@@ -18,8 +18,9 @@ import pytest
 from sqlalchemy import Column, Integer, MetaData, String, Table, insert, update
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from sitemap_middleware import SitemapConfig, SQLAlchemyProvider
+from sitemap_middleware import SitemapConfig
 from sitemap_middleware._engine.core import SitemapCore
+from sitemap_middleware.providers import SQLAlchemyProvider
 from tests.helpers import check_document, child_urls, fetch, recorded_statements
 
 BASE = "https://example.com"

@@ -26,10 +26,10 @@ from sitemap_middleware import (
     ASGISitemapMiddleware,
     Guard,
     Ledger,
-    ProviderVersion,
     SitemapConfig,
     WSGISitemapMiddleware,
 )
+from sitemap_middleware.providers import ProviderVersion
 from tests.integration.servers import bound_socket, serve_uvicorn, serve_werkzeug
 
 BASE = "https://example.com"

@@ -17,13 +17,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
-from sitemap_middleware import (
-    ASGISitemapMiddleware,
-    Ledger,
-    RedisRenderStore,
-    Renders,
-    SitemapConfig,
-)
+from sitemap_middleware import ASGISitemapMiddleware, Ledger, Renders, SitemapConfig
+from sitemap_middleware.stores import RedisRenderStore
 
 BASE = "https://shop.example"
 

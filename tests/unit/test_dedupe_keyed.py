@@ -12,17 +12,11 @@ from typing import Any
 
 import pytest
 
-from sitemap_middleware import (
-    NewsArticle,
-    ProviderVersion,
-    Renders,
-    Section,
-    SitemapConfig,
-    SitemapEntry,
-)
+from sitemap_middleware import NewsArticle, Renders, Section, SitemapConfig, SitemapEntry
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._ops.explain import explain
 from sitemap_middleware._providers.ranges import PLAIN_CHARACTERS, KeyRange, RangeStats
+from sitemap_middleware.providers import ProviderVersion
 from tests.helpers import check_document, child_urls, fetch, header
 from tests.unit.test_exclusion import _Observer as ExclusionObserver
 
@@ -212,7 +206,7 @@ async def test_duplicates_of_a_key_range_section_are_counted_once_per_content() 
     content, however many requests plan it."""
     from prometheus_client import CollectorRegistry
 
-    from sitemap_middleware import PrometheusObserver
+    from sitemap_middleware.ops import PrometheusObserver
 
     observer = ExclusionObserver()
     registry = CollectorRegistry()

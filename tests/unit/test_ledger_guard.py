@@ -16,18 +16,13 @@ from typing import Any
 
 import pytest
 
-from sitemap_middleware import (
-    Guard,
-    Ledger,
-    ProviderVersion,
-    RedisRenderStore,
-    Renders,
-    SitemapConfig,
-)
+from sitemap_middleware import Guard, Ledger, Renders, SitemapConfig
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._engine.guard import ProbeAnswer, judge
 from sitemap_middleware._exceptions import ConfigurationError
 from sitemap_middleware._sansio.guard import Verdict
+from sitemap_middleware.providers import ProviderVersion
+from sitemap_middleware.stores import RedisRenderStore
 from tests.helpers import fetch, header
 
 BASE = "https://example.com"
