@@ -15,6 +15,7 @@ from typing import Literal
 
 from ._caches.store import RenderStore
 from ._exceptions import ConfigurationError
+from ._sansio.limits import MAX_BYTES
 
 __all__ = [
     "HOST_PATTERN",
@@ -334,7 +335,7 @@ class Renders:
             )
         check_int("Renders", "memory_bytes", self.memory_bytes, 0, 2**40)
         if self.max_bytes is not None:
-            check_int("Renders", "max_bytes", self.max_bytes, 1024, 52_428_800)
+            check_int("Renders", "max_bytes", self.max_bytes, 1024, MAX_BYTES)
         for name in ("ttl", "stale_while_revalidate", "stale_if_error", "plan_ttl", "content_ttl"):
             value = getattr(self, name)
             if (

@@ -26,7 +26,8 @@ from .._sansio.conditional import (
 from .._sansio.etag import content_etag, representation_etag
 from .._sansio.hosts import HostNotAllowed, base_for, vary_headers
 from .._sansio.htmlview import HTML_HEADERS
-from .._sansio.robots import APP_ROBOTS_MAX_BYTES, AppRobots, AppRobotsRequest, robots_text
+from .._sansio.limits import ROBOTS_MAX_BYTES
+from .._sansio.robots import AppRobots, AppRobotsRequest, robots_text
 from .._sansio.routing import Kind, Target, match
 from .._sansio.types import Encoding
 from .._sansio.urls import BaseURL
@@ -127,7 +128,7 @@ class SitemapCore:
             self._check(request)
         except HTTPError:
             return None
-        return AppRobotsRequest(timeout=robots.app_timeout, max_bytes=APP_ROBOTS_MAX_BYTES)
+        return AppRobotsRequest(timeout=robots.app_timeout, max_bytes=ROBOTS_MAX_BYTES)
 
     async def respond(
         self, target: Target, request: RequestInfo, app_robots: AppRobots | None = None

@@ -356,7 +356,10 @@ class Documents:
             raise HTTPError(404, "Not Found: the sitemap has no entries yet")
         if pages > MAX_INDEX_ENTRIES:
             logger.error(
-                LOG_FAILED, "index", 500, f"{pages} pages exceed the 50,000 an index may list"
+                LOG_FAILED,
+                "index",
+                500,
+                f"{pages} pages exceed the {MAX_INDEX_ENTRIES:,} an index may list",
             )
             raise HTTPError(500, "Internal Server Error: too many sitemap pages for one index")
 

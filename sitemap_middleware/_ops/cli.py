@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 import anyio
 
+from .._sansio.limits import MAX_URLS
 from .baseline import Baseline, MaxRemoved, compare_baseline, require_urls
 from .check import CheckOptions, Progress, run_check
 from .fetch import USER_AGENT, Fetcher
@@ -210,7 +211,7 @@ def add_generate_parser(commands: Any) -> None:
     )
     parser.add_argument("--section", default="pages", help="the section's name (pages)")
     parser.add_argument(
-        "--max-urls-per-page", type=_at_least_one, help="URLs per page (50000 at most)"
+        "--max-urls-per-page", type=_at_least_one, help=f"URLs per page ({MAX_URLS} at most)"
     )
     parser.add_argument("--text-sitemaps", action="store_true", help="also write .txt sitemaps")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")

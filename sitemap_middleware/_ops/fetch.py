@@ -18,13 +18,15 @@ from urllib.parse import urljoin
 
 import anyio
 
+from .._sansio.limits import MAX_BYTES
+
 if TYPE_CHECKING:
     import httpx
 
 __all__ = ["Fetched", "Fetcher", "gunzip", "timed_out"]
 
 #: The protocol's uncompressed limit (50 MiB) plus one byte, so "too large" is visible.
-MAX_DOCUMENT = 52_428_800 + 1
+MAX_DOCUMENT = MAX_BYTES + 1
 USER_AGENT = "sitemap-middleware-check (+https://pypi.org/project/sitemap-middleware/)"
 #: Redirect statuses that carry a Location to follow (RFC 9110 15.4).
 REDIRECTS = frozenset({301, 302, 303, 307, 308})

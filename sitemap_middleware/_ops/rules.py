@@ -16,7 +16,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 from urllib.parse import urlsplit
 
-from .._sansio import limits
+from .._sansio.limits import MAX_BYTES, MAX_URL_LENGTH, MAX_URLS
 from .._sansio.robots_rules import RobotsRules
 from .findings import CheckReport, DocumentReport
 
@@ -32,10 +32,6 @@ __all__ = [
 ]
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
-#: The protocol's limits, as the middleware keeps them (:mod:`.._sansio.limits`).
-MAX_URLS = limits.MAX_URLS
-MAX_BYTES = limits.MAX_BYTES
-MAX_LOC = limits.MAX_URL_LENGTH
 XHTML_NS = "http://www.w3.org/1999/xhtml"
 #: A lastmod this far past our clock is "in the future" (allows for clock skew).
 FUTURE_TOLERANCE = timedelta(minutes=5)
@@ -240,9 +236,9 @@ def _check_loc(
     if parts.scheme not in ("http", "https") or not parts.netloc:
         report.add("error", "loc-invalid", "not an absolute http(s) URL", loc)
         return
-    if len(loc) > MAX_LOC:
+    if len(loc) > MAX_URL_LENGTH:
         report.add(
-            "error", "loc-invalid", f"{len(loc):,} characters; the limit is {MAX_LOC:,}", loc
+            "error", "loc-invalid", f"{len(loc):,} characters; the limit is {MAX_URL_LENGTH:,}", loc
         )
     if not loc.isascii() or " " in loc:
         report.add(

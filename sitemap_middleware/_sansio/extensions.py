@@ -12,6 +12,16 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 
 from .._exceptions import InvalidEntryError
+from .limits import (
+    MAX_NEWS_PUBLICATION_NAME,
+    MAX_NEWS_TITLE,
+    MAX_VIDEO_DESCRIPTION,
+    MAX_VIDEO_DURATION,
+    MAX_VIDEO_TAG_LENGTH,
+    MAX_VIDEO_TAGS,
+    MAX_VIDEO_TITLE,
+    MAX_VIDEO_UPLOADER,
+)
 from .urls import normalize_loc
 from .values import check_number, check_text, to_date_value, to_datetime
 
@@ -25,8 +35,6 @@ __all__ = [
     "news_cutoff",
 ]
 
-#: Google video limits: title ≤ 100, description ≤ 2048, duration 1..28,800 s, 32 tags.
-MAX_VIDEO_TAGS = 32
 _HREFLANG = re.compile(r"x-default|[A-Za-z]{2,3}(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|\d{3}))?")
 _NEWS_LANGUAGE = re.compile(r"zh-cn|zh-tw|[a-z]{2,3}")
 _COUNTRIES = re.compile(r"[A-Z]{2}(?: [A-Z]{2})*")
@@ -98,13 +106,15 @@ class NewsArticle:
         _set(
             self,
             "publication_name",
-            check_text("news.publication_name", self.publication_name, max_length=256),
+            check_text(
+                "news.publication_name", self.publication_name, max_length=MAX_NEWS_PUBLICATION_NAME
+            ),
         )
         if not isinstance(self.language, str) or not _NEWS_LANGUAGE.fullmatch(self.language):
             raise InvalidEntryError(
                 "news.language", self.language, "must be an ISO 639 code such as 'en' or 'zh-cn'"
             )
-        _set(self, "title", check_text("news.title", self.title, max_length=2048))
+        _set(self, "title", check_text("news.title", self.title, max_length=MAX_NEWS_TITLE))
         _set(
             self, "publication_date", to_date_value("news.publication_date", self.publication_date)
         )
@@ -164,11 +174,11 @@ class Video:
 
     def __post_init__(self) -> None:
         _set(self, "thumbnail_loc", normalize_loc(self.thumbnail_loc, "video.thumbnail_loc"))
-        _set(self, "title", check_text("video.title", self.title, max_length=100))
+        _set(self, "title", check_text("video.title", self.title, max_length=MAX_VIDEO_TITLE))
         _set(
             self,
             "description",
-            check_text("video.description", self.description, max_length=2048),
+            check_text("video.description", self.description, max_length=MAX_VIDEO_DESCRIPTION),
         )
         if self.content_loc is None and self.player_loc is None:
             raise InvalidEntryError(
@@ -182,7 +192,11 @@ class Video:
             _set(
                 self,
                 "duration",
-                int(check_number("video.duration", self.duration, 1, 28800, integer=True)),
+                int(
+                    check_number(
+                        "video.duration", self.duration, 1, MAX_VIDEO_DURATION, integer=True
+                    )
+                ),
             )
         if self.rating is not None:
             _set(self, "rating", check_number("video.rating", self.rating, 0, 5))
@@ -191,14 +205,20 @@ class Video:
             _set(self, "view_count", int(count))
         _optional_date(self, "expiration_date", "video.expiration_date")
         _optional_date(self, "publication_date", "video.publication_date")
-        tags = tuple(check_text("video.tags", t, max_length=256) for t in self.tags)
+        tags = tuple(
+            check_text("video.tags", t, max_length=MAX_VIDEO_TAG_LENGTH) for t in self.tags
+        )
         if len(tags) > MAX_VIDEO_TAGS:
             raise InvalidEntryError("video.tags", self.tags, f"at most {MAX_VIDEO_TAGS} tags")
         _set(self, "tags", tags)
         for name in ("family_friendly", "requires_subscription", "live"):
             _yes_no(f"video.{name}", getattr(self, name))
         if self.uploader is not None:
-            _set(self, "uploader", check_text("video.uploader", self.uploader, max_length=255))
+            _set(
+                self,
+                "uploader",
+                check_text("video.uploader", self.uploader, max_length=MAX_VIDEO_UPLOADER),
+            )
         if self.restriction is not None:
             _set(self, "restriction", _relationship("video.restriction", self.restriction, None))
         if self.platform is not None:

@@ -10,8 +10,16 @@ __all__ = [
     "MAX_IMAGES_PER_URL",
     "MAX_INDEX_ENTRIES",
     "MAX_NEWS_PER_FILE",
+    "MAX_NEWS_PUBLICATION_NAME",
+    "MAX_NEWS_TITLE",
     "MAX_URLS",
     "MAX_URL_LENGTH",
+    "MAX_VIDEO_DESCRIPTION",
+    "MAX_VIDEO_DURATION",
+    "MAX_VIDEO_TAGS",
+    "MAX_VIDEO_TAG_LENGTH",
+    "MAX_VIDEO_TITLE",
+    "MAX_VIDEO_UPLOADER",
     "ROBOTS_MAX_BYTES",
 ]
 
@@ -29,3 +37,17 @@ MAX_IMAGES_PER_URL = 1_000
 MAX_URL_LENGTH = 2_048
 #: RFC 9309 2.5: crawlers parse at least 500 KiB of robots.txt (Google: exactly that).
 ROBOTS_MAX_BYTES = 500 * 1024
+
+# Google's video extension: characters of a title, a description and an uploader's
+# name, seconds of a duration (1 to 8 hours), tags of one video.
+MAX_VIDEO_TITLE = 100
+MAX_VIDEO_DESCRIPTION = 2_048
+MAX_VIDEO_UPLOADER = 255
+MAX_VIDEO_DURATION = 28_800
+MAX_VIDEO_TAGS = 32
+#: Characters of one video tag (Google states none: a bound of ours).
+MAX_VIDEO_TAG_LENGTH = 256
+#: Characters of a news article's title and its publication's name (Google states
+#: none: bounds of ours, far above any real one).
+MAX_NEWS_TITLE = 2_048
+MAX_NEWS_PUBLICATION_NAME = 256

@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .._settings import Robots, RobotsGroup
+from .limits import ROBOTS_MAX_BYTES
 
 __all__ = [
     "APP_ROBOTS_DROP_HEADERS",
-    "APP_ROBOTS_MAX_BYTES",
     "AppRobots",
     "AppRobotsRequest",
     "append_sitemap_lines",
@@ -28,8 +28,6 @@ __all__ = [
     "robots_text",
 ]
 
-#: Google reads the first 500 KiB of a robots.txt and ignores the rest.
-APP_ROBOTS_MAX_BYTES = 500 * 1024
 #: Request headers not passed on to the app's sub-request: we need its full, plain
 #: file (a 304, a range or a gzip body cannot have our line appended).
 APP_ROBOTS_DROP_HEADERS = frozenset(
@@ -80,8 +78,8 @@ def robots_text(robots: Robots, sitemap_urls: Sequence[str], app: AppRobots | No
     if app.status != 200:
         return None
     body = app.body
-    if len(body) > APP_ROBOTS_MAX_BYTES:
-        body = body[:APP_ROBOTS_MAX_BYTES]
+    if len(body) > ROBOTS_MAX_BYTES:
+        body = body[:ROBOTS_MAX_BYTES]
         body = body[: body.rfind(b"\n") + 1]  # never append to half a rule
     return append_sitemap_lines(body.decode("utf-8", "replace"), sitemap_urls)
 
