@@ -35,7 +35,7 @@ from ._settings import (
     Robots,
     TrustedHosts,
     check_int,
-    check_number,
+    check_positive,
 )
 
 if TYPE_CHECKING:
@@ -203,7 +203,7 @@ class SitemapConfig:
     def _check_values(self) -> None:
         check_int("SitemapConfig", "max_urls_per_page", self.max_urls_per_page, 1, MAX_URLS)
         check_int("SitemapConfig", "max_bytes_per_page", self.max_bytes_per_page, 1024, MAX_BYTES)
-        check_number("SitemapConfig", "provider_timeout", self.provider_timeout, 0, 86_400)
+        check_positive("SitemapConfig", "provider_timeout", self.provider_timeout, 86_400)
         for name, kind in (
             ("robots", Robots),
             ("http", HTTPSettings),

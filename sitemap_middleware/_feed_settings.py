@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 from ._exceptions import ConfigurationError
 from ._sansio.limits import MAX_URLS
 from ._sansio.values import check_text
-from ._settings import check_int, check_number
+from ._settings import check_int, check_positive
 
 if TYPE_CHECKING:
     from ._config import SitemapConfig
@@ -167,7 +167,7 @@ class Changes:
             )
         if self.sections is not None:
             object.__setattr__(self, "sections", _check_sections("Changes", self.sections))
-        check_number("Changes", "hours", self.hours, 0, 24 * 366)
+        check_positive("Changes", "hours", self.hours, 24 * 366)
         check_int("Changes", "limit", self.limit, 1, MAX_URLS)
 
     @property

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._exceptions import ConfigurationError
-from ._settings import check_int, check_number
+from ._settings import check_int, check_positive
 
 __all__ = ["Guard"]
 
@@ -46,9 +46,9 @@ class Guard:
             raise ConfigurationError(
                 f"Guard.action must be 'exclude' or 'report', got {self.action!r}"
             )
-        check_number("Guard", "ttl", self.ttl, 0, 86_400 * 365)
+        check_positive("Guard", "ttl", self.ttl, 86_400 * 365)
         check_int("Guard", "concurrency", self.concurrency, 1, 256)
         if self.max_probes_per_minute is not None:
             check_int("Guard", "max_probes_per_minute", self.max_probes_per_minute, 1, 10**7)
-        check_number("Guard", "timeout", self.timeout, 0, 3600)
-        check_number("Guard", "retry", self.retry, 0, 86_400 * 365)
+        check_positive("Guard", "timeout", self.timeout, 3600)
+        check_positive("Guard", "retry", self.retry, 86_400 * 365)

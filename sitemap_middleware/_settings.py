@@ -25,7 +25,7 @@ __all__ = [
     "RobotsGroup",
     "TrustedHosts",
     "check_int",
-    "check_number",
+    "check_positive",
     "is_exact_host",
 ]
 
@@ -60,15 +60,19 @@ def check_int(owner: str, name: str, value: object, low: int, high: int) -> None
         )
 
 
-def check_number(owner: str, name: str, value: object, low: float, high: float) -> None:
-    """Raise ConfigurationError unless ``value`` is a finite number in ``(low, high]``."""
+def check_positive(owner: str, name: str, value: object, high: float) -> None:
+    """Raise ConfigurationError unless ``value`` is a number in ``(0, high]`` (no bools).
+
+    A setting's number; an entry's (a priority, a video's rating) is read by
+    ``_sansio/values.py``'s ``check_number``, which takes text and raises
+    InvalidEntryError."""
     if (
         isinstance(value, bool)
         or not isinstance(value, int | float)
-        or not low < value <= high  # also false for NaN
+        or not 0 < value <= high  # also false for NaN
     ):
         raise ConfigurationError(
-            f"{owner}.{name} must be a number > {low} and <= {high}, got {value!r}"
+            f"{owner}.{name} must be a number > 0 and <= {high}, got {value!r}"
         )
 
 
@@ -181,7 +185,7 @@ class Robots:
             raise ConfigurationError(
                 f"Robots.mode must be 'generate' or 'append', got {self.mode!r}"
             )
-        check_number("Robots", "app_timeout", self.app_timeout, 0, 300)
+        check_positive("Robots", "app_timeout", self.app_timeout, 300)
         agents = self.sitemap_agents
         if isinstance(agents, str) or not all(isinstance(a, str) and a for a in agents):
             raise ConfigurationError(
@@ -346,6 +350,6 @@ class Renders:
                 raise ConfigurationError(
                     f"Renders.{name} must be a number of seconds from 0 to 31536000, got {value!r}"
                 )
-        check_number("Renders", "lock_ttl", self.lock_ttl, 0, 3600)
+        check_positive("Renders", "lock_ttl", self.lock_ttl, 3600)
         if not isinstance(self.warm_up, bool):
             raise ConfigurationError(f"Renders.warm_up must be True or False, got {self.warm_up!r}")
