@@ -16,8 +16,8 @@ from .._config import SitemapConfig, Tenants
 from .._engine.bodies import StoredBody
 from .._engine.core import READ_HEADERS, Reply, RequestInfo
 from .._engine.guard import PROBE_AGENT, PROBE_TIMEOUT, BodyDigest, Probe, ProbeAnswer
-from .._engine.stream import logger
 from .._engine.tenants import make_core
+from .._logs import logger
 from .._sansio.indexable import HEAD_BYTES
 from .._sansio.robots import AppRobots, AppRobotsRequest
 

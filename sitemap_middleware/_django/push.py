@@ -13,11 +13,11 @@ queue, an endpoint failure are logged.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import Any
 
 from .._exceptions import ConfigurationError, InvalidEntryError
+from .._logs import logger
 from .._ops.indexnow import IndexNowNotifier
 from .._ops.push_queue import PushHook, push_base
 from .._providers.columns import RowEntries
@@ -25,8 +25,6 @@ from .._sansio.urls import BaseURL
 from .sitemaps import written_location
 
 __all__ = ["IndexNowPush", "notify_on_change"]
-
-logger = logging.getLogger("sitemap_middleware")
 
 
 class IndexNowPush(PushHook):

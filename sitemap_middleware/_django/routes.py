@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import logging
 import re
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,13 +35,12 @@ from types import ModuleType
 from typing import Any
 
 from .._exceptions import ConfigurationError, InvalidEntryError
+from .._logs import logger
 from .._providers.base import ProviderVersion
 from .._sansio.extensions import Alternate
 from .._sansio.models import simple_fields
 
 __all__ = ["DjangoRoutesProvider"]
-
-logger = logging.getLogger("sitemap_middleware")
 
 #: Views that are no pages: the sitemap itself, static files, translation catalogues.
 _SKIPPED_MODULES = (

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from .._config import Section
 
 from .._exceptions import ConfigurationError, InvalidEntryError
+from .._logs import report_once
 from .._providers.base import ProviderVersion
 from .._sansio.limits import MAX_URLS
 from .._sansio.models import simple_fields
@@ -100,8 +101,6 @@ def valid_fields(entry: dict[str, Any], section: str, source: str) -> dict[str, 
     search engine reading against the XSD would reject the whole file. The URL stays;
     only the value goes (logged once per section and field, with the value).
     """
-    from .._engine.stream import report_once
-
     try:
         simple_fields("/", entry["lastmod"], entry["changefreq"], entry["priority"])
         return entry

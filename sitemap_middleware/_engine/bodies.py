@@ -6,10 +6,11 @@ from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 from typing import Protocol
 
 from .._exceptions import SitemapError
+from .._logs import logger
 from .._sansio.batches import Batch
 from .._sansio.models import Admitted, SitemapEntry
 from .._sansio.render import Chunker, UrlsetWriter
-from .stream import EntryStream, logger
+from .stream import EntryStream
 
 __all__ = [
     "ClosingBody",

@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import ProviderError
 from .._feed_settings import Changes
+from .._logs import logger
 from .._sansio.changes import RecentN
 from .._sansio.etag import content_etag, version_parts
 from .._sansio.models import SitemapEntry
@@ -32,7 +33,6 @@ from .answer import XML_TYPE, Document, HTTPError
 from .bodies import bytes_body, opened
 from .feeds import FeedDocuments
 from .plan import SectionPlan, page_room, section_version, stylesheet_href
-from .stream import logger
 from .urlsets import render_failed
 
 __all__ = ["ChangesDocuments", "changes_lastmod", "changes_sections"]

@@ -28,8 +28,8 @@ from typing import Any
 import anyio
 
 from .._exceptions import SitemapError
+from .._logs import logger
 from .documents import HTTPError
-from .stream import logger
 
 __all__ = ["Flight", "Flights", "LaggingReaderError"]
 

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 
 from .._config import SitemapConfig
 from .._exceptions import InvalidEntryError
+from .._logs import logger
 from .._sansio.compress import choose_encoding, gzip_chunks
 from .._sansio.conditional import (
     is_not_modified,
@@ -42,7 +43,6 @@ from .ledger import ledger_runner
 from .observe import CacheStatus, Observers
 from .refresh import BackgroundRefreshes
 from .shared import Found, SharedRenders, StoredMissing, cache_control
-from .stream import logger
 
 __all__ = ["READ_HEADERS", "Reply", "RequestInfo", "SitemapCore"]
 

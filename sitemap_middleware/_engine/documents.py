@@ -15,6 +15,7 @@ from importlib import resources
 from .._caches.store import PlanStore
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import InvalidEntryError, ProviderError
+from .._logs import logger
 from .._providers.base import SupportsKeyset
 from .._sansio.batches import PlainBatch
 from .._sansio.etag import content_etag, document_etag, version_parts
@@ -48,7 +49,7 @@ from .plan import (
 )
 from .plans import PlanMemo
 from .store_calls import StoreCalls
-from .stream import EntryStream, logger
+from .stream import EntryStream
 from .urlsets import LOG_FAILED, Urlsets, render_failed
 from .views import HTMLDocuments
 

@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import InvalidEntryError, ProviderError
 from .._feed_settings import Feed, LlmsTxt
+from .._logs import logger
 from .._sansio.etag import content_etag, document_etag, version_parts
 from .._sansio.feeds import (
     ATOM_TYPE,
@@ -38,7 +39,7 @@ from .._sansio.urls import BaseURL
 from .answer import Document, HTTPError
 from .bodies import bytes_body, opened
 from .plan import news_cutoff, section_version
-from .stream import EntryStream, logger
+from .stream import EntryStream
 from .urlsets import render_failed
 
 __all__ = ["FeedDocuments"]

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import logging
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
@@ -25,6 +24,7 @@ import anyio
 
 from .._caches.store import RenderStore, ValueStore
 from .._guard_settings import Guard
+from .._logs import logger
 from .._sansio.guard import GuardBook, Verdict
 from .._sansio.indexable import HEAD_BYTES, url_problems
 from .background import BackgroundTask
@@ -42,8 +42,6 @@ __all__ = [
     "ProbeAnswer",
     "guard_runner",
 ]
-
-logger = logging.getLogger("sitemap_middleware")
 
 #: URLs taken from the book at a time: one store read, one store write.
 BATCH = 100

@@ -12,21 +12,20 @@ counted (observers' ``lastmods_held(section, count)``).
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .._caches.store import LedgerStore, RenderStore
+from .._logs import logger
 from .._sansio.ledger import LedgerBook
 from .background import BackgroundTask
+from .observe import tell_observers
 from .store_calls import StoreCalls
 
 if TYPE_CHECKING:
     from .._config import SitemapConfig
 
 __all__ = ["LOG_HELD", "LedgerRunner", "ledger_runner"]
-
-logger = logging.getLogger("sitemap_middleware")
 
 #: Prefix of a section's hash in a LedgerStore.
 KEY = "ledger|"
@@ -105,14 +104,7 @@ class LedgerRunner:
         """Report URLs whose lastmod moved without their content (once per content)."""
         loc, said, written = moved[0]
         logger.info(LOG_HELD, section, len(moved), loc, said, written)
-        for observer in self._observers:
-            hook: Any = getattr(observer, "lastmods_held", None)
-            if hook is None:
-                continue
-            try:
-                hook(section, len(moved))
-            except Exception:
-                logger.exception("sitemap observer %r failed", observer)
+        tell_observers(self._observers, "lastmods_held", section, len(moved))
 
 
 def ledger_runner(

@@ -12,15 +12,14 @@ from __future__ import annotations
 import logging
 import time
 import zlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Literal, Protocol, runtime_checkable
 
+from .._logs import logger
 from .._sansio.routing import Kind, Target
 
-__all__ = ["CacheStatus", "DocumentObserver", "Observers", "ServedDocument"]
-
-logger = logging.getLogger("sitemap_middleware")
+__all__ = ["CacheStatus", "DocumentObserver", "Observers", "ServedDocument", "tell_observers"]
 
 #: How the render store answered; ``None`` when no stored render was involved.
 CacheStatus = Literal["hit", "miss", "stale", "coalesced"]
@@ -176,11 +175,20 @@ class Observers:
             event.cache or "-",
             extra={"sitemap": asdict(event)},
         )
-        for observer in self._observers:
-            try:
-                observer.document_served(event)
-            except Exception as exc:  # a metrics bug must never break serving
-                logger.warning(LOG_OBSERVER_FAILED, observer, type(exc).__name__, exc)
+        tell_observers(self._observers, "document_served", event)
+
+
+def tell_observers(observers: Iterable[object], hook: str, *args: object) -> None:
+    """Call ``hook`` of each observer that has it; one that raises is logged (WARNING)
+    and the rest are still told: a metrics bug must never break serving."""
+    for observer in observers:
+        method = getattr(observer, hook, None)
+        if method is None:
+            continue
+        try:
+            method(*args)
+        except Exception as exc:
+            logger.warning(LOG_OBSERVER_FAILED, observer, type(exc).__name__, exc)
 
 
 class _EntryCounter:

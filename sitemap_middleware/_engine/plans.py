@@ -26,16 +26,17 @@ import anyio
 from .._caches.store import PlanStore
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import ProviderError
+from .._logs import OncePerContent, logger
 from .._providers.base import ProviderVersion
 from .._sansio.batches import PlainBatch
 from .._sansio.dedupe import DUPLICATE
 from .._sansio.urls import BaseURL
 from .dedupe import deduplicated, takes_part
 from .dedupe_scan import ScanBook
+from .observe import tell_observers
 from .plan import SectionPlan, plan_section, section_version
 from .plan_codec import decode_plan, encode_plan
 from .store_calls import StoreCalls
-from .stream import logger
 
 __all__ = ["LOG_EXCLUDED", "LOG_SECTION_FAILED", "LOG_STALE_PLAN", "LOG_UNLISTED", "PlanMemo"]
 
@@ -79,10 +80,10 @@ class PlanMemo:
         self._planning: dict[_Key, _Planning] = {}
         #: Planning passes made (for tests and benchmarks).
         self.passes = 0
-        #: Section -> what was last reported of it listing nothing (see _report).
-        self._unlisted: OrderedDict[str, str] = OrderedDict()
-        #: Section -> what was last reported of what it left out on purpose.
-        self._excluded: OrderedDict[str, str] = OrderedDict()
+        #: What was last reported of a section listing nothing (see _report), and of
+        #: what it left out on purpose.
+        self._unlisted = OncePerContent(MAX_PLANS)
+        self._excluded = OncePerContent(MAX_PLANS)
         #: Whether plans keep their fingerprints (several sections compare theirs).
         taking = [s.news for s in config.resolved_sections if takes_part(s)]
         self._retain = max(taking.count(True), taking.count(False)) > 1
@@ -318,16 +319,11 @@ class PlanMemo:
         self._report_excluded(token, plan)
         name = plan.name
         if plan.count or not plan.left_out:
-            self._unlisted.pop(name, None)
+            self._unlisted.forget(name)
             return
         seen = f"{token}|{plan.total}|{plan.left_out}|{plan.first_left_out}"
-        if self._unlisted.get(name) == seen:
-            return
-        self._unlisted[name] = seen
-        self._unlisted.move_to_end(name)
-        while len(self._unlisted) > MAX_PLANS:
-            self._unlisted.popitem(last=False)
-        logger.warning(LOG_UNLISTED, name, plan.left_out, plan.total, plan.first_left_out)
+        if self._unlisted.is_new(name, seen):
+            logger.warning(LOG_UNLISTED, name, plan.left_out, plan.total, plan.first_left_out)
 
     def _report_excluded(self, token: object, plan: SectionPlan, dup: bool = False) -> None:
         """Log (INFO) and count (observers' ``entries_excluded``) what a pass left out on
@@ -336,27 +332,15 @@ class PlanMemo:
         excluded = ((DUPLICATE, plan.dropped),) if dup and plan.dropped else plan.excluded
         name = plan.name + ("|duplicate" if dup else "")
         if not excluded:
-            self._excluded.pop(name, None)
+            self._excluded.forget(name)
             return
-        seen = f"{token}|{plan.total}|{excluded}"
-        if self._excluded.get(name) == seen:
+        if not self._excluded.is_new(name, f"{token}|{plan.total}|{excluded}"):
             return
-        self._excluded[name] = seen
-        self._excluded.move_to_end(name)
-        while len(self._excluded) > MAX_PLANS:
-            self._excluded.popitem(last=False)
         counts = ", ".join(f"{reason}: {number}" for reason, number in excluded)
         total = sum(number for _, number in excluded)
         logger.info(LOG_EXCLUDED, plan.name, total, plan.total, counts)
-        for observer in self.config.observers:
-            hook = getattr(observer, "entries_excluded", None)
-            if hook is None:
-                continue
-            for reason, number in excluded:
-                try:
-                    hook(plan.name, reason, number)
-                except Exception as exc:  # a metrics bug must never break serving
-                    logger.warning("sitemap observer %r failed: %s", observer, exc)
+        for reason, number in excluded:
+            tell_observers(self.config.observers, "entries_excluded", plan.name, reason, number)
 
     def lists_range(self, base: BaseURL, section: str, key_range: str) -> bool:
         """Whether the section's latest plan lists the page ``key_range``: such a page is

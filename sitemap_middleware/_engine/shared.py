@@ -35,6 +35,7 @@ from datetime import datetime, timezone
 
 from .._caches.store import MemoryRenderStore, PlanStore, RenderMeta, RenderStore
 from .._config import SitemapConfig
+from .._logs import logger
 from .._sansio.compress import gzip_chunks
 from .._sansio.routing import Target
 from .._sansio.urls import BaseURL
@@ -44,7 +45,6 @@ from .content_tags import ContentTags
 from .keys import DocumentKeys
 from .render_once import Keep, RenderOnce
 from .store_calls import LOG_STORE_FAILED, StoreCalls
-from .stream import logger
 
 __all__ = [
     "LOG_STALE",

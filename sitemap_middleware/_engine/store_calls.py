@@ -12,7 +12,7 @@ import time
 from collections.abc import Awaitable
 from typing import TypeVar
 
-from .stream import logger
+from .._logs import logger
 
 __all__ = ["BACKOFF_FIRST", "BACKOFF_MAX", "LOG_STORE_FAILED", "StoreCalls"]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import logging
 from collections.abc import AsyncIterable, AsyncIterator
 from datetime import datetime
 from typing import Any
@@ -12,6 +11,7 @@ import anyio
 import anyio.lowlevel
 
 from .._exceptions import InvalidEntryError, ProviderError, ProviderTimeoutError
+from .._logs import logger, report_once
 from .._providers.base import (
     CallableProvider,
     SupportsKeyedBatches,
@@ -27,9 +27,7 @@ from .._sansio.models import Admitted, SitemapEntry, describe_item, entry_parts,
 from .._sansio.urls import BaseURL
 from .stream_keys import check_keys, check_pairs
 
-__all__ = ["BATCH_SIZE", "EntryStream", "call_provider", "logger"]
-
-logger = logging.getLogger("sitemap_middleware")
+__all__ = ["BATCH_SIZE", "EntryStream", "call_provider"]
 
 #: Entries per timed provider call: amortises the timeout, keeps the first batch small.
 BATCH_SIZE = 500
@@ -39,16 +37,6 @@ MAX_LOGGED_INVALID = 20
 LOG_INVALID_ENTRY = "sitemap section %r: skipping invalid entry %s: %s"
 LOG_INVALID_SUMMARY = "sitemap section %r: skipped %d more invalid entries"
 LOG_OLD_NEWS = "sitemap section %r: left out %d news articles older than the news window"
-LOG_ONCE = "sitemap section %r: %s (reported once per section)"
-#: (section, kind) already reported: a problem that recurs on every request is logged once.
-_REPORTED: set[tuple[str, str]] = set()
-
-
-def report_once(section: str, kind: str, message: str) -> None:
-    """Warn about a section-wide problem once per process, not once per entry."""
-    if (section, kind) not in _REPORTED and len(_REPORTED) < 10_000:
-        _REPORTED.add((section, kind))
-        logger.warning(LOG_ONCE, section, message)
 
 
 async def call_provider(section: str, timeout: float, awaitable: Any) -> Any:

@@ -10,6 +10,7 @@ from collections import OrderedDict
 from typing import TypeVar
 
 from .._config import SitemapConfig, Tenants
+from .._logs import logger
 from .._sansio.robots import AppRobots, AppRobotsRequest
 from .._sansio.routing import Target, match
 from .._settings import HOST_PATTERN as _HOST
@@ -17,7 +18,6 @@ from .bodies import bytes_body
 from .core import Reply, RequestInfo, SitemapCore
 from .documents import TEXT_TYPE
 from .guard import Probe
-from .stream import logger
 
 __all__ = ["TenantCores", "make_core"]
 

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import InvalidEntryError, ProviderError
+from .._logs import logger
 from .._sansio.batches import Batch
 from .._sansio.paging import PagePlan
 from .._sansio.render import UrlsetWriter
@@ -19,7 +20,7 @@ from .answer import HTTPError, unavailable
 from .bodies import ClosingBody, URLWriter, urlset_body
 from .dedupe import page_exclusion, range_exclusion
 from .plan import SectionPlan, news_cutoff, page_room, stylesheet_href
-from .stream import EntryStream, logger
+from .stream import EntryStream
 
 __all__ = ["LOG_FAILED", "Urlsets", "strict_error"]
 

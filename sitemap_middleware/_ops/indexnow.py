@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import logging
 import math
 import random
 import re
@@ -27,14 +26,13 @@ from werkzeug.http import parse_date
 from .._config import SitemapConfig
 from .._config_keys import INDEXNOW_KEY
 from .._exceptions import ConfigurationError
+from .._logs import logger
 from .changes import Snapshot, changed_urls, take_snapshot
 
 if TYPE_CHECKING:
     import httpx
 
 __all__ = ["IndexNowBatch", "IndexNowNotifier", "IndexNowResult"]
-
-logger = logging.getLogger("sitemap_middleware")
 
 #: The shared endpoint: participating engines (Bing, Yandex, Seznam, Naver, ...) share it.
 DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import atexit
 import itertools
-import logging
 import math
 import os
 import threading
@@ -26,12 +25,11 @@ from urllib.parse import urlsplit
 import anyio
 
 from .._exceptions import ConfigurationError, InvalidEntryError
+from .._logs import logger
 from .._sansio.urls import BaseURL, normalize_loc, quote_unsafe
 from .indexnow import IndexNowNotifier
 
 __all__ = ["EXIT_TIMEOUT", "Batcher", "PushHook", "push_base"]
-
-logger = logging.getLogger("sitemap_middleware")
 
 #: How long, in all, the interpreter's exit waits for pending pushes.
 EXIT_TIMEOUT = 5.0

@@ -14,12 +14,12 @@ An ``AsyncSession`` runs its ORM work on a sync ``Session``, whose events fire: 
 
 from __future__ import annotations
 
-import logging
 import string
 from collections.abc import Callable
 from typing import Any
 
 from .._exceptions import ConfigurationError, InvalidEntryError
+from .._logs import logger
 from .._providers.columns import RowEntries
 from .._sansio.urls import BaseURL
 from .indexnow import IndexNowNotifier
@@ -27,7 +27,6 @@ from .push_queue import PushHook, push_base
 
 __all__ = ["SQLAlchemyPush", "notify_on_commit"]
 
-logger = logging.getLogger("sitemap_middleware")
 Location = Callable[[Any], str | None] | str
 
 

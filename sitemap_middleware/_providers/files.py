@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import logging
 import os
 import subprocess
 from collections.abc import AsyncIterator, Sequence
@@ -15,6 +14,7 @@ from urllib.parse import quote
 import aiofiles
 import aiofiles.os
 
+from .._logs import logger
 from .._sansio.models import Mapped, SitemapEntry
 from .base import ProviderVersion
 from .threads import WorkerThreads
@@ -22,7 +22,6 @@ from .threads import WorkerThreads
 __all__ = ["DirectoryProvider", "TextFileProvider"]
 
 
-logger = logging.getLogger("sitemap_middleware")
 LOG_FILE_SKIPPED = "DirectoryProvider %s: leaving out %s: %s"
 LOG_NO_GIT = "DirectoryProvider %s: lastmod='git' but git log failed (%s): file times instead"
 #: Seconds ``git log`` may take for one listing.

@@ -19,7 +19,6 @@ revision column bumped from one sequence on every insert and update can name it 
 from __future__ import annotations
 
 import hashlib
-import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import date, datetime, timedelta, timezone
 from operator import itemgetter
@@ -36,6 +35,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ColumnElement
 
 from .._exceptions import ConfigurationError
+from .._logs import logger
 from .._sansio.models import Mapped
 from .._sansio.values import aware, to_datetime
 from .base import EntryLike, ProviderVersion
@@ -50,8 +50,6 @@ from .sql_ranges import MAX_CHANGED, KeptRanges, MeasureKeys, measured, updated_
 from .sql_runner import StatementRunner
 
 __all__ = ["SQLAlchemyProvider"]
-
-logger = logging.getLogger("sitemap_middleware")
 
 
 def _aware(value: object) -> datetime | None:

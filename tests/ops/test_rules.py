@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from sitemap_middleware._ops.fetch import TooLarge, gunzip
 from sitemap_middleware._ops.findings import MAX_PER_CODE, CheckReport, DocumentReport
 from sitemap_middleware._ops.rules import (
-    MAX_BYTES,
     Entry,
     Parsed,
     check_document,
@@ -25,6 +24,7 @@ from sitemap_middleware._ops.rules import (
     parse_w3c,
 )
 from sitemap_middleware._sansio.indexable import header_noindex, page_signals
+from sitemap_middleware._sansio.limits import MAX_BYTES
 
 UTC = timezone.utc
 NOW = datetime(2025, 1, 1, tzinfo=UTC)

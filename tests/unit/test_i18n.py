@@ -20,8 +20,8 @@ from sitemap_middleware import (
     Section,
     SitemapConfig,
     SitemapEntry,
+    _logs,
 )
-from sitemap_middleware._engine import stream
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware.providers import CallableProvider
 from tests.helpers import CountingProvider, check_document, child_urls, fetch
@@ -172,7 +172,7 @@ async def test_hand_written_alternates_without_self_reference_are_reported_once(
 ) -> None:
     """An entry whose alternates omit itself is still listed, and the section's problem is
     logged once, not once per entry or per request."""
-    monkeypatch.setattr(stream, "_REPORTED", set())
+    monkeypatch.setattr(_logs, "_REPORTED", set())
     entries = [
         SitemapEntry(f"/de/p/{i}", alternates=[Alternate("en", f"/en/p/{i}")]) for i in range(5)
     ]
