@@ -30,7 +30,7 @@ import anyio
 
 from benchmarks.scale import build_table
 from sitemap_middleware import Alternate, SitemapConfig, SitemapEntry
-from sitemap_middleware._engine.plan import plan_section, section_version
+from sitemap_middleware._engine.planning import plan_section, section_version
 from sitemap_middleware._engine.stream import EntryStream
 from sitemap_middleware.providers import StaticProvider
 
@@ -147,7 +147,7 @@ def heavy(repeats: int) -> dict[str, Any]:
     async def measured() -> None:
         await plan_section(config, section, config.base, None)
 
-    from sitemap_middleware._sansio.render import UrlsetWriter
+    from sitemap_middleware._sansio.urlset_writer import UrlsetWriter
 
     async def render_all() -> None:
         stream = EntryStream("heavy", provider, config.base, timeout=600, strict=False)

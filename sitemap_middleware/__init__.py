@@ -35,7 +35,7 @@ from ._providers.i18n import Languages
 from ._public import publish as _publish
 from ._sansio.exclusion import SKIP
 from ._sansio.extensions import Alternate, Image, NewsArticle, Video
-from ._sansio.htmlview import HTMLView
+from ._sansio.html_assets import HTMLView
 from ._sansio.models import SitemapEntry
 from ._settings import (
     HTTPSettings,

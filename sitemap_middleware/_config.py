@@ -23,7 +23,7 @@ from ._providers.base import ProviderLike, UrlProvider, as_provider
 from ._providers.i18n import Languages, localized
 from ._sansio.exclusion import Exclusion, check_patterns, robots_exclusion
 from ._sansio.guard import GuardBook
-from ._sansio.htmlview import HTMLView
+from ._sansio.html_assets import HTMLView
 from ._sansio.ledger import LedgerBook
 from ._sansio.limits import MAX_BYTES, MAX_NEWS_PER_FILE, MAX_URLS
 from ._sansio.routing import Routes

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from ._engine.observe import DocumentObserver, ServedDocument
 from ._exceptions import ExportPathError, SitemapParseError
-from ._ops.changes import Snapshot, changed_urls, take_snapshot
 from ._ops.indexnow import IndexNowBatch, IndexNowNotifier, IndexNowResult
 from ._ops.metrics import PrometheusObserver
 from ._ops.parse import ParsedSitemap, parse_sitemap
+from ._ops.snapshots import Snapshot, changed_urls, take_snapshot
 from ._ops.sql_push import SQLAlchemyPush, notify_on_commit
 from ._public import publish as _publish
 

@@ -9,7 +9,7 @@ from .._exceptions import SitemapError
 from .._logs import logger
 from .._sansio.batches import Batch
 from .._sansio.models import Admitted, SitemapEntry
-from .._sansio.render import Chunker, UrlsetWriter
+from .._sansio.urlset_writer import Chunker, UrlsetWriter
 from .stream import EntryStream
 
 __all__ = [

@@ -25,14 +25,14 @@ from .._logs import logger
 from .._sansio.changes import RecentN
 from .._sansio.etag import content_etag, version_parts
 from .._sansio.models import SitemapEntry
-from .._sansio.render import UrlsetWriter
 from .._sansio.routing import Target
 from .._sansio.urls import BaseURL
+from .._sansio.urlset_writer import UrlsetWriter
 from .._sansio.values import to_datetime
 from .answer import XML_TYPE, Document, HTTPError
 from .bodies import bytes_body, opened
 from .feeds import FeedDocuments
-from .plan import SectionPlan, page_room, section_version, stylesheet_href
+from .planning import SectionPlan, page_room, section_version, stylesheet_href
 from .urlsets import render_failed
 
 __all__ = ["ChangesDocuments", "changes_lastmod", "changes_sections"]

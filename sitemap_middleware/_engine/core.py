@@ -26,7 +26,7 @@ from .._sansio.conditional import (
 )
 from .._sansio.etag import content_etag, representation_etag
 from .._sansio.hosts import HostNotAllowed, base_for, vary_headers
-from .._sansio.htmlview import HTML_HEADERS
+from .._sansio.html_assets import HTML_HEADERS
 from .._sansio.limits import ROBOTS_MAX_BYTES
 from .._sansio.robots import AppRobots, AppRobotsRequest, robots_text
 from .._sansio.routing import Kind, Target, match

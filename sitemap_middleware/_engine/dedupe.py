@@ -1,6 +1,6 @@
 """One URL, one listing, over a site's plans (the rule: ``_sansio/dedupe.py``).
 
-Every section takes part, in one of two groups (``plans.py`` calls this for each): the
+Every section takes part, in one of two groups (``plan_memo.py`` calls this for each): the
 news sections, and the others. Google reads news sitemaps apart from the others (an
 article is also listed in a regular sitemap) and asks that no URL be in two of them.
 A page lists a URL only where its group lists it first. The fingerprints are each
@@ -25,7 +25,7 @@ from .._sansio.exclusion import Exclusion
 from .._sansio.paging import encode_key_range
 from .._sansio.urls import BaseURL
 from .dedupe_scan import Listing, chunk_listings, read_listings
-from .plan import SectionPlan, takes_part
+from .planning import SectionPlan, takes_part
 
 __all__ = ["deduplicated", "page_exclusion", "range_exclusion", "takes_part"]
 

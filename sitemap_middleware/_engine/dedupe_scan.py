@@ -1,6 +1,6 @@
 """Fingerprints of the sections that ``dedupe.py`` reads: one URL, one listing.
 
-A planning pass takes the fingerprints of the URLs it reads (``plan.py``), but a plan
+A planning pass takes the fingerprints of the URLs it reads (``planning.py``), but a plan
 from the database's key ranges (``range_plan.py``) reads no row. For such a section this
 module reads them, a chunk of keys at a time, and keeps each chunk with its range's own
 version (``range_version``, an aggregate of those rows alone): the next plan reads again
@@ -29,9 +29,9 @@ from typing import Any
 from .._config import SitemapConfig, _ResolvedSection
 from .._providers.base import SupportsKeyset
 from .._sansio.dedupe import adjust_pages, kept_prints
-from .._sansio.render import UrlsetWriter
 from .._sansio.urls import BaseURL
-from .plan import PLAN_BATCH_SIZE, SectionPlan, news_cutoff, page_room, range_version
+from .._sansio.urlset_writer import UrlsetWriter
+from .planning import PLAN_BATCH_SIZE, SectionPlan, news_cutoff, page_room, range_version
 from .stream import EntryStream
 
 __all__ = ["Chunk", "Listing", "ScanBook", "chunk_listings", "read_listings"]

@@ -22,9 +22,9 @@ from .._sansio.etag import content_etag, document_etag, version_parts
 from .._sansio.index_writer import IndexWriter
 from .._sansio.limits import MAX_BYTES, MAX_INDEX_ENTRIES, MAX_NEWS_PER_FILE
 from .._sansio.paging import PagePlan, decode_key_range
-from .._sansio.render import Chunker
 from .._sansio.routing import TEXT_SITEMAP_NAME, Kind, Target, page_name
 from .._sansio.urls import BaseURL
+from .._sansio.urlset_writer import Chunker
 from .._sansio.xml import escape
 from .answer import (
     TEXT_TYPE,
@@ -39,7 +39,8 @@ from .bodies import bytes_body, opened
 from .changes import changes_lastmod
 from .dedupe import range_exclusion
 from .keys import DocumentKeys
-from .plan import (
+from .plan_memo import PlanMemo
+from .planning import (
     SectionPlan,
     allows_empty,
     last_modified,
@@ -47,7 +48,6 @@ from .plan import (
     range_version,
     stylesheet_href,
 )
-from .plans import PlanMemo
 from .store_calls import StoreCalls
 from .stream import EntryStream
 from .urlsets import LOG_FAILED, Urlsets, render_failed

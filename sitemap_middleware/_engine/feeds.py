@@ -38,7 +38,7 @@ from .._sansio.routing import Kind, Target
 from .._sansio.urls import BaseURL
 from .answer import Document, HTTPError
 from .bodies import bytes_body, opened
-from .plan import news_cutoff, section_version
+from .planning import news_cutoff, section_version
 from .stream import EntryStream
 from .urlsets import render_failed
 

@@ -1,6 +1,6 @@
 """One measuring pass over a section: each admitted entry sized and placed on a page.
 
-The pass behind ``plan.py``'s ``plan_section`` (see ``_sansio/paging.py`` for why sizes
+The pass behind ``planning.py``'s ``plan_section`` (see ``_sansio/paging.py`` for why sizes
 are measured, not estimated); the stream and the cutter come from there.
 """
 
@@ -14,7 +14,7 @@ from .._sansio.batches import PlainBatch
 from .._sansio.dedupe import Fingerprints
 from .._sansio.models import Admitted
 from .._sansio.paging import PageCutter
-from .._sansio.render import UrlsetWriter
+from .._sansio.urlset_writer import UrlsetWriter
 from .stream import EntryStream
 
 #: Why the planning pass left out an entry larger than a page (as the render logs it).

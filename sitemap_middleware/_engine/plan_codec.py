@@ -13,7 +13,7 @@ from typing import Any
 
 from .._providers.base import ProviderVersion
 from .._sansio.paging import PagePlan
-from .plan import SectionPlan
+from .planning import SectionPlan
 
 __all__ = ["decode_plan", "encode_plan"]
 

@@ -6,7 +6,7 @@ page cutter (``_sansio/paging.py``, where the rule lives): the bytes of a range 
 bound its provider proves for plain rows, or, for a range holding any other row, what
 measuring that range row by row gives (as every row was measured before). Where the
 database cannot help (a generator, ``to_entry``, a location function) the section is
-measured in Python, one pass over its rows (``plan.py``).
+measured in Python, one pass over its rows (``planning.py``).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from .._exceptions import InvalidEntryError, ProviderError
 from .._providers.ranges import RangeStats, SupportsRangeStats
 from .._sansio.models import entry_parts
 from .._sansio.paging import PageCutter, PagePlan
-from .._sansio.render import UrlsetWriter
 from .._sansio.urls import BaseURL
+from .._sansio.urlset_writer import UrlsetWriter
 from .._sansio.values import to_datetime
 from .stream import call_provider
 

@@ -13,13 +13,13 @@ from .._exceptions import InvalidEntryError, ProviderError
 from .._logs import logger
 from .._sansio.batches import Batch
 from .._sansio.paging import PagePlan
-from .._sansio.render import UrlsetWriter
 from .._sansio.text_writer import TextWriter
 from .._sansio.urls import BaseURL
+from .._sansio.urlset_writer import UrlsetWriter
 from .answer import HTTPError, unavailable
 from .bodies import ClosingBody, URLWriter, urlset_body
 from .dedupe import page_exclusion, range_exclusion
-from .plan import SectionPlan, news_cutoff, page_room, stylesheet_href
+from .planning import SectionPlan, news_cutoff, page_room, stylesheet_href
 from .stream import EntryStream
 
 __all__ = ["LOG_FAILED", "Urlsets", "strict_error"]

@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING
 
-from .._sansio.html import IndexView, UrlsetView
-from .._sansio.htmlview import HTML_TYPE, HTMLView
+from .._sansio.html_assets import HTML_TYPE, HTMLView
+from .._sansio.html_writer import IndexView, UrlsetView
 from .._sansio.routing import Kind, Target, page_name
 from .._sansio.urls import BaseURL
 from .answer import Document
 from .bodies import opened, text_body
-from .plan import allows_empty
+from .planning import allows_empty
 
 if TYPE_CHECKING:
     from .documents import Documents

@@ -27,7 +27,7 @@ import httpx
 
 from .._config import SitemapConfig, Tenants, _ResolvedSection
 from .._engine.guard import PROBE_AGENT, Probe, ProbeAnswer, judge
-from .._engine.plan import SectionPlan
+from .._engine.planning import SectionPlan
 from .._exceptions import InvalidEntryError, ProviderError
 from .._sansio.exclusion import SKIP
 from .._sansio.indexable import HEAD_BYTES

@@ -27,7 +27,7 @@ from .._config import SitemapConfig
 from .._config_keys import INDEXNOW_KEY
 from .._exceptions import ConfigurationError
 from .._logs import logger
-from .changes import Snapshot, changed_urls, take_snapshot
+from .snapshots import Snapshot, changed_urls, take_snapshot
 
 if TYPE_CHECKING:
     import httpx

@@ -54,9 +54,9 @@ def add_notify_parser(commands: Any) -> None:
 
 def _notify_command(args: argparse.Namespace) -> int:
     from .apps import load_app
-    from .changes import Snapshot, changed_urls, take_snapshot
     from .export import find_config
     from .indexnow import IndexNowNotifier
+    from .snapshots import Snapshot, changed_urls, take_snapshot
 
     config = find_config(load_app(args.app))
     notifier = IndexNowNotifier.for_config(config, endpoint=args.endpoint, retries=args.retries)

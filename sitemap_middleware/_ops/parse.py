@@ -31,7 +31,7 @@ from xml.parsers import expat
 from .._exceptions import InvalidEntryError, SitemapLimitError, SitemapParseError
 from .._sansio.limits import MAX_BYTES, MAX_INDEX_ENTRIES, MAX_URLS
 from .._sansio.models import SitemapEntry
-from .._sansio.render import SITEMAP_NS
+from .._sansio.urlset_writer import SITEMAP_NS
 from .findings import DocumentReport, Finding
 from .parse_items import ATOM_NS, XML_BASE, feed_entry, index_child, record_loc, urlset_entry
 from .rules import Child, Entry, Parsed, check_document, parse_w3c

@@ -16,7 +16,7 @@ from xml.etree.ElementTree import Element
 from .._exceptions import InvalidEntryError
 from .._sansio.extensions import Alternate, Image, NewsArticle, Video
 from .._sansio.models import SitemapEntry
-from .._sansio.render import EXTENSION_NS, SITEMAP_NS
+from .._sansio.urlset_writer import EXTENSION_NS, SITEMAP_NS
 
 __all__ = ["ATOM_NS", "XML_BASE", "feed_entry", "index_child", "record_loc", "urlset_entry"]
 

@@ -3,7 +3,7 @@
 Most providers hand over batches of one shape (URL strings, dicts of the protocol
 fields, ``SitemapEntry`` objects), each value in a usual form. Such a batch is
 checked and kept by column (a few passes at C speed) instead of entry by entry, and
-rendering writes it from its columns (``render.py``). Anything unusual takes the
+rendering writes it from its columns (``urlset_writer.py``). Anything unusual takes the
 per-entry path, which decides as for any entry; property tests hold the two paths to
 the same results (``tests/unit/test_models.py``).
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 from .limits import MAX_INDEX_ENTRIES
-from .render import SITEMAP_NS, LimitedWriter, prolog
+from .urlset_writer import SITEMAP_NS, LimitedWriter, prolog
 from .values import format_w3c
 from .xml import escape_loc
 

@@ -18,7 +18,7 @@ How the planner learns sizes, and why it measures rather than estimates:
   page is served cannot be fixed any more, because the index listing that page has been
   sent. The answer would be an aborted response on every request, i.e. lost URLs.
 * The cost is one rendering pass per content version: plans of providers that report a
-  version are kept until it changes (see ``_engine/plan.py``); providers without one are
+  version are kept until it changes (see ``_engine/planning.py``); providers without one are
   iterated on every request anyway. ``benchmarks/paging.py`` measures it against
   count-only planning.
 

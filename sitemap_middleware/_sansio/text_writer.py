@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 
 from .batches import PlainBatch
 from .models import Admitted, SitemapEntry
-from .render import LimitedWriter
+from .urlset_writer import LimitedWriter
 
 __all__ = ["TextWriter"]
 

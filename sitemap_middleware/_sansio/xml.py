@@ -1,6 +1,6 @@
 """XML text: this module alone owns escaping and the fragments written for values.
 
-The renderer (:mod:`.render`) writes documents; entry validation (:mod:`.models`) keeps
+The renderer (:mod:`.urlset_writer`) writes documents; entry validation (:mod:`.models`) keeps
 the ``<lastmod>``/``<changefreq>``/``<priority>`` fragments it builds once per entry, from
 here, so every character that reaches a document was escaped by one of these functions.
 """

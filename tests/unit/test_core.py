@@ -18,7 +18,7 @@ from sitemap_middleware import (
     TrustedHosts,
 )
 from sitemap_middleware._engine.core import SitemapCore
-from sitemap_middleware._sansio.render import CHUNK_SIZE
+from sitemap_middleware._sansio.urlset_writer import CHUNK_SIZE
 from tests.helpers import CountingProvider, check_document, child_urls, fetch, header, page_urls
 
 pytestmark = pytest.mark.anyio

@@ -63,7 +63,7 @@ def test_news_window_moving_changes_the_etag(monkeypatch: pytest.MonkeyPatch) ->
     import anyio
 
     from sitemap_middleware import NewsArticle, Section, SitemapConfig, SitemapEntry
-    from sitemap_middleware._engine import plan
+    from sitemap_middleware._engine import planning
     from sitemap_middleware._engine.core import SitemapCore
     from tests.helpers import fetch, header
 
@@ -90,7 +90,7 @@ def test_news_window_moving_changes_the_etag(monkeypatch: pytest.MonkeyPatch) ->
         return Clock
 
     async def get(now: datetime) -> tuple[str | None, bytes]:
-        monkeypatch.setattr(plan, "datetime", at(now))
+        monkeypatch.setattr(planning, "datetime", at(now))
         reply, body = await fetch(core, "/sitemap.xml")
         return header(reply, "ETag"), body
 

@@ -31,7 +31,7 @@ from sitemap_middleware import (
     Video,
 )
 from sitemap_middleware._engine.core import RequestInfo, SitemapCore
-from sitemap_middleware._sansio.htmlview import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
+from sitemap_middleware._sansio.html_assets import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
 from sitemap_middleware._sansio.models import simple_fields
 from sitemap_middleware._sansio.xml import split_tail
 from sitemap_middleware.ops import ServedDocument
@@ -533,7 +533,7 @@ async def test_every_video_field_is_shown() -> None:
 
 def test_only_http_urls_become_links() -> None:
     """A URL of another scheme (never admitted, but defended anyway) is shown as text."""
-    from sitemap_middleware._sansio.html import _link
+    from sitemap_middleware._sansio.html_writer import _link
 
     assert _link("javascript:alert('x')") == "javascript:alert(&#x27;x&#x27;)"
     assert _link("https://e.com/?a=1&b=2") == (

@@ -44,7 +44,7 @@ def test_no_module_but_logs_makes_a_logger() -> None:
     "module",
     [
         "sitemap_middleware._engine.core",
-        "sitemap_middleware._engine.plans",
+        "sitemap_middleware._engine.plan_memo",
         "sitemap_middleware._providers.sql",
         "sitemap_middleware._ops.indexnow",
         "sitemap_middleware._adapters.asgi",

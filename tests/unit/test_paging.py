@@ -20,10 +20,10 @@ from sitemap_middleware import (
     SitemapEntry,
 )
 from sitemap_middleware._engine.core import SitemapCore
-from sitemap_middleware._engine.plan import page_room
+from sitemap_middleware._engine.planning import page_room
 from sitemap_middleware._sansio.paging import PageCutter
-from sitemap_middleware._sansio.render import UrlsetWriter
 from sitemap_middleware._sansio.urls import BaseURL
+from sitemap_middleware._sansio.urlset_writer import UrlsetWriter
 from tests.helpers import check_document, child_urls, fetch, page_urls
 
 SETTINGS = settings(
@@ -458,7 +458,7 @@ def test_large_generators_are_planned_in_large_batches_with_every_url_once(
     """A generator's rows are planned in batches of up to PLAN_BATCH_SIZE (what one
     worker-thread hop handed over): the same plan as batches of BATCH_SIZE give, every
     page within both limits, every valid URL served once, in order."""
-    from sitemap_middleware._engine import plan as planning
+    from sitemap_middleware._engine import planning
     from sitemap_middleware._engine.stream import BATCH_SIZE
 
     rows = _rows(n, invalid, extended)
@@ -492,7 +492,7 @@ def test_large_generators_are_planned_in_large_batches_with_every_url_once(
 def _planned_entry_by_entry(rows: list[Any], config: SitemapConfig) -> Any:
     """The plan made the slow way: each row admitted, measured and placed on its own."""
     from sitemap_middleware._engine.measure import _lastmod
-    from sitemap_middleware._engine.plan import SectionPlan
+    from sitemap_middleware._engine.planning import SectionPlan
     from sitemap_middleware._sansio.models import entry_parts
 
     base = config.base

@@ -7,8 +7,8 @@ from datetime import datetime, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitemap_middleware._engine.plan import SectionPlan
 from sitemap_middleware._engine.plan_codec import decode_plan, encode_plan
+from sitemap_middleware._engine.planning import SectionPlan
 from sitemap_middleware._providers.base import ProviderVersion
 from sitemap_middleware._sansio.paging import PagePlan
 

@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from sitemap_middleware import Renders, SitemapConfig
-from sitemap_middleware._engine import plans as plans_module
+from sitemap_middleware._engine import plan_memo
 from tests.helpers import CountingProvider, SitemapCore, check_document, fetch, header, page_urls
 
 pytestmark = pytest.mark.anyio
@@ -43,7 +43,7 @@ async def test_a_crawl_plans_an_unversioned_section_once_within_plan_ttl(
 ) -> None:
     """Index, sitemap.xml, HEAD and 304 within plan_ttl: one planning pass; after it, one more."""
     now = [1000.0]
-    monkeypatch.setattr(plans_module, "monotonic", lambda: now[0])
+    monkeypatch.setattr(plan_memo, "monotonic", lambda: now[0])
     rows = Rows(250)
     core = _core({"r": rows}, plan_ttl=30)
     index, body = await fetch(core, "/sitemap_index.xml")

@@ -17,12 +17,12 @@ from sitemap_middleware import (
 )
 from sitemap_middleware._sansio.index_writer import IndexWriter
 from sitemap_middleware._sansio.models import entry_parts
-from sitemap_middleware._sansio.render import (
+from sitemap_middleware._sansio.text_writer import TextWriter
+from sitemap_middleware._sansio.urlset_writer import (
     CHUNK_SIZE,
     Chunker,
     UrlsetWriter,
 )
-from sitemap_middleware._sansio.text_writer import TextWriter
 from sitemap_middleware._sansio.xml import escape_loc
 from tests.helpers import check_document, page_urls, require_schemas
 

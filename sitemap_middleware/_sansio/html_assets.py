@@ -3,7 +3,7 @@
 This module alone owns what the HTML views load and may run: their stylesheet and script,
 read once from ``static/view.css`` and ``static/view.js`` and inlined, and the
 Content-Security-Policy that allows exactly those two by the SHA-256 hashes computed here at
-import. The markup itself is written by :mod:`.html`.
+import. The markup itself is written by :mod:`.html_writer`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 This module alone owns the views' markup and its HTML escaping: every value written goes
 through :func:`escape`, so entry text such as ``<script>`` stays text. (What the views
-load and may run, and the policy that enforces it, is :mod:`.htmlview`'s.)
+load and may run, and the policy that enforces it, is :mod:`.html_assets`'s.)
 
 Writers have the XML writers' shape (``open``/``urls``/``close`` return strings), so the
 engine streams them the same way, with the same flat memory.
@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
 
 from .extensions import NewsArticle, Video
-from .htmlview import SCRIPT, STYLE, HTMLView
+from .html_assets import SCRIPT, STYLE, HTMLView
 from .models import Admitted, SitemapEntry
 from .values import format_w3c
 from .xml import split_tail

@@ -1,7 +1,7 @@
 """Planning: what each section holds (its pages, their sizes and lastmods) before rendering.
 
 A plan comes from one measuring pass over the section (see ``_sansio/paging.py`` for why
-sizes are measured, not estimated). When a plan is reused is decided in ``plans.py``.
+sizes are measured, not estimated). When a plan is reused is decided in ``plan_memo.py``.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from .._sansio.batches import PlainBatch
 from .._sansio.dedupe import Fingerprints
 from .._sansio.etag import version_parts
 from .._sansio.paging import PageCutter, PagePlan, encode_key_range
-from .._sansio.render import UrlsetWriter, urlset_overhead
 from .._sansio.routing import STYLESHEET_NAME
 from .._sansio.urls import BaseURL
+from .._sansio.urlset_writer import UrlsetWriter, urlset_overhead
 from .._sansio.values import to_datetime
 from .measure import Measuring
 from .page_dates import provider_lastmods
@@ -60,7 +60,7 @@ class SectionPlan:
     left_out: int = field(default=0, compare=False)
     first_left_out: str = field(default="", compare=False)
     #: Items left out on purpose, by reason (``_sansio/exclusion.py``), as the pass
-    #: counted them: reported once per content (``plans.py``), not part of the plan.
+    #: counted them: reported once per content (``plan_memo.py``), not part of the plan.
     excluded: tuple[tuple[str, int], ...] = field(default=(), compare=False)
     #: One URL, one listing (``dedupe.py``): the fingerprints of the URLs the pass read
     #: (this process only), each duplicated loc the section lists with its first

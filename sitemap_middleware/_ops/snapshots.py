@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .._config import SitemapConfig
-from .._engine.plan import section_version
+from .._engine.planning import section_version
 from .._engine.stream import EntryStream
 from .._sansio.etag import version_parts
 

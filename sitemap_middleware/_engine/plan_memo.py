@@ -34,8 +34,8 @@ from .._sansio.urls import BaseURL
 from .dedupe import deduplicated, takes_part
 from .dedupe_scan import ScanBook
 from .observe import tell_observers
-from .plan import SectionPlan, plan_section, section_version
 from .plan_codec import decode_plan, encode_plan
+from .planning import SectionPlan, plan_section, section_version
 from .store_calls import StoreCalls
 
 __all__ = ["LOG_EXCLUDED", "LOG_SECTION_FAILED", "LOG_STALE_PLAN", "LOG_UNLISTED", "PlanMemo"]
