@@ -30,12 +30,12 @@ from ._exceptions import (
 )
 from ._feed_settings import Changes, Feed, LlmsTxt
 from ._guard_settings import Guard
+from ._html_settings import HTMLView
 from ._ledger_settings import Ledger
 from ._providers.i18n import Languages
 from ._public import publish as _publish
 from ._sansio.exclusion import SKIP
 from ._sansio.extensions import Alternate, Image, NewsArticle, Video
-from ._sansio.html_assets import HTMLView
 from ._sansio.models import SitemapEntry
 from ._settings import (
     HTTPSettings,

@@ -18,12 +18,12 @@ from ._config_keys import check_names, languages_key, page_like
 from ._exceptions import ConfigurationError, InvalidEntryError
 from ._feed_settings import Changes, Feed, LlmsTxt, check_documents
 from ._guard_settings import Guard
+from ._html_settings import HTMLView
 from ._ledger_settings import Ledger
 from ._providers.base import ProviderLike, UrlProvider, as_provider
 from ._providers.i18n import Languages, localized
 from ._sansio.exclusion import Exclusion, check_patterns, robots_exclusion
 from ._sansio.guard import GuardBook
-from ._sansio.html_assets import HTMLView
 from ._sansio.ledger import LedgerBook
 from ._sansio.limits import MAX_BYTES, MAX_NEWS_PER_FILE, MAX_URLS
 from ._sansio.routing import Routes

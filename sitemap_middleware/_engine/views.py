@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING
 
-from .._sansio.html_assets import HTML_TYPE, HTMLView
+from .._html_settings import HTMLView
+from .._sansio.html_assets import HTML_TYPE
 from .._sansio.html_writer import IndexView, UrlsetView
 from .._sansio.routing import Kind, Target, page_name
 from .._sansio.urls import BaseURL

@@ -14,8 +14,9 @@ import html
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
 
+from .._html_settings import HTMLView
 from .extensions import NewsArticle, Video
-from .html_assets import SCRIPT, STYLE, HTMLView
+from .html_assets import SCRIPT, STYLE
 from .models import Admitted, SitemapEntry
 from .values import format_w3c
 from .xml import split_tail

@@ -4,7 +4,8 @@
   the engine, the providers, the config, the caches, the adapters, the operations or the
   Django integration — type-only imports included: a rule that needs the config's shape
   takes plain values. It may import ``_exceptions`` and the settings values it reads
-  (``_settings``, ``_ledger_settings``: frozen dataclasses of what the user configured).
+  (``_settings``, ``_ledger_settings``, ``_html_settings``: frozen dataclasses of what the
+  user configured).
 * No import cycle among the modules' top-level imports (imports inside functions, made
   to defer an optional dependency, are not edges).
 """
@@ -15,7 +16,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "sitemap_middleware"
-SANSIO_MAY_IMPORT = {"_sansio", "_exceptions", "_settings", "_ledger_settings"}
+SANSIO_MAY_IMPORT = {"_sansio", "_exceptions", "_settings", "_ledger_settings", "_html_settings"}
 
 
 def _modules() -> dict[str, Path]:
