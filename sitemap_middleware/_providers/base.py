@@ -189,9 +189,8 @@ class StaticProvider:
     """
 
     def __init__(self, items: Iterable[EntryLike], *, _digest_key: str | None = None) -> None:
-        # (``_digest_key``: the content ledger's key, which mappings may carry: see
-        # ``Ledger``; such items are kept with their digest, which the version names)
-        # (Carried items are no EntryLike: the ledger's admission step unwraps them)
+        # ``_digest_key``: the ledger's key mappings may carry (``Ledger``); such items
+        # stay Carried with their digest (the version names it; admission unwraps them)
         self._entries: tuple[Any, ...] = tuple(_numbered(items, _digest_key))
         digest = hashlib.sha256()
         for entry in self._entries:
@@ -351,11 +350,9 @@ class CallableProvider:
 def provider_identity(provider: UrlProvider) -> str:
     """What tells this provider's data apart from another's, the same in every process.
 
-    Used in render-store keys (``_engine/keys.py``), so two deployments sharing a Redis
-    with the same base URL and section names but other providers never share pages. A
-    provider may say it itself with a ``cache_identity`` string attribute; otherwise it
-    is the content hash of a :class:`StaticProvider`, the qualified name of a
-    :class:`CallableProvider`'s function, or the provider's qualified class name.
+    In render-store keys (``_engine/keys.py``): deployments sharing a store never share
+    pages. A provider's own ``cache_identity`` string, else a :class:`StaticProvider`'s
+    content hash, a :class:`CallableProvider`'s function name, or its class name.
     """
     identity = getattr(provider, "cache_identity", None)
     if isinstance(identity, str):

@@ -52,8 +52,8 @@ DUPLICATE = "duplicate"
 
 #: URLs a planning pass holds as strings before it holds their hashes alone.
 MAX_HELD = 100_000
-#: Distinct fingerprints a plan keeps as a set (about 3.5 MB), more as an array.
-MAX_KEPT_SET = 50_000
+#: Distinct fingerprints a plan keeps as a set (about 4.5 MB), more as an array.
+MAX_KEPT_SET = 1 << 16
 
 
 class Fingerprints:
