@@ -24,7 +24,14 @@ from tests.helpers import check_document, fetch
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+#: The *Local development* section: its app runs on a real server with its own base URL
+#: (test_readme_local_development_runs_as_written), not in this process.
+LOCAL = README.read_text().split("\n## Local development\n", 1)[1].split("\n## ", 1)[0]
+BLOCKS = [
+    block
+    for block in re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+    if block not in LOCAL
+]
 
 #: Django examples run in their own interpreter (Django's settings are per process), in
 #: the test project (tests/djangoproject) with its app importable as ``shop``, as a
@@ -171,7 +178,7 @@ def test_readme_quickstart_runs_as_written(framework: str, tmp_path: Path) -> No
     app itself serves.
     """
     section = QUICKSTARTS[framework]
-    install, command = re.findall(r"```console\n(.*?)\n```", section, re.S)
+    install, command, _ = re.findall(r"```console\n(.*?)\n```", section, re.S)
     (source,) = re.findall(r"```python\n(.*?)```", section, re.S)
     urls = re.findall(r"<(http://127\.0\.0\.1:\d+/[^>]*)>", section)
     assert install.startswith("pip install ") and urls, section
@@ -208,6 +215,98 @@ def test_readme_quickstart_runs_as_written(framework: str, tmp_path: Path) -> No
     finally:
         process.terminate()
         process.wait(20)
+
+
+#: Runs `sitemap-middleware ARGS` with the library's records on stderr, as a user who
+#: configured logging would see them.
+LOGGED_CLI = (
+    "import logging, sys\n"
+    "logging.basicConfig(level=logging.INFO, format='%(levelname)s %(name)s: %(message)s')\n"
+    "from sitemap_middleware.__main__ import main\n"
+    "main(sys.argv[1:])\n"
+)
+
+
+def _reports_nothing(stdout: str, verdict: str) -> None:
+    """A text report without a finding (an ERROR, WARNING or INFO line) or a hint, whose
+    verdict line starts as ``verdict``."""
+    assert not re.search(r"^  (ERROR|WARNING|INFO) |^hint: ", stdout, re.M), stdout
+    assert stdout.splitlines()[-1].startswith(verdict), stdout
+
+
+@pytest.mark.parametrize("framework", list(QUICKSTARTS))
+def test_readme_quickstart_ends_with_a_clean_check(framework: str, tmp_path: Path) -> None:
+    """Each quickstart ends with `sitemap-middleware check --app app:app`: run as written on
+    its app.py, it exits 0 and finds nothing (the verdict the README quotes), and serving
+    every document and listed URL logs no warning of the library."""
+    section = QUICKSTARTS[framework]
+    *_, command = re.findall(r"```console\n(.*?)\n```", section, re.S)
+    assert command == "sitemap-middleware check --app app:app"
+    (verdict,) = re.findall(r"`(OK: [^`]*)`", section)
+    (source,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    (tmp_path / "app.py").write_text(source)
+    done = subprocess.run(
+        [sys.executable, "-c", LOGGED_CLI, *shlex.split(command)[1:]],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    _reports_nothing(done.stdout, verdict)
+    assert "INFO sitemap_middleware: served sitemap.xml 200" in done.stderr, done.stderr
+    assert not re.search(r"^(WARNING|ERROR|CRITICAL) sitemap_middleware", done.stderr, re.M), (
+        done.stderr
+    )
+
+
+def test_readme_local_development_runs_as_written(tmp_path: Path) -> None:
+    """The *Local development* app under `flask run`, its base URL from $SITE_URL (the
+    port swapped for a free one), checked over HTTP by the command below it: nothing to
+    fix, and the server's log has the library's INFO line for each document served."""
+    (source,) = re.findall(r"```python\n(.*?)```", LOCAL, re.S)
+    (commands,) = re.findall(r"```console\n(.*?)\n```", LOCAL, re.S)
+    serve_command, check_command = commands.splitlines()
+    assert 'os.environ.get("SITE_URL"' in source and "logging.basicConfig" in source
+    (tmp_path / "app.py").write_text(source)
+    port = free_port()
+    local = f"http://127.0.0.1:{port}"
+    argv = shlex.split(serve_command)
+    argv = [str(Path(sys.executable).parent / argv[0]), *argv[1:], "--port", str(port)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SITE_URL": local}
+    log = tmp_path / "server.log"
+    with log.open("w") as output:
+        server = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=output, stderr=output)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(local + "/", timeout=2)
+                break
+            except httpx.TransportError:
+                assert server.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, "the example did not start"
+                time.sleep(0.1)
+        check = shlex.split(check_command.replace(":5000/", f":{port}/"))
+        assert check[:2] == ["sitemap-middleware", "check"] and check[2] == local + "/"
+        done = subprocess.run(
+            [sys.executable, "-m", "sitemap_middleware", *check[1:]],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        server.terminate()
+        server.wait(20)
+    assert done.returncode == 0, done.stdout + done.stderr
+    _reports_nothing(done.stdout, "OK: 2 documents, 2 URLs listed, 0 errors, 0 warnings")
+    served = log.read_text()
+    assert "INFO sitemap_middleware: served sitemap.xml 200: 2 urls" in served, served
+    assert "INFO sitemap_middleware: served robots.txt 200" in served
+    assert "WARNING sitemap_middleware" not in served
 
 
 def test_readme_feeds_example_serves_valid_feeds_and_llms_txt() -> None:

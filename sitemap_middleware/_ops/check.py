@@ -68,13 +68,20 @@ class CheckOptions:
 
 
 class Progress:
-    """Progress callbacks (the CLI draws a bar with them); the default does nothing."""
+    """Progress callbacks (the CLI draws a bar and a line per document with them); the
+    default does nothing."""
 
     def add_total(self, n: int) -> None:
         """``n`` more steps are known."""
 
     def advance(self) -> None:
         """One step done."""
+
+    def document(self, report: DocumentReport) -> None:
+        """A document (robots.txt, an index, a sitemap) was read and judged."""
+
+    def listed_urls(self, total: int) -> None:
+        """The GETs of ``total`` listed URLs begin (one ``advance`` each)."""
 
 
 class _Crawl:
@@ -108,6 +115,7 @@ class _Crawl:
         allow_all = RobotsRules("", agent)
         if fetched.error is not None:
             report.add("error", "fetch-failed", fetched.error)
+            self.report.failed(fetched.failure, robots_url)
             return allow_all, []
         if 300 <= fetched.status < 400:
             # RFC 9309 2.3.1.2: past five redirects robots.txt may be taken as unavailable,
@@ -201,6 +209,7 @@ class _Crawl:
             if self.options.http_checks and first.error is None and first.status == 200:
                 await check_http(self.fetcher, first, report)
         finally:
+            self.progress.document(report)
             self.progress.advance()
 
     def judge(
@@ -218,6 +227,7 @@ class _Crawl:
         )
         if first.error is not None:
             report.add("error", "fetch-failed", first.error)
+            self.report.failed(first.failure, first.url)
             return
         if first.status in REDIRECTS and first.header("location"):
             report.add(
@@ -383,6 +393,7 @@ async def _run(
     progress.add_total(1)
     robots_url = start if path.endswith("/robots.txt") else origin + "/robots.txt"
     robots, listed = await crawl.robots(robots_url)
+    progress.document(report.documents[0])
     progress.advance()
     if path in ("", "/") or path.endswith("/robots.txt"):
         await crawl.crawl(listed or [origin + "/sitemap.xml"], origin)
@@ -418,4 +429,5 @@ async def _run(
             )
             pairs = pairs[: options.max_url_checks]
         progress.add_total(len(pairs))
+        progress.listed_urls(len(pairs))
         await check_listed_urls(fetcher, pairs, report, progress.advance)

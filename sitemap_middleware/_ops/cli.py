@@ -6,9 +6,10 @@ import argparse
 import json
 import math
 import sys
+import time
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import anyio
 
@@ -16,7 +17,7 @@ from .._sansio.limits import MAX_URLS
 from .baseline import Baseline, MaxRemoved, compare_baseline, require_urls
 from .check import CheckOptions, Progress, run_check
 from .fetch import USER_AGENT, Fetcher
-from .findings import github_annotations
+from .findings import CheckReport, github_annotations
 
 __all__ = ["add_check_parser", "add_export_parser", "add_generate_parser"]
 
@@ -123,7 +124,9 @@ def add_check_parser(commands: Any) -> None:
     parser.add_argument(
         "--max-documents", type=_at_least_one, default=10_000, help="sitemaps to follow (10000)"
     )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--no-progress", action="store_true", help="no line per document, no progress bar"
+    )
     parser.add_argument(
         "--baseline",
         metavar="FILE",
@@ -218,32 +221,6 @@ def add_generate_parser(commands: Any) -> None:
     parser.set_defaults(handler=_generate_command)
 
 
-class _RichProgress(Progress):
-    """A rich progress bar on stderr (the ``cli`` extra)."""
-
-    def __init__(self, stream: TextIO) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-        from rich.progress import Progress as Bar
-
-        self.bar = Bar(
-            TextColumn("checking"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=Console(file=stream),
-            transient=True,
-        )
-        self.task = self.bar.add_task("check", total=0)
-
-    def add_total(self, n: int) -> None:
-        total = self.bar.tasks[0].total or 0
-        self.bar.update(self.task, total=total + n)
-
-    def advance(self) -> None:
-        self.bar.advance(self.task)
-
-
 def _client(args: argparse.Namespace) -> Any:
     import httpx
 
@@ -288,22 +265,20 @@ def _check_command(args: argparse.Namespace) -> int:
         max_url_checks=args.max_urls,
         max_time=args.max_time,
     )
-    show_bar = not args.no_progress and not args.json and sys.stderr.isatty()
-    progress = _RichProgress(sys.stderr) if show_bar else Progress()
-    bar: AbstractContextManager[Any] = (
-        progress.bar if isinstance(progress, _RichProgress) else nullcontext()
-    )
+    progress, lines = _progress(args, url)
 
     async def main() -> Any:
         async with _client(args) as client:
             rate = args.rate if args.rate is not None else (0.0 if args.app else 5.0)
             fetcher = Fetcher(client, concurrency=args.concurrency, rate=rate, timeout=args.timeout)
-            with bar:
+            with lines:
                 return await run_check(url, fetcher, options, progress)
 
+    began = time.monotonic()
     report = anyio.run(main)
     if args.app:  # what the app's content ledger holds (read in process, after the crawl)
         _check_ledger(args.app, url, report)
+    seconds = time.monotonic() - began
     if baseline is not None:
         compare_baseline(baseline, report, args.max_removed)
     require_urls(report, args.require)
@@ -314,7 +289,7 @@ def _check_command(args: argparse.Namespace) -> int:
     elif args.github:
         print(github_annotations(report))
     else:
-        print(report.format_text())
+        print(_text(report, args, seconds))
     return 0 if report.ok else 1
 
 
@@ -328,6 +303,30 @@ def _check_ledger(app: object, url: str, report: Any) -> None:
     except ValueError:  # no sitemap middleware of ours in it: nothing to read
         return
     check_ledger(served, url, report)
+
+
+def _progress(args: argparse.Namespace, url: str) -> tuple[Progress, AbstractContextManager[Any]]:
+    """A line per document on stderr (and a bar on a terminal), unless --no-progress."""
+    from .terminal import DocumentLines, Paint, use_colour
+
+    if args.no_progress:
+        return Progress(), nullcontext()
+    paint = Paint(use_colour(sys.stderr, plain=args.json or args.github))
+    bar = not args.json and sys.stderr.isatty()
+    lines = DocumentLines(sys.stderr, url, paint, bar=bar)
+    return lines, lines
+
+
+def _text(report: CheckReport, args: argparse.Namespace, seconds: float) -> str:
+    """The text report: documents and findings, notes, hints, the table, the verdict."""
+    from .hints import HintContext, hints
+    from .terminal import Paint, colour_report, summary_table, use_colour
+
+    paint = Paint(use_colour(sys.stdout))
+    context = HintContext(timeout=args.timeout, max_time=args.max_time, app=bool(args.app))
+    footer = [paint(f"hint: {hint}", "cyan") for hint in hints(report, context)]
+    footer += summary_table(report, seconds, paint)
+    return colour_report(report.format_text(footer), paint)
 
 
 def _export_command(args: argparse.Namespace) -> int:

@@ -23,7 +23,7 @@ from .._sansio.limits import MAX_BYTES
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["Fetched", "Fetcher", "gunzip", "timed_out"]
+__all__ = ["Fetched", "Fetcher", "failure_kind", "gunzip", "timed_out"]
 
 #: The protocol's uncompressed limit (50 MiB) plus one byte, so "too large" is visible.
 MAX_DOCUMENT = MAX_BYTES + 1
@@ -35,6 +35,32 @@ REDIRECTS = frozenset({301, 302, 303, 307, 308})
 def timed_out(seconds: float) -> str:
     """The message for a request cut at its deadline."""
     return f"timed out after {seconds:g} s (the whole request, body included)"
+
+
+def failure_kind(exc: BaseException) -> str:
+    """Why a request got no answer, in one word the CLI's hints read: ``refused``, ``dns``,
+    ``tls`` or ``connect`` (another connection failure), else ``http``.
+
+    Read from the causes, not the message: anyio says "All connection attempts failed"
+    whatever refused it, and each platform words its errors its own way.
+    """
+    import ssl
+    from socket import gaierror
+
+    seen: list[BaseException] = [exc]
+    for error in seen:  # the chain of causes, and every member of an exception group
+        if isinstance(error, ConnectionRefusedError):
+            return "refused"
+        if isinstance(error, gaierror):
+            return "dns"
+        if isinstance(error, ssl.SSLError):
+            return "tls"
+        for more in (error.__cause__, error.__context__, *getattr(error, "exceptions", ())):
+            if more is not None and not any(more is known for known in seen):
+                seen.append(more)
+    import httpx
+
+    return "connect" if isinstance(exc, httpx.ConnectError | OSError) else "http"
 
 
 class TooLarge(Exception):
@@ -73,6 +99,8 @@ class Fetched:
     redirected_from: tuple[tuple[int, str], ...] = ()
     #: The body was cut at the ``max_bytes`` its fetch asked for (the rest not read).
     truncated: bool = False
+    #: With ``error``: its kind (``failure_kind``, or ``timeout``, ``too-large``, ``gzip``).
+    failure: str | None = None
 
     def header(self, name: str) -> str | None:
         value: str | None = self.headers.get(name)
@@ -180,8 +208,9 @@ class Fetcher:
                             chunks.append(chunk)
             except httpx.HTTPError as exc:
                 empty = httpx.Headers()
+                error = f"{type(exc).__name__}: {exc}"
                 return Fetched(
-                    url, method, 0, empty, b"", b"", fetched_at, f"{type(exc).__name__}: {exc}"
+                    url, method, 0, empty, b"", b"", fetched_at, error, failure=failure_kind(exc)
                 )
             except TimeoutError:
                 status, got = (
@@ -189,8 +218,9 @@ class Fetcher:
                     if response is not None
                     else (0, httpx.Headers())
                 )
+                error = timed_out(self.timeout)
                 return Fetched(
-                    url, method, status, got, b"", b"", fetched_at, timed_out(self.timeout)
+                    url, method, status, got, b"", b"", fetched_at, error, failure="timeout"
                 )
             except TooLarge as exc:
                 assert response is not None
@@ -203,11 +233,12 @@ class Fetcher:
                     b"",
                     fetched_at,
                     str(exc),
+                    failure="too-large",
                 )
         assert response is not None
         raw = b"".join(chunks)
 
-        def answer(body: bytes, error: str | None = None) -> Fetched:
+        def answer(body: bytes, error: str | None = None, failure: str | None = None) -> Fetched:
             return Fetched(
                 url,
                 method,
@@ -218,6 +249,7 @@ class Fetcher:
                 fetched_at,
                 error,
                 truncated=truncated,
+                failure=failure,
             )
 
         if not raw:  # HEAD, 304, 204: nothing to decode, whatever Content-Encoding says
@@ -235,9 +267,9 @@ class Fetcher:
             if cut is None and body[:2] == b"\x1f\x8b":  # a gzip file (.xml.gz), as such
                 body = gunzip(body, self.max_bytes)
         except TooLarge as exc:
-            return answer(b"", str(exc))
+            return answer(b"", str(exc), "too-large")
         except zlib.error as exc:
-            return answer(b"", f"broken gzip: {exc}")
+            return answer(b"", f"broken gzip: {exc}", "gzip")
         return answer(body)
 
 

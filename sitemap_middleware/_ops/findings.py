@@ -8,6 +8,7 @@ was found in and, where it concerns one listed URL, that URL. ``error`` findings
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -102,6 +103,13 @@ class CheckReport:
     listed: dict[str, list[str]] = field(default_factory=dict)
     #: ... and their lastmods (ISO 8601 in UTC, or None), in the same order.
     lastmods: dict[str, list[str | None]] = field(default_factory=dict)
+    #: Requests that got no answer, by kind (``Fetched.failure``): the first URL of each,
+    #: for the CLI's hints (not in the JSON).
+    failures: dict[str, str] = field(default_factory=dict)
+
+    def failed(self, kind: str | None, url: str) -> None:
+        """A request to ``url`` got no answer (``kind``: ``Fetched.failure``)."""
+        self.failures.setdefault(kind or "http", url)
 
     def add(self, severity: Severity, code: str, message: str, **where: str | None) -> None:
         self.site.add(Finding(severity, code, message, where.get("document"), where.get("url")))
@@ -140,8 +148,9 @@ class CheckReport:
             "omitted": self.site.omitted(),
         }
 
-    def format_text(self) -> str:
-        """A human-readable report: each document with its findings, then the summary."""
+    def format_text(self, footer: Sequence[str] = ()) -> str:
+        """A human-readable report: each document with its findings, the notes, then
+        ``footer`` (the CLI's hints and table) and the verdict line."""
         lines: list[str] = []
         for doc in self.documents:
             size = f"{doc.bytes:,} bytes" + (
@@ -157,6 +166,7 @@ class CheckReport:
             lines += [_line(f, url_first=True) for f in self.site.kept]
             lines += [f"  ... and {n:,} more {code}" for code, n in self.site.omitted().items()]
         lines += [f"note: {note}" for note in self.notes]
+        lines += footer
         lines.append(self.summary())
         return "\n".join(lines)
 

@@ -24,6 +24,7 @@ def judge(url: str, document: str, fetched: Fetched, report: CheckReport) -> Non
     where = {"document": document, "url": url}
     if fetched.error is not None:
         report.add("error", "url-unreachable", fetched.error, **where)
+        report.failed(fetched.failure, url)
         return
     for problem in url_problems(url, fetched.status, fetched.header, fetched.body):
         report.add(problem.severity, problem.code, problem.message, **where)

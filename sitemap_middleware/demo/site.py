@@ -41,6 +41,13 @@ NEWS_AGES = (1, 5, 30, 70)
 #: The one video: its page, its player page and its thumbnail are all served.
 VIDEO = "unboxing"
 DOCS = {"index.html": "Docs", "guide/index.html": "Guide", "faq.html": "FAQ"}
+#: When each doc was last edited (its mtime, so its lastmod): written at once, they would
+#: all share one, which `check` rightly calls lastmod-identical.
+DOCS_EDITED = {
+    "index.html": "2024-03-04",
+    "guide/index.html": "2024-04-18",
+    "faq.html": "2024-05-27",
+}
 #: Landing pages kept in a text file: routes with a parameter, so the routes provider
 #: (which lists parameterless routes only) does not list them a second time; except
 #: /about, a page the pages section lists first (dedupe=True serves that listing only).
@@ -102,11 +109,14 @@ def prepare_data(directory: Path, products: int = PRODUCTS) -> Path:
         finally:
             partial.unlink(missing_ok=True)
     for name, title in DOCS.items():
+        doc = directory / "docs" / name
         _write_if_changed(
-            directory / "docs" / name,
+            doc,
             f"<!doctype html><title>{title}</title><h1>{title}</h1>\n"
             '<p><a href="/">Back to the demo shop</a></p>\n',
         )
+        edited = datetime.fromisoformat(DOCS_EDITED[name]).replace(tzinfo=timezone.utc)
+        os.utime(doc, (edited.timestamp(), edited.timestamp()))
     _write_if_changed(directory / "landing.txt", LANDING)
     return database
 

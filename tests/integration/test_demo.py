@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import struct
@@ -24,6 +25,7 @@ from lxml import etree
 
 from benchmarks.common import free_port
 from sitemap_middleware.demo.planted import DEALS, DEALS_LASTMOD, OFFERS, PLANTED
+from sitemap_middleware.demo.site import DOCS, prepare_data
 from tests.helpers import check_document
 from tests.integration.demo_site import GUARDED, indexable_problems, wait_for_guard
 
@@ -87,6 +89,41 @@ def demo(
     finally:
         process.terminate()
         process.wait(20)
+
+
+def test_planted_pages_quarantined_are_logged_at_info() -> None:
+    """The guard's WARNING for a page the demo planted is the demo working; a real site's
+    quarantine stays a WARNING."""
+    from sitemap_middleware._engine.guard import LOG_QUARANTINED
+    from sitemap_middleware.demo.planted import PlantedWarnings
+
+    def record(url: str) -> logging.LogRecord:
+        args = ("pages", "left out", url, "said noindex")
+        made = logging.LogRecord(
+            "sitemap_middleware", logging.WARNING, "", 0, LOG_QUARANTINED, args, None
+        )
+        assert PlantedWarnings().filter(made)
+        return made
+
+    planted = record("http://127.0.0.1:8000/preview")
+    assert (planted.levelname, planted.levelno) == ("INFO", logging.INFO)
+    assert planted.getMessage().endswith("said noindex (planted by the demo, as intended)")
+    real = record("http://127.0.0.1:8000/products/7")
+    assert (real.levelname, real.getMessage()) == ("WARNING", LOG_QUARANTINED % real.args)
+
+
+def test_demo_docs_have_their_own_lastmods(tmp_path: Path) -> None:
+    """Written at once, the docs shared one mtime to the second (a lastmod's precision):
+    `check` called it lastmod-identical."""
+
+    def seconds() -> set[int]:
+        return {int(os.stat(tmp_path / "docs" / name).st_mtime) for name in DOCS}
+
+    prepare_data(tmp_path, products=3)
+    times = seconds()
+    assert len(times) == len(DOCS)
+    prepare_data(tmp_path, products=3)  # a second start keeps them
+    assert seconds() == times
 
 
 def _listed(urlset: etree._Element) -> Iterator[tuple[str, str]]:
@@ -311,7 +348,8 @@ def test_demo_lists_only_indexable_pages_and_explains_what_it_leaves_out(demo: D
     allowed by the demo's robots.txt and is listed once (the products sampled as above);
     none of the planted pages is listed, though each is served as planted; the HTML view
     names the guard's quarantine; the command the demo prints to ask why runs, and
-    `explain` names each reason; `check` finds nothing but the docs' identical lastmods."""
+    `explain` names each reason; `check` finds nothing; the guard's quarantines of the
+    planted pages are logged at INFO, saying they were planted (no WARNING of the library)."""
     url = demo.url
     log = demo.log.read_text()
     with httpx.Client(timeout=60) as client:
@@ -383,4 +421,6 @@ def test_demo_lists_only_indexable_pages_and_explains_what_it_leaves_out(demo: D
     )
     summary = json.loads(check.stdout)["summary"]
     assert check.returncode == 0 and summary["errors"] == 0, check.stdout[-2000:]
-    assert set(summary["codes"]) <= {"lastmod-identical"}, summary  # the docs, written at once
+    assert summary["codes"] == {}, summary
+    assert "(planted by the demo, as intended)" in log
+    assert not re.search(r"^(WARNING|ERROR) sitemap_middleware", demo.log.read_text(), re.M)

@@ -187,7 +187,7 @@ def test_x_robots_tag(value: str | None, noindex: bool) -> None:
 def test_cli_in_process_with_progress_bar(capsys: pytest.CaptureFixture[str]) -> None:
     """main() runs check --app in-process; the rich progress bar draws on a terminal."""
     from sitemap_middleware.__main__ import main
-    from sitemap_middleware._ops import cli
+    from sitemap_middleware._ops.terminal import DocumentLines, Paint
 
     with pytest.raises(SystemExit) as exited:
         main(["check", "--app", "tests.ops.sites:selfcheck_wsgi", "--json", "--no-http-checks"])
@@ -195,8 +195,8 @@ def test_cli_in_process_with_progress_bar(capsys: pytest.CaptureFixture[str]) ->
     data = json.loads(capsys.readouterr().out)
     assert data["summary"]["urls_checked"] == 7
     stream = io.StringIO()
-    bar = cli._RichProgress(stream)
-    with bar.bar:
+    bar = DocumentLines(stream, "https://example.com/", Paint(False), bar=True)
+    with bar:
         bar.add_total(3)
         bar.advance()
     assert bar.bar.tasks[0].completed == 1 and bar.bar.tasks[0].total == 3
