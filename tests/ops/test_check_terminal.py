@@ -60,7 +60,7 @@ def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 def run_on_terminal(*args: str, **env: str) -> str:
     """The same with stdout and stderr on a pseudo-terminal: all it wrote there."""
-    master, slave = os.openpty() if hasattr(os, "openpty") else pty.openpty()
+    master, slave = pty.openpty()
     process = subprocess.Popen(
         [sys.executable, "-m", "sitemap_middleware", "check", *args],
         stdin=subprocess.DEVNULL,
