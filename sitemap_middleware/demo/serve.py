@@ -13,6 +13,7 @@ import logging
 import sys
 from urllib.parse import urlsplit
 
+from .._logs import logger
 from .planted import PlantedWarnings, left_out_message
 from .site import INDEXNOW_KEY, demo_parser, prepare_data, second_host
 
@@ -42,7 +43,7 @@ def run(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     # One INFO record per document served (logger "sitemap_middleware").
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("sitemap_middleware").addFilter(PlantedWarnings())
+    logger.addFilter(PlantedWarnings())
     if args.redis_url and importlib.util.find_spec("redis") is None:
         parser.error(
             "--redis-url needs the redis package: pip install '.[redis]' in the clone"
