@@ -241,7 +241,7 @@ def make_config(
         # The news callable reports no version: its pages get ETags from their rendered
         # bytes (etag="content"). Plans made once the ASGI app has started: the guard
         # probes without waiting for a first request (under WSGI: from the first sitemap
-        # request on).
+        # request, which serve.py makes).
         renders=Renders(etag="content", store=store, warm_up=True),
         # /deals/today's lastmod from the deal it shows (its provider's lastmod is fixed):
         # the time that deal was first seen, kept in the render store.

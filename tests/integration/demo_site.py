@@ -3,17 +3,39 @@
 from __future__ import annotations
 
 import re
+import subprocess
 import time
+from pathlib import Path
 from urllib.parse import urljoin
 
 import httpx
 
 from sitemap_middleware.demo.planted import PLANTED
+from sitemap_middleware.demo.serve import READY
 
 #: The planted pages the guard leaves out once it has probed them.
 GUARDED = tuple(p.path for p in PLANTED if "guard" in p.why)
 #: Polls of the pages sitemap before giving up (the guard probes them within a second).
 TRIES = 150
+
+
+#: Seconds a test waits for the demo's ready line (a test-sized catalog: a few seconds).
+READY_WITHIN = 120
+
+
+def wait_for_ready(process: subprocess.Popen[bytes], log: Path) -> list[str]:
+    """Wait for the demo's ready line (printed once it has answered every link it then
+    prints); the URLs printed, in order."""
+    deadline = time.monotonic() + READY_WITHIN
+    while READY not in (text := log.read_text()):
+        assert process.poll() is None, text
+        assert time.monotonic() < deadline, f"the demo never said it was ready: {text}"
+        time.sleep(0.1)
+    while "Ask why:" not in (text := log.read_text()):  # the rest of the block
+        assert time.monotonic() < deadline, text
+        time.sleep(0.05)
+    block = text.split(READY, 1)[1].split("Ask why:", 1)[0]
+    return re.findall(r"^(?:\s+|Sitemaps for people \(HTML view\): )(https?://\S+)", block, re.M)
 
 
 def wait_for_guard(url: str) -> None:

@@ -25,9 +25,15 @@ from lxml import etree
 
 from benchmarks.common import free_port
 from sitemap_middleware.demo.planted import DEALS, DEALS_LASTMOD, OFFERS, PLANTED
-from sitemap_middleware.demo.site import DOCS, prepare_data
+from sitemap_middleware.demo.serve import READY
+from sitemap_middleware.demo.site import DOCS, database_path, prepare_data
 from tests.helpers import check_document
-from tests.integration.demo_site import GUARDED, indexable_problems, wait_for_guard
+from tests.integration.demo_site import (
+    GUARDED,
+    indexable_problems,
+    wait_for_guard,
+    wait_for_ready,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The demo at a size a test can crawl: `--products 1200 --urls-per-page 500` still gives
@@ -52,6 +58,10 @@ class Demo:
     log: Path
     printed: list[str]
     server: str
+    #: (URL, status, seconds) of the first GET of each printed link, right after "ready".
+    first_clicks: list[tuple[str, int, float]]
+    #: Whether the catalog existed before this start (then it is reused, not built).
+    reused: bool
 
 
 @pytest.fixture(scope="module", params=["uvicorn", "werkzeug"])
@@ -70,22 +80,15 @@ def demo(
     redis_url = os.environ.get("SITEMAP_TEST_REDIS_URL")
     if redis_url:  # under .ci/run: its render store lives in Redis
         command += ["--redis-url", redis_url]
+    reused = database_path(data, PRODUCTS).exists()
     # Output to a file, not a pipe: a pipe nobody reads fills up and stalls the server.
     with log.open("w") as output:
         process = subprocess.Popen(command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                httpx.get(url + "/", timeout=2)
-                break
-            except httpx.TransportError:
-                assert process.poll() is None, log.read_text()
-                assert time.monotonic() < deadline, "demo did not start"
-                time.sleep(0.2)
-        printed = re.findall(r"^\s+(https?://\S+)", log.read_text(), re.M)
+        printed = wait_for_ready(process, log)
+        first_clicks = _first_clicks(printed, url)
         wait_for_guard(url)  # what the demo lists once its guard has probed
-        yield Demo(url, log, printed, server)
+        yield Demo(url, log, printed, server, first_clicks, reused)
     finally:
         process.terminate()
         process.wait(20)
@@ -124,6 +127,38 @@ def test_demo_docs_have_their_own_lastmods(tmp_path: Path) -> None:
     assert len(times) == len(DOCS)
     prepare_data(tmp_path, products=3)  # a second start keeps them
     assert seconds() == times
+
+
+def _first_clicks(printed: list[str], url: str) -> list[tuple[str, int, float]]:
+    """The first GET of each printed link, timed (recorded, never asserted on: the times
+    depend on the machine). The second host name is reached through this one's address."""
+    clicks = []
+    with httpx.Client(timeout=60) as client:
+        for link in printed:
+            parts = urlsplit(link)
+            started = time.perf_counter()
+            response = client.get(url + parts.path, headers={"Host": parts.netloc})
+            clicks.append((link, response.status_code, time.perf_counter() - started))
+    return clicks
+
+
+def test_every_printed_link_answers_once_the_demo_says_ready(demo: Demo, artifacts: Path) -> None:
+    """Issue 29: the links are printed once the demo has answered each (its sitemaps
+    planned), so the first click on each answers 200 at once; the times are kept as an
+    artifact. The start-up says whether it built the catalog or reused it."""
+    log = demo.log.read_text()
+    assert demo.printed[:2] == [demo.url + "/sitemap.html", demo.url + "/"], log
+    before = log.split(READY, 1)[0]  # what to open comes after the ready line only
+    assert "Sitemaps for people" not in before and "Also open" not in before, before
+    report = [f"{seconds:7.3f} s  {status}  {link}" for link, status, seconds in demo.first_clicks]
+    name = f"demo-first-clicks-{demo.server}.txt"
+    (artifacts / name).write_text("\n".join(report) + "\n")
+    print("\n".join(report))
+    assert [s for _, s, _ in demo.first_clicks] == [200] * len(demo.printed), report
+    assert f"{PRODUCTS:,} products" in log
+    said = "reusing the catalog" if demo.reused else "building a catalog"
+    unsaid = "building a catalog" if demo.reused else "reusing the catalog"
+    assert said in log and unsaid not in log, log[:500]
 
 
 def _listed(urlset: etree._Element) -> Iterator[tuple[str, str]]:
@@ -291,7 +326,7 @@ def test_demo_serves_valid_sitemaps_of_urls_it_serves(demo: Demo) -> None:
             patterns
         ), patterns
 
-        assert demo.printed and demo.printed[0] == url + "/", demo.log.read_text()
+        assert demo.printed and demo.printed[1] == url + "/", demo.log.read_text()
         # The second host name: same server, its own sections and robots rules.
         other = url.replace("127.0.0.1", "localhost")
         assert f"{other}/sitemap.xml" in demo.printed

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from datetime import date, timedelta
 from pathlib import Path
@@ -24,7 +23,7 @@ from benchmarks.common import free_port
 from sitemap_middleware import Image, NewsArticle, Section, SitemapEntry, Video
 from tests.helpers import check_document, child_urls, page_urls
 from tests.integration.cdp import CHROMIUM, NO_XSLT, Browser, Tab, browser
-from tests.integration.demo_site import wait_for_guard
+from tests.integration.demo_site import wait_for_guard, wait_for_ready
 from tests.integration.servers import asgi_app, bound_socket, make_config, serve_uvicorn
 from tests.integration.validator import JAVA, VNU, vnu_messages
 
@@ -263,15 +262,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with log.open("w") as output:
         process = subprocess.Popen(command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/", timeout=2)
-                break
-            except httpx.TransportError:
-                assert process.poll() is None, log.read_text()
-                assert time.monotonic() < deadline, "demo did not start"
-                time.sleep(0.2)
+        wait_for_ready(process, log)
         printed = re.search(r"Sitemaps for people \(HTML view\): (\S+)", log.read_text())
         assert printed is not None, log.read_text()
         wait_for_guard(f"http://127.0.0.1:{port}")  # the views compared with the XML hold still
