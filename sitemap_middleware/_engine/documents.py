@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from importlib import resources
 
 from .._caches.store import PlanStore
 from .._config import SitemapConfig, _ResolvedSection
@@ -19,13 +18,13 @@ from .._logs import logger
 from .._providers.base import SupportsKeyset
 from .._sansio.batches import PlainBatch
 from .._sansio.etag import content_etag, document_etag, version_parts
+from .._sansio.html_assets import stylesheet
 from .._sansio.index_writer import IndexWriter
 from .._sansio.limits import MAX_BYTES, MAX_INDEX_ENTRIES, MAX_NEWS_PER_FILE
 from .._sansio.paging import PagePlan, decode_key_range
 from .._sansio.routing import TEXT_SITEMAP_NAME, Kind, Target, page_name
 from .._sansio.urls import BaseURL
 from .._sansio.urlset_writer import Chunker
-from .._sansio.xml import escape
 from .answer import (
     TEXT_TYPE,
     XML_TYPE,
@@ -64,10 +63,6 @@ __all__ = [
     "service_unavailable",
     "unavailable",
 ]
-
-_STYLESHEET = resources.files("sitemap_middleware").joinpath("static", "sitemap.xsl").read_text()
-#: Where the stylesheet links to the HTML view when that is on (an XML comment otherwise).
-_STYLESHEET_LINK_SLOT = "<!-- link to the HTML view -->"
 
 
 #: Page 1 of an empty section whose provider answers it (see ``allows_empty``).
@@ -425,15 +420,5 @@ def _replay_once(stream: EntryStream, kept: list[PlainBatch] | None) -> None:
 
 
 def stylesheet_bytes(config: SitemapConfig) -> bytes:
-    """The built-in XSL; with the HTML views on, it links to the index view."""
-    view = config.html_view
-    link = ""
-    if view is not None:
-        # Relative: the transformed page's address is the XML document's, in the same
-        # directory as the view. Escaped for XML, though file names hold no specials.
-        href = escape(view.index_name)
-        link = (
-            '<p class="note" id="html-view">Browsers are removing XSLT, which draws this '
-            f'table. <a href="{href}">Open the HTML view</a>: it works in every browser.</p>'
-        )
-    return _STYLESHEET.replace(_STYLESHEET_LINK_SLOT, link).encode("utf-8")
+    """The built-in XSL (``_sansio/html_assets.py``), linking to the HTML views when on."""
+    return stylesheet(config.html_view, config.page_prefix)

@@ -11,7 +11,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 from importlib import resources
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .._html_settings import HTMLView
 
 __all__ = [
     "CONTENT_SECURITY_POLICY",
@@ -20,12 +25,16 @@ __all__ = [
     "SCRIPT",
     "STYLE",
     "VIEW_DIGEST",
+    "stylesheet",
 ]
 
 HTML_TYPE = "text/html; charset=utf-8"
 _STATIC = resources.files("sitemap_middleware").joinpath("static")
 STYLE = _STATIC.joinpath("view.css").read_text("utf-8")
 SCRIPT = _STATIC.joinpath("view.js").read_text("utf-8")
+_XSL = _STATIC.joinpath("sitemap.xsl").read_text("utf-8")
+#: Where the stylesheet links to the HTML view when that is on (an XML comment otherwise).
+_XSL_LINK_SLOT = "<!-- link to the HTML view -->"
 
 
 def _csp_hash(source: str) -> str:
@@ -55,3 +64,22 @@ HTML_HEADERS = (
 )
 #: Changes whenever the markup's assets do: part of every HTML ETag.
 VIEW_DIGEST = hashlib.sha256((STYLE + "\x1f" + SCRIPT).encode()).hexdigest()[:16]
+
+
+def stylesheet(view: HTMLView | None, page_prefix: str) -> bytes:
+    """The built-in XSL; with the HTML views on, it links to the index view, and its
+    script points that link at a page's own view (the prefixes map the file names)."""
+    link = ""
+    if view is not None:
+        # Relative: the transformed page's address is the XML document's, in the same
+        # directory as the view. Escaped, though file names hold no specials.
+        href = html.escape(view.index_name)
+        xml_prefix = html.escape(page_prefix)
+        view_prefix = html.escape(view.page_prefix or page_prefix)
+        link = (
+            '<p id="html-view">Browsers are removing XSLT, which draws this table. '
+            f'<a href="{href}" id="html-view-link" data-xml-prefix="{xml_prefix}" '
+            f'data-view-prefix="{view_prefix}">Open the HTML view</a>: it works in every '
+            "browser.</p>"
+        )
+    return _XSL.replace(_XSL_LINK_SLOT, link).encode("utf-8")

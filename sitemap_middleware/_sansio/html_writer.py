@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Iterable, Sequence
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 
 from .._html_settings import HTMLView
 from .extensions import NewsArticle, Video
@@ -21,7 +21,7 @@ from .models import Admitted, SitemapEntry
 from .values import format_w3c
 from .xml import split_tail
 
-__all__ = ["FOLD_IMAGES", "IndexView", "UrlsetView", "escape"]
+__all__ = ["FOLD_IMAGES", "MONTHS", "IndexView", "UrlsetView", "escape", "human_time"]
 
 #: Above this many images in one entry, they fold into a <details> element.
 FOLD_IMAGES = 5
@@ -74,17 +74,55 @@ def _document_end(summary: str) -> str:
     )
 
 
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def human_time(text: str) -> tuple[str, str]:
+    """(day, clock) as people read a W3C date: ``("27 Nov 2026", "14:03 UTC")``; the
+    clock is ``""`` for a plain date. Times are shown in UTC, to the minute (the exact
+    value stays in ``<time datetime>``); anything unparsed is shown as it is."""
+    try:
+        if "T" not in text:
+            day = date.fromisoformat(text)
+            return f"{day.day} {MONTHS[day.month - 1]} {day.year}", ""
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text, ""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc)
+    clock = f"{moment.hour:02d}:{moment.minute:02d}{' UTC' if moment.tzinfo else ''}"
+    return f"{moment.day} {MONTHS[moment.month - 1]} {moment.year}", clock
+
+
 def _time(value: date | datetime | str) -> str:
-    text = escape(value if isinstance(value, str) else format_w3c(value))
-    return f'<time datetime="{text}">{text}</time>'
+    text = value if isinstance(value, str) else format_w3c(value)
+    day, clock = human_time(text)
+    # The clock in its own span: the phone layout may leave it out of a one-line row.
+    clock = f' <span class="clock">{escape(clock)}</span>' if clock else ""
+    return f'<time datetime="{escape(text)}">{escape(day)}{clock}</time>'
 
 
-def _link(url: str) -> str:
+def _link(url: str, origin: str = "") -> str:
+    """``url`` as a link; its ``origin`` (the page's own) in a span that narrow screens
+    hide, so a phone shows the path that tells URLs apart."""
     text = escape(url)
     # Entry URLs are normalised http(s) URLs; anything else is shown, never linked.
     if not url.startswith(("https://", "http://")):
         return text
+    if origin and url.startswith(origin) and url[len(origin) : len(origin) + 1] == "/":
+        path = escape(url[len(origin) :])
+        return f'<a href="{text}"><span class="origin">{escape(origin)}</span>{path}</a>'
     return f'<a href="{text}">{text}</a>'
+
+
+def _origin(url: str) -> str:
+    """``https://example.com`` of ``https://example.com/shop/``."""
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}" if rest else ""
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
 class IndexView:
@@ -147,7 +185,7 @@ class IndexView:
         modified = _time(lastmod) if lastmod is not None else ""
         return (
             f'<tr><th scope="row"><a href="{view}">{escape(section)}, page {page}</a></th>'
-            f'<td class="num">{count}</td><td>{modified}</td>'
+            f'<td class="num">{count:,}</td><td>{modified}</td>'
             f'<td class="url"><a href="{xml}">{xml}</a></td></tr>\n'
         )
 
@@ -203,6 +241,7 @@ class UrlsetView:
         self._index_view = index_view
         self._previous = previous_view
         self._next = next_view
+        self._origin = _origin(resolve("/"))
         self.count = 0
         self.label = xml_name
         #: A view holds what its planned page holds: never cut short by a budget.
@@ -242,14 +281,30 @@ class UrlsetView:
         for loc, tail, extended in batch:
             lastmod, changefreq, priority = split_tail(tail)
             parts.append(
-                f'<tr><th scope="row" class="url">{_link(loc)}</th>'
+                f'<tr><th scope="row" class="url">{_link(loc, self._origin)}</th>'
                 f"<td>{_time(lastmod) if lastmod else ''}</td>"
                 f"<td>{escape(changefreq)}</td>"
                 f'<td class="num">{escape(priority)}</td>'
-                f'<td class="ext">{self._extensions(extended) if extended else ""}</td></tr>\n'
+                f'<td class="ext">{self._details(extended, bool(tail))}</td></tr>\n'
             )
         self.count += len(parts)
         return "".join(parts)
+
+    def _details(self, extended: SitemapEntry | None, fields: bool) -> str:
+        """The row's details on demand: its extensions, summarised in one line (a narrow
+        screen also shows the row's other cells when it is open). A row with fields but
+        no extension gets an empty one, for narrow screens only."""
+        if extended is None:
+            return '<details class="plain"><summary>Details</summary></details>' if fields else ""
+        entry = extended
+        counted = [
+            _plural(len(entry.images), "image") if entry.images else "",
+            _plural(len(entry.videos), "video") if entry.videos else "",
+            "news" if entry.news is not None else "",
+            _plural(len(entry.alternates), "alternate") if entry.alternates else "",
+        ]
+        summary = ", ".join(part for part in counted if part) or "Details"
+        return f"<details><summary>{summary}</summary>{self._extensions(entry)}</details>"
 
     def close(self) -> str:
         count = self.count

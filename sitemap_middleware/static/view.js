@@ -34,7 +34,7 @@
     var cell = row.cells[col];
     var type = heads[col].getAttribute("data-type");
     if (!cell || cell.textContent.trim() === "") { return null; }
-    if (type === "number") { return Number(cell.textContent); }
+    if (type === "number") { return Number(cell.textContent.replace(/,/g, "")); }  // 12,207
     if (type === "date") {
       var time = cell.querySelector("time");
       return time ? Date.parse(time.getAttribute("datetime")) : null;

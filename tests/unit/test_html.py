@@ -9,6 +9,7 @@ import logging
 import re
 import tracemalloc
 from collections.abc import AsyncIterator, Iterator
+from datetime import datetime, timezone
 from typing import Any
 from xml.etree.ElementTree import Element
 
@@ -32,7 +33,9 @@ from sitemap_middleware import (
 )
 from sitemap_middleware._engine.core import RequestInfo, SitemapCore
 from sitemap_middleware._sansio.html_assets import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
+from sitemap_middleware._sansio.html_writer import MONTHS, human_time
 from sitemap_middleware._sansio.models import simple_fields
+from sitemap_middleware._sansio.values import format_w3c
 from sitemap_middleware._sansio.xml import split_tail
 from sitemap_middleware.ops import ServedDocument
 from tests.helpers import CountingProvider, collect, fetch, header
@@ -198,7 +201,9 @@ async def test_index_view_lists_every_page_with_count_lastmod_and_links() -> Non
         ["days, page 1", "5"],
     ]
     assert links(table[3]) == ["sitemap-days-1.html", "sitemap-days-1.xml"]
-    assert cells(table[3])[2] == "2024-01-05T00:00:00+00:00"
+    assert cells(table[3])[2] == "5 Jan 2024 00:00 UTC"
+    time = table[3].find(f".//{NS}time")
+    assert time is not None and time.get("datetime") == "2024-01-05T00:00:00+00:00"
     assert "4 sitemap files list 30 URLs" in text(doc)
 
 
@@ -211,7 +216,11 @@ async def test_page_view_shows_fields_and_extensions_readably() -> None:
     url, lastmod, changefreq, priority, extensions = cells(first)
     assert url == "https://example.com/rich/x?a=1&b='2'"
     assert links(first)[0] == url  # the href decodes to the exact URL
-    assert (lastmod, changefreq, priority) == ("2024-03-04T05:06:07+00:00", "weekly", "0.7")
+    assert (lastmod, changefreq, priority) == ("4 Mar 2024 05:06 UTC", "weekly", "0.7")
+    details = first.find(f".//{NS}summary")  # the extensions, on demand
+    assert details is not None
+    summary = text(details)
+    assert summary == "2 images, 1 video, news, 2 alternates"
     for part in (
         "image https://example.com/img/1.png",
         "image https://cdn.example.net/2.png",
@@ -220,10 +229,11 @@ async def test_page_view_shows_fields_and_extensions_readably() -> None:
         "hreflang de https://example.com/de/rich",
         "hreflang x-default https://example.com/rich",
         "news " + EVIL,
-        "published 2024-03-04",
+        "published 4 Mar 2024",
     ):
         assert part in extensions, part
-    assert cells(plain) == ["https://example.com/plain", "", "", "", ""]
+    assert cells(plain) == ["https://example.com/plain", "", "", "", ""]  # nothing to unfold
+    assert cells(mapping)[4] == "Details"  # its priority, on a phone
     assert cells(mapping)[3] == "0.2"
     assert "3 URLs in this file." in text(doc)
 
@@ -232,8 +242,8 @@ async def test_page_view_folds_many_images_into_details() -> None:
     """Beyond a handful, an entry's images sit in a <details> element with their count."""
     entry = SitemapEntry("/gallery", images=[f"/g/{i}.png" for i in range(12)])
     _, body = await fetch(_core({"p": [entry]}), "/sitemap-p-1.html")
-    summary = list(parse(body).iter(f"{NS}summary"))[0]
-    assert text(summary) == "image 12 images"
+    outer, inner = list(parse(body).iter(f"{NS}summary"))
+    assert (text(outer), text(inner)) == ("12 images", "image 12 images")
 
 
 async def test_page_views_link_to_neighbours_index_and_xml() -> None:
@@ -479,11 +489,20 @@ async def test_stylesheet_links_to_the_html_view_only_when_it_is_on() -> None:
     """The built-in XSL gains a link to the index view when the views are on."""
     _, with_view = await fetch(_core({"p": ["/a"]}, stylesheet=True), "/sitemap.xsl")
     _, without = await fetch(_core({"p": ["/a"]}, stylesheet=True, html=False), "/sitemap.xsl")
-    assert b'<a href="sitemap.html">Open the HTML view</a>' in with_view
+    assert b'<a href="sitemap.html" id="html-view-link"' in with_view
+    assert b'data-xml-prefix="sitemap-" data-view-prefix="sitemap-">Open the HTML view</a>' in (
+        with_view
+    )
     assert b"HTML view</a>" not in without
-    custom = _core({"p": ["/a"]}, stylesheet=True, html=HTMLView(index_name="human.html"))
+    custom = _core(
+        {"p": ["/a"]},
+        stylesheet=True,
+        page_prefix="map-",
+        html=HTMLView(index_name="human.html", page_prefix="view-"),
+    )
     _, body = await fetch(custom, "/sitemap.xsl")
-    assert b'<a href="human.html">' in body
+    assert b'<a href="human.html" id="html-view-link" data-xml-prefix="map-"' in body
+    assert b'data-view-prefix="view-"' in body
 
 
 async def test_view_body_is_complete_html_in_one_collect() -> None:
@@ -519,8 +538,8 @@ async def test_every_video_field_is_shown() -> None:
     for part in (
         "Playerhttps://player.example.net/v?id=1&x=2",
         "Duration60:00 (3600 s)",
-        "Published2024-06-01T10:00:00+02:00",
-        "Expires2030-01-01",
+        "Published1 Jun 2024 08:00 UTC",
+        "Expires1 Jan 2030",
         "Rating4.2 of 5",
         "Views1,234,567",
         "Requires subscriptionno",
@@ -529,6 +548,68 @@ async def test_every_video_field_is_shown() -> None:
         "UploaderAnn",
     ):
         assert part in details, part
+
+
+async def test_counts_and_dates_are_formatted_for_people() -> None:
+    """Issue 29: counts with thousands separators, dates as "4 Mar 2024 05:06 UTC"
+    (any offset shown in UTC), the exact value kept in <time datetime>."""
+    entries = [{"loc": f"/n/{i}", "lastmod": "2024-03-04T07:06:07+02:00"} for i in range(1_500)]
+    core = _core({"p": entries})
+    _, body = await fetch(core, "/sitemap.html")
+    doc = parse(body)
+    (row,) = rows(doc)
+    assert cells(row)[1:3] == ["1,500", "4 Mar 2024 05:06 UTC"]
+    assert "1 sitemap file list 1,500 URLs" in text(doc)
+    _, body = await fetch(core, "/sitemap-p-1.html")
+    doc = parse(body)
+    time_ = rows(doc)[0].find(f".//{NS}time")
+    assert time_ is not None and time_.get("datetime") == "2024-03-04T07:06:07+02:00"  # as sent
+    assert text(time_) == "4 Mar 2024 05:06 UTC"
+    assert "1,500 URLs in this file." in text(doc)
+
+
+@given(
+    st.datetimes(timezones=st.timezones() | st.just(timezone.utc))
+    | st.dates().map(lambda d: datetime(d.year, d.month, d.day))
+)
+def test_human_time_reads_any_w3c_value_in_utc(moment: datetime) -> None:
+    """Whatever the offset, the day and minute shown are the UTC ones; a plain date is
+    shown as a date, without a clock."""
+    if moment.tzinfo is None:  # a plain date
+        day = moment.date()
+        assert human_time(format_w3c(day)) == (f"{day.day} {MONTHS[day.month - 1]} {day.year}", "")
+        return
+    utc = moment.astimezone(timezone.utc)
+    shown = human_time(format_w3c(moment))
+    assert shown == (
+        f"{utc.day} {MONTHS[utc.month - 1]} {utc.year}",
+        f"{utc.hour:02d}:{utc.minute:02d} UTC",
+    )
+
+
+def test_human_time_shows_what_it_cannot_read_as_it_is() -> None:
+    assert human_time("2024-05") == ("2024-05", "")
+    assert human_time("2024-05-06T07:08Z") == ("6 May 2024", "07:08 UTC")
+
+
+async def test_page_view_shows_paths_apart_from_the_site_origin() -> None:
+    """The row's link names its URL whole (its text is the URL); the site's origin sits in
+    a span a phone hides, so the path that tells URLs apart shows. URLs elsewhere (a CDN
+    image) keep their origin in plain text."""
+    entry = SitemapEntry("/tea", images=[Image("https://cdn.example.net/t.png")])
+    core = _core({"p": [entry]})
+    request = RequestInfo("GET", "/shop/sitemap-p-1.html", {}, root_path="/shop")
+    target = core.route(request)
+    assert target is not None
+    doc = parse(await collect(await core.respond(target, request)))
+    row = rows(doc)[0]
+    link = row.find(f".//{NS}th/{NS}a")
+    assert link is not None and text(link) == link.get("href") == "https://example.com/shop/tea"
+    origin = link.find(f"{NS}span")
+    assert origin is not None and origin.get("class") == "origin"
+    assert text(origin) == "https://example.com"
+    image = [a for a in row.iter(f"{NS}a") if "cdn" in a.get("href", "")][0]
+    assert not list(image.iter(f"{NS}span"))
 
 
 def test_only_http_urls_become_links() -> None:
