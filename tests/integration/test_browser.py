@@ -9,9 +9,11 @@ from collections.abc import Iterator
 from datetime import date, timedelta
 from pathlib import Path
 
+import httpx
 import pytest
 
 from sitemap_middleware import Image, SitemapEntry
+from tests.integration.cdp import Tab, browser
 from tests.integration.servers import asgi_app, bound_socket, make_config, serve_uvicorn
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -83,7 +85,8 @@ def test_urlset_renders_as_a_table_with_one_row_per_url(site: str, tmp_path: Pat
     assert len(rows) == ROWS
     assert f'<strong id="count">{ROWS}</strong>' in dom
     first = rows[0]
-    assert f"{site}/item/0" in first[0] and first[1] == "2024-01-01"
+    assert f'<a href="{site}/item/0">' in first[0]
+    assert first[1] == '<time datetime="2024-01-01">1 Jan 2024</time>'  # for people
     assert [row[4] for row in rows[:3]] == ["0", "1", "2"]  # images per URL
 
 
@@ -106,6 +109,51 @@ def test_index_links_through_to_its_pages(site: str, tmp_path: Path) -> None:
 
 
 def test_xsl_view_links_to_the_html_view(site: str, tmp_path: Path) -> None:
-    """Browsers that still run XSLT show a link to the HTML view, which works without it."""
+    """Browsers that still run XSLT show a link to the HTML view of the same page (which
+    works without XSLT); the index links the index view."""
     dom = _dump_dom(f"{site}/sitemap-items-1.xml", tmp_path)
-    assert '<a href="sitemap.html">Open the HTML view</a>' in dom
+    assert re.search(
+        r'<a href="sitemap-items-1.html"[^>]*>Open the HTML view of this page</a>', dom
+    )
+    dom = _dump_dom(f"{site}/sitemap_index.xml", tmp_path)
+    assert re.search(r'<a href="sitemap.html"[^>]*>Open the HTML view</a>', dom)
+
+
+#: Where the HTML-view link is on screen and what is drawn at its centre.
+LINK_ON_SCREEN = """(() => {
+  const link = document.getElementById("html-view-link");
+  const box = link.getBoundingClientRect();
+  const top = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+  const banner = document.querySelector("xslt-warning-banner");
+  return {href: link.href, top: box.top, bottom: box.bottom, height: innerHeight,
+    shown: top === link || link.contains(top), covered_by: top ? top.tagName : null,
+    banner: banner ? banner.getBoundingClientRect().height : 0,
+    wide: document.documentElement.scrollWidth};
+})()"""
+
+
+@pytest.mark.parametrize("width, height, mobile", [(1280, 900, False), (390, 844, True)])
+def test_xsl_link_to_the_html_view_shows_below_chromiums_banner(
+    site: str, tmp_path: Path, artifacts: Path, width: int, height: int, mobile: bool
+) -> None:
+    """Issue 29: Chromium draws a warning over XSLT pages (a popover fixed at the top); the
+    link to the page's own HTML view is on the first screen, drawn, not covered, at
+    desktop and phone widths, and the phone page does not scroll sideways. Screenshots
+    kept as artifacts."""
+    with browser(tmp_path / "profile", log=tmp_path / "chromium.log") as chromium:
+        tab = Tab(chromium)
+        tab.emulate(width, height, mobile=mobile, scale=2 if mobile else 1)
+        for path, view in (
+            ("/sitemap-items-1.xml", "/sitemap-items-1.html"),
+            ("/sitemap_index.xml", "/sitemap.html"),
+        ):
+            tab.goto(site + path)
+            tab.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+            name = f"xsl-{path.strip('/').split('.')[0]}-{'phone' if mobile else 'desktop'}.png"
+            tab.screenshot(artifacts / name)
+            where = tab.eval(LINK_ON_SCREEN)
+            print(path, width, where)  # whether this Chromium drew its banner, and how tall
+            assert where["href"] == site + view, where
+            assert where["shown"] and where["top"] >= 0 and where["bottom"] <= height, where
+            assert where["wide"] <= width, where
+            assert httpx.get(where["href"]).status_code == 200

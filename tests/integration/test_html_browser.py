@@ -119,6 +119,16 @@ def _column(tab: Tab, col: int) -> list[str]:
     )
 
 
+def _dates(tab: Tab) -> list[str]:
+    """The machine dates of the Last modified column (shown for people, kept in <time>)."""
+    return list(
+        tab.eval(
+            "[...document.querySelectorAll('tbody tr')].map(r => "
+            "(r.cells[1].querySelector('time') || {getAttribute: () => ''}).getAttribute('datetime'))"
+        )
+    )
+
+
 def _clean(tab: Tab) -> None:
     """No script error, no CSP violation, no injected script ran."""
     assert tab.eval("window.__violations") == []
@@ -170,9 +180,9 @@ def test_sorting_by_click_and_by_keyboard(site: str, tab: Tab) -> None:
     """Header buttons sort by date and number; Enter on a focused header reverses."""
     tab.goto(f"{site}/sitemap-items-1.html")
     _clean(tab)
-    as_sent = [d for d in _column(tab, 1) if d]
+    as_sent = [d for d in _dates(tab) if d]
     tab.eval("document.querySelectorAll('thead th button')[1].click()")
-    dates = [d for d in _column(tab, 1) if d]
+    dates = [d for d in _dates(tab) if d]
     assert dates == sorted(as_sent) and dates != as_sent
     assert tab.eval("document.querySelectorAll('thead th')[1].getAttribute('aria-sort')") == (
         "ascending"
@@ -180,7 +190,7 @@ def test_sorting_by_click_and_by_keyboard(site: str, tab: Tab) -> None:
     assert _column(tab, 1)[-1] == ""  # a URL without lastmod sorts last
     tab.eval("document.querySelectorAll('thead th button')[1].focus()")
     tab.press("Enter")
-    dates = [d for d in _column(tab, 1) if d]
+    dates = [d for d in _dates(tab) if d]
     assert dates == sorted(dates, reverse=True)
     assert tab.eval("document.getElementById('status').textContent") == (
         "Sorted by Last modified, descending."
@@ -230,18 +240,53 @@ def test_injected_markup_stays_text(site: str, tab: Tab) -> None:
     assert tab.eval("document.querySelectorAll('thead th button').length") == 5  # CSP let ours run
 
 
+#: Text lines each body row is tall: its height less its first cell's padding, in lines
+#: of that cell (closed <details> are laid out, though not drawn: no box counting).
+ROW_LINES = """[...document.querySelectorAll('tbody tr')].map(row => {
+  const cell = getComputedStyle(row.cells[0]);
+  const padding = parseFloat(cell.paddingTop) + parseFloat(cell.paddingBottom);
+  return (row.getBoundingClientRect().height - padding) / parseFloat(cell.lineHeight);
+})"""
+#: Whether the element ``selector`` names is on the first screen and drawn, not covered.
+ON_FIRST_SCREEN = """(selector => {
+  const link = document.querySelector(selector);
+  const box = link.getBoundingClientRect();
+  const top = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+  return box.top >= 0 && box.bottom <= innerHeight && (top === link || link.contains(top));
+})"""
+
+
 def test_views_look_right_on_desktop_and_phone(site: str, tab: Tab, artifacts: Path) -> None:
-    """Screenshots at both widths; on a phone the page itself never scrolls sideways."""
-    for name, path in (("index", "/sitemap.html"), ("page", "/sitemap-items-1.html")):
-        tab.emulate(*DESKTOP, mobile=False)
-        tab.goto(site + path)
-        tab.screenshot(artifacts / f"test-app-{name}-desktop.png")
-        tab.emulate(*PHONE, mobile=True, scale=2)
-        tab.goto(site + path)
-        assert tab.eval("document.documentElement.scrollWidth") <= PHONE[0]
-        assert tab.eval("window.innerWidth") == PHONE[0]  # the viewport meta took effect
-        tab.screenshot(artifacts / f"test-app-{name}-phone.png")
-    tab.eval("document.querySelector('details').open = true")
+    """Issue 29: at 1280 and 390 px every URL of a page view is one line tall (an index
+    row at most two), nothing scrolls sideways (the page or its table), and the link to the
+    other view of the page (its XML) is on the first screen. On a phone a row's details
+    (lastmod, changefreq, priority, extensions) open on demand. Screenshots kept."""
+    for size, (width, height), mobile in (("desktop", DESKTOP, False), ("phone", PHONE, True)):
+        tab.emulate(width, height, mobile=mobile, scale=2 if mobile else 1)
+        for name, path, other in (
+            ("index", "/sitemap.html", "nav a[href='sitemap.xml']"),
+            ("page", "/sitemap-items-1.html", "nav a[href='sitemap-items-1.xml']"),
+        ):
+            tab.goto(site + path)
+            tab.screenshot(artifacts / f"test-app-{name}-{size}.png")
+            assert tab.eval("window.innerWidth") == width  # the viewport meta took effect
+            assert tab.eval("document.documentElement.scrollWidth") <= width
+            assert tab.eval("document.querySelector('.scroll').scrollWidth") <= tab.eval(
+                "document.querySelector('.scroll').clientWidth"
+            )
+            lines = tab.eval(ROW_LINES)
+            # One line a URL; an index row at most two (its XML file under it on a phone).
+            assert max(lines) <= (1.5 if name == "page" else 2.5), (size, name, lines)
+            assert tab.eval(f"{ON_FIRST_SCREEN}({other!r})"), (size, name)
+    # A phone: the row shows its path; tapping its toggle shows the rest.
+    first = "document.querySelector('tbody tr')"
+    assert tab.eval(f"{first}.cells[1].getClientRects().length") == 0  # lastmod: on demand
+    shown = tab.eval(f"{first}.querySelector('th').innerText")
+    assert shown == "/item/0", shown
+    tab.eval(f"{first}.querySelector('summary').click()")
+    assert tab.eval(f"{first}.cells[1].getClientRects().length") == 1
+    assert tab.eval(f"{first}.cells[1].innerText") == "1 Jan 2024"
+    assert tab.eval("document.documentElement.scrollWidth") <= PHONE[0]
     tab.screenshot(artifacts / "test-app-page-phone-details.png")
     assert (artifacts / "test-app-page-phone.png").stat().st_size > 10_000
 
@@ -283,7 +328,9 @@ def test_demo_html_views_in_the_browser(demo: str, tab: Tab, artifacts: Path) ->
     _clean(tab)
     assert _rows(tab) == len(children)
     assert tab.eval("[...document.querySelectorAll('tbody td.url a')].map(a => a.href)") == children
-    counts = {c: int(n) for c, n in zip(children, _column(tab, 1), strict=True) if n}
+    counts = {
+        c: int(n.replace(",", "")) for c, n in zip(children, _column(tab, 1), strict=True) if n
+    }
     assert sorted(set(children) - set(counts)) == [f"{site}/blog/sitemap.xml"]  # elsewhere
     for child, count in counts.items():
         assert len(page_urls(check_document(httpx.get(child).content))) == count, child
