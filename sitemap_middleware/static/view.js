@@ -105,6 +105,13 @@
     });
   });
 
+  // A phone shows a row's other cells while its details are open: the row is marked
+  // (toggle does not bubble: caught on its way down).
+  body.addEventListener("toggle", function (event) {
+    var cell = event.target.parentNode;
+    if (cell && cell.className === "ext") { cell.parentNode.classList.toggle("open", event.target.open); }
+  }, true);
+
   var pending = 0;
   input.addEventListener("input", function () {
     clearTimeout(pending);

@@ -284,6 +284,7 @@ def test_views_look_right_on_desktop_and_phone(site: str, tab: Tab, artifacts: P
     shown = tab.eval(f"{first}.querySelector('th').innerText")
     assert shown == "/item/0", shown
     tab.eval(f"{first}.querySelector('summary').click()")
+    tab.eval("new Promise(done => setTimeout(done))")  # the toggle event's task ran
     assert tab.eval(f"{first}.cells[1].getClientRects().length") == 1
     assert tab.eval(f"{first}.cells[1].innerText") == "1 Jan 2024"
     assert tab.eval("document.documentElement.scrollWidth") <= PHONE[0]
