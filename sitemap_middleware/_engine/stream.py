@@ -1,9 +1,12 @@
-"""Pulling entries from a provider: batches, timeouts, validation and the location rule."""
+"""Admitting a section's entries: batches, timeouts, validation and the location rule.
+
+What a provider hands over comes through a source (``sources.py``, one class per
+capability); the stream times each of its calls and admits what it reads.
+"""
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterable, AsyncIterator
 from datetime import datetime
 from typing import Any
 
@@ -12,25 +15,17 @@ import anyio.lowlevel
 
 from .._exceptions import InvalidEntryError, ProviderError, ProviderTimeoutError
 from .._logs import logger, report_once
-from .._providers.base import (
-    CallableProvider,
-    SupportsKeyedBatches,
-    SupportsKeyset,
-    SupportsPages,
-    UrlProvider,
-)
+from .._providers.base import UrlProvider
 from .._sansio.batches import Batch, PlainBatch, plain_batch
 from .._sansio.exclusion import PROVIDER, SKIP, Exclusion, SkipType
 from .._sansio.extensions import alternate_problem, is_old_news
 from .._sansio.ledger import Reading
 from .._sansio.models import Admitted, SitemapEntry, describe_item, entry_parts, resolve_mapped
 from .._sansio.urls import BaseURL
-from .stream_keys import check_keys, check_pairs
+from .sources import BATCH_SIZE, open_source
 
 __all__ = ["BATCH_SIZE", "EntryStream", "call_provider"]
 
-#: Entries per timed provider call: amortises the timeout, keeps the first batch small.
-BATCH_SIZE = 500
 #: Invalid entries logged one by one per response; the rest are counted in a summary.
 MAX_LOGGED_INVALID = 20
 
@@ -61,11 +56,11 @@ async def call_provider(section: str, timeout: float, awaitable: Any) -> Any:
 class EntryStream:
     """The admitted entries of one section, ``limit`` of them from ``offset``.
 
-    Uses the provider's ``page()`` when it has one, else iterates ``entries()`` and skips;
-    with ``keyed`` (a :class:`SupportsKeyset` provider) reads ``(key, item)`` pairs from
-    ``keyed(after, upto)``. Each batch is one timed call; entries that fail validation or
-    the location rule are left out and logged (or raise, in strict mode; ``quiet`` logs
-    nothing, for the planning pass: its entries are logged when their page is served).
+    Reads through the source :func:`open_source` picks by the provider's capabilities
+    (``keyed``: the key range ``key_range`` of a :class:`SupportsKeyset` provider). Each
+    batch is one timed call; entries that fail validation or the location rule are left
+    out and logged (or raise, in strict mode; ``quiet`` logs nothing, for the planning
+    pass: its entries are logged when their page is served).
     """
 
     def __init__(
@@ -110,29 +105,15 @@ class EntryStream:
         self._quiet = quiet
         self._remaining = limit
         self._skip = offset
-        self._iterator: AsyncIterator[Any] | None = None
-        # A CallableProvider hands over lists: items wait here until a batch takes them.
-        self._batched = False
-        self._buffer: list[Any] = []
-        # A SupportsKeyedBatches source hands over keys and items as two lists: the keys
-        # wait here beside their items (no pair per row for the collector to follow).
-        self._columnar = False
-        self._key_buffer: list[Any] = []
-        self._pulled_keys: list[Any] = []
-        self._source_done = False
-        self._provider = provider
+        self._source = open_source(
+            name, provider, offset=offset, limit=limit, keyed=keyed, key_range=key_range
+        )
         self._invalid = 0
         #: Items left out as invalid in a quiet stream (the planning pass), and the first
         #: one's error: what the pass reports when the section lists nothing at all.
         self.left_out = 0
         self.first_left_out: InvalidEntryError | None = None
-        self._keyed = keyed
-        self._repeats_keys = getattr(provider, "repeats_keys", False) is True
-        self._key_range = key_range
-        self._keys: list[Any] = []
-        self._keys_start = 0
-        self._last_key: Any = None
-        self.exhausted = False
+        self._keys_start = 0  # the raw position of the last batch's first item
         self.pulled = 0  # raw items pulled so far (valid or not): what page plans count
         self._replay: list[PlainBatch] | None = None
 
@@ -144,117 +125,9 @@ class EntryStream:
         """
         self._replay = batches[::-1]
 
-    def _open(self) -> AsyncIterator[Any]:
-        if self._iterator is None:
-            provider = self._provider
-            source: AsyncIterable[Any]
-            if self._keyed and isinstance(provider, SupportsKeyedBatches):
-                source = provider.keyed_batches(*self._key_range)  # (keys, items)
-                self._batched = True
-                self._columnar = True
-            elif self._keyed and isinstance(provider, SupportsKeyset):
-                source = provider.keyed(*self._key_range)
-            elif isinstance(provider, SupportsPages) and self._remaining is not None:
-                source = provider.page(self._skip, self._remaining)
-                self._skip = 0
-            elif isinstance(provider, CallableProvider):
-                source = provider.batches()
-                self._batched = True
-            else:
-                source = provider.entries()
-            self._iterator = aiter(source)
-        return self._iterator
-
     def key_at(self, position: int) -> Any:
         """The key of the item at raw ``position`` (in the last batch; keyed streams)."""
-        return self._keys[position - self._keys_start]
-
-    async def _skip_batch(self) -> None:
-        """Read past up to BATCH_SIZE entries before the page (providers without page())."""
-        iterator = self._open()
-        if self._batched:
-            # A source of lists: one list per timed call, skipped by slicing.
-            buffer = self._buffer
-            if not buffer and not self._source_done:
-                try:
-                    self._extend(await anext(iterator))
-                except StopAsyncIteration:
-                    self._source_done = True
-            dropped = min(self._skip, len(buffer))
-            self._drop(dropped)
-            self._skip -= dropped
-            if self._skip and self._source_done and not buffer:
-                self.exhausted = True  # ended before the page starts: an empty page
-            return
-        for _ in range(min(BATCH_SIZE, self._skip)):
-            try:
-                await anext(iterator)
-            except StopAsyncIteration:  # ended before the page starts: an empty page
-                self.exhausted = True
-                return
-            self._skip -= 1
-
-    async def _pull(self) -> list[Any]:
-        iterator = self._open()
-        if self._batched:
-            return await self._pull_batched(iterator)
-        size = BATCH_SIZE if self._remaining is None else min(BATCH_SIZE, self._remaining)
-        items: list[Any] = []
-        if size <= 0:
-            return items
-        append = items.append
-        # ``async for`` calls __anext__ directly: no anext() wrapper per item. Leaving the
-        # loop early leaves the iterator open for the next batch.
-        async for item in iterator:
-            append(item)
-            if len(items) == size:
-                break
-        else:
-            self.exhausted = True
-        return items
-
-    async def _pull_batched(self, batches: AsyncIterator[list[Any]]) -> list[Any]:
-        """``_pull`` for sources of lists: skips and takes by slicing, never item by item."""
-        buffer = self._buffer
-        size = BATCH_SIZE if self._remaining is None else min(BATCH_SIZE, self._remaining)
-        while self._skip or len(buffer) < size:
-            if self._skip and buffer:
-                dropped = min(self._skip, len(buffer))
-                self._drop(dropped)
-                self._skip -= dropped
-                continue
-            if self._source_done:
-                break
-            try:
-                self._extend(await anext(batches))
-            except StopAsyncIteration:
-                self._source_done = True
-        if self._remaining is None:
-            size = max(size, min(len(buffer), self._batch_size))
-        items = buffer[:size]
-        if self._columnar:
-            self._pulled_keys = self._key_buffer[:size]
-        self._drop(size)
-        if self._source_done and not buffer:
-            self.exhausted = True
-        return items
-
-    def _extend(self, batch: Any) -> None:
-        if self._columnar:
-            keys, items = batch
-            if len(keys) != len(items):
-                raise ProviderError(
-                    self.name, f"keyed_batches() gave {len(keys)} keys for {len(items)} items"
-                )
-            self._key_buffer.extend(keys)
-            self._buffer.extend(items)
-        else:
-            self._buffer.extend(batch)
-
-    def _drop(self, count: int) -> None:
-        del self._buffer[:count]
-        if self._columnar:
-            del self._key_buffer[:count]
+        return self._source.keys[position - self._keys_start]
 
     async def next_raw(self) -> list[Any]:
         """The next batch of raw provider items; empty when done.
@@ -263,41 +136,32 @@ class EntryStream:
         Each starts at a checkpoint: a provider that never awaits (an in-memory list)
         still lets a client's disconnect, or a timeout, stop the response within a batch.
         """
-        while self._skip and not self.exhausted:
+        source = self._source
+        while self._skip and not source.exhausted:
             await anyio.lowlevel.checkpoint()
-            await call_provider(self.name, self._timeout, self._skip_batch())
-        if self.exhausted or self._remaining == 0:
-            if self._ledger is not None and self.exhausted and self._remaining is None:
+            self._skip -= await call_provider(self.name, self._timeout, source.skip(self._skip))
+        remaining = self._remaining
+        if source.exhausted or remaining == 0:
+            if self._ledger is not None and source.exhausted and remaining is None:
                 self._ledger.done()
             return []
         await anyio.lowlevel.checkpoint()
         if self._ledger is not None and not self.pulled:  # a planning pass reads it again
             await self._ledger.ready(self._quiet)
-        raw: list[Any] = await call_provider(self.name, self._timeout, self._pull())
-        if self._remaining is not None:
-            self._remaining -= len(raw)
-        if self._columnar:
-            self._keys = self._pulled_keys
-        elif self._keyed:
-            if not all(type(pair) is tuple and len(pair) == 2 for pair in raw):
-                check_pairs(self.name, raw)
-            self._keys = [pair[0] for pair in raw]
-            raw = [pair[1] for pair in raw]
-        if self._keyed:
-            self._check_keys(self._keys)
-            self._keys_start = self.pulled
+        if remaining is None:
+            take = source.take(BATCH_SIZE, self._batch_size)
+        else:
+            size = min(BATCH_SIZE, remaining)
+            take = source.take(size, size)
+        raw: list[Any] = await call_provider(self.name, self._timeout, take)
+        if remaining is not None:
+            self._remaining = remaining - len(raw)
+        self._keys_start = self.pulled
         self.pulled += len(raw)
         raw = resolve_mapped(raw)  # rows mapped once, whichever path admits them
         if self._ledger is not None:  # (a provider's digests, taken out of its items)
             raw = self._ledger.split(raw, self.pulled)
         return raw
-
-    def _check_keys(self, keys: list[Any]) -> None:
-        """Integer keys from ``keyed()`` must increase inside ``(after, upto]``."""
-        after = self._key_range[0] if self._last_key is None else self._last_key
-        self._last_key = check_keys(
-            self.name, keys, self._key_range, after, self._last_key, self._repeats_keys
-        )
 
     async def next_batch(self) -> Batch:
         """The next batch of valid entries with their absolute URLs; empty when done.
@@ -428,11 +292,8 @@ class EntryStream:
         if self._old_news and not self._quiet:
             logger.info(LOG_OLD_NEWS, self.name, self._old_news)
             self._old_news = 0
-        iterator, self._iterator = self._iterator, None
-        aclose = getattr(iterator, "aclose", None)
-        if aclose is not None:
-            with anyio.CancelScope(shield=True):
-                try:
-                    await aclose()
-                except Exception:  # a provider failing in its cleanup must not mask ours
-                    logger.exception("sitemap section %r: provider failed while closing", self.name)
+        with anyio.CancelScope(shield=True):
+            try:
+                await self._source.aclose()
+            except Exception:  # a provider failing in its cleanup must not mask ours
+                logger.exception("sitemap section %r: provider failed while closing", self.name)
