@@ -154,6 +154,8 @@ class EntryStream:
             size = min(BATCH_SIZE, remaining)
             take = source.take(size, size)
         raw: list[Any] = await call_provider(self.name, self._timeout, take)
+        if not raw and self._ledger is not None and source.exhausted and remaining is None:
+            self._ledger.done()  # (the last batch ended where the provider did)
         if remaining is not None:
             self._remaining = remaining - len(raw)
         self._keys_start = self.pulled

@@ -537,3 +537,26 @@ async def test_a_lastmod_that_stayed_while_the_content_moved_is_not_reported_as_
         1,
         [(BASE + "/a", "2025-08-23T00:00:00+00:00", "2025-06-15T15:07:40+00:00")],
     )
+
+
+@pytest.mark.anyio
+async def test_repeats_reach_later_pages_when_the_section_ends_on_a_batch_boundary() -> None:
+    """A section of 1,000 items (two full batches of 500): the pass ended with an empty
+    batch, which never told the book its repeats, so page 2 dated /a by its own listing
+    and each page's render replaced the other's record."""
+    items: list[dict[str, Any]] = [{"loc": f"/u{i}", "digest": "d"} for i in range(1000)]
+    items[0] = {"loc": "/a", "digest": "x"}
+    items[999] = {"loc": "/a", "digest": "y"}
+    clock = [T0]
+    core = _core(Listing(items), Ledger(source="digest"), clock, max_urls_per_page=500)
+    rounds = []
+    for _ in range(3):
+        seen = []
+        for path in ("/sitemap.xml", "/sitemap-p-1.xml", "/sitemap-p-2.xml", "/sitemap-p-1.xml"):
+            reply, body = await fetch(core, path)
+            assert reply.status == 200
+            seen.append((body, header(reply, "etag")))
+        rounds.append(seen)
+        clock[0] += 100
+    assert rounds[0] == rounds[1] == rounds[2]
+    assert lastmods(rounds[0][2][0])["/a"] == lastmods(rounds[0][1][0])["/a"]
