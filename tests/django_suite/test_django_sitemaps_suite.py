@@ -16,6 +16,7 @@ declaration" tests pass; with the settings a user wanting Django's behaviour set
 
 from __future__ import annotations
 
+import fcntl
 import importlib.metadata
 import os
 import re
@@ -126,9 +127,16 @@ def _sdist_tests() -> Path:
         or Path(tempfile.gettempdir()) / "sitemap-middleware-django-sdist"
     )
     tests = cache / f"django-{version}" / "tests"
-    if (tests / "runtests.py").is_file() and (tests / "sitemaps_tests").is_dir():
-        return tests
     cache.mkdir(parents=True, exist_ok=True)
+    # One download and extraction at a time: parallel workers (and runs) share the cache.
+    with (cache / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not ((tests / "runtests.py").is_file() and (tests / "sitemaps_tests").is_dir()):
+            _download(cache, version)
+    return tests
+
+
+def _download(cache: Path, version: str) -> None:
     archive = cache / f"django-{version}.tar.gz"
     if not archive.is_file():
         pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:"]
@@ -147,7 +155,6 @@ def _sdist_tests() -> Path:
     with tarfile.open(archive) as sdist:
         members = [m for m in sdist.getmembers() if wanted.fullmatch(m.name)]
         sdist.extractall(cache, members=members, filter="data")
-    return tests
 
 
 def _run(database: str, passed: str | None = None) -> tuple[int, set[str]]:
