@@ -270,6 +270,7 @@ def _sqlite_url(tmp_path: Any) -> str:
     return f"sqlite+aiosqlite:///{tmp_path / 'crawl.sqlite3'}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_sql_crawls_under_random_writes(backend: str, tmp_path: Any) -> None:
     """Following the index yields every row that lived throughout, once; pages stay valid."""

@@ -318,6 +318,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         process.wait(20)
 
 
+@pytest.mark.slow
 def test_demo_html_views_in_the_browser(demo: str, tab: Tab, artifacts: Path) -> None:
     """The demo's index view lists every entry of its XML index with each page's URL count;
     page views match their XML row for row; sorting works; the mounted blog and the second

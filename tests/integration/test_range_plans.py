@@ -130,6 +130,7 @@ def _entry_provider(engine: AsyncEngine) -> SQLAlchemyProvider:
     return SQLAlchemyProvider(engine, items, key="id", lastmod="updated_at", to_entry=to_entry)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, **DATABASE_EXAMPLES)
 @given(
     count=st.integers(0, 300),
@@ -284,6 +285,7 @@ class _Table:
             )
 
 
+@pytest.mark.slow
 @settings(max_examples=30, **DATABASE_EXAMPLES)
 @given(
     count=st.integers(0, 300),

@@ -105,6 +105,7 @@ def test_head_has_headers_and_no_body(site: Site) -> None:
     assert "etag" in head.headers
 
 
+@pytest.mark.slow
 def test_crawler_discovers_everything_from_robots(site: Site) -> None:
     """usp, starting at the homepage, finds robots.txt, the index and every page."""
     tree = sitemap_tree_for_homepage(site.url + "/", use_known_paths=False)

@@ -47,6 +47,7 @@ def _stalled_client(url: str, path: str) -> socket.socket:
     return sock
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("server", ["uvicorn", "werkzeug"])
 def test_a_client_that_stops_reading_does_not_stall_the_others(server: str) -> None:
     """The second reader of the same page receives all of it while the first never reads."""

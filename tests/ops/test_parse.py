@@ -231,6 +231,7 @@ def test_parse_refuses_a_gzip_bomb_at_the_limit() -> None:
         parse_sitemap(_bomb())
 
 
+@pytest.mark.slow
 def test_parse_refuses_over_50000_urls() -> None:
     def urls(n: int) -> Iterator[bytes]:
         yield URLSET.encode()

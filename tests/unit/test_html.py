@@ -451,6 +451,7 @@ async def test_unversioned_views_get_etags_from_their_bytes() -> None:
     assert len(rows(parse(body))) == 2
 
 
+@pytest.mark.slow
 async def test_view_of_a_big_page_streams_in_chunks_with_flat_memory() -> None:
     """50,000 rows stream as many chunks; traced memory stays far below the body size."""
     # Stored renders buffer up to Renders.max_bytes by design; the smallest isolates streaming.

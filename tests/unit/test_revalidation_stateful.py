@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from datetime import datetime, timedelta, timezone
 
 import anyio
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -168,6 +169,7 @@ class Revalidation(RuleBasedStateMachine):
         assert shared.wall_clock() == self.now
 
 
+@pytest.mark.slow
 def test_no_304_for_changed_content() -> None:
     """Under any sequence of writes and revalidations, a 304 only for unchanged content."""
     run_state_machine_as_test(
@@ -183,6 +185,7 @@ class UnstoredRevalidation(Revalidation):
     renders = Renders(memory_bytes=0)  # nothing is ever stored
 
 
+@pytest.mark.slow
 def test_no_304_for_changed_content_never_stored() -> None:
     """The same when no render is ever stored (too large for the store, or none)."""
     run_state_machine_as_test(
