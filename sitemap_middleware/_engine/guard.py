@@ -169,9 +169,17 @@ class GuardRunner:
             "reading guard verdicts", self._values.values([KEY + url for url in urls])
         )
         for url, raw in zip(urls, found or (), strict=False):
-            verdict = Verdict.from_bytes(raw) if raw is not None else None
+            verdict = self._stored(raw, time.time())
             if verdict is not None:
                 self.book.recall(url, verdict)
+
+    def _stored(self, raw: bytes | None, now: float) -> Verdict | None:
+        """A verdict read from the shared store, held ``ttl`` from now at most (one saved
+        by an instance whose clock runs ahead would otherwise hold for as long)."""
+        verdict = Verdict.from_bytes(raw) if raw is not None else None
+        if verdict is None:
+            return None
+        return verdict._replace(until=min(verdict.until, now + self.guard.ttl))
 
     async def aclose(self) -> None:
         await self._background.stop(cancel=True)
@@ -194,7 +202,7 @@ class GuardRunner:
             keys = [KEY + url for url, _ in batch]
             found = await self._calls.guard("reading guard verdicts", self._values.values(keys))
             for (url, _), raw in zip(batch, found or (), strict=False):
-                verdict = Verdict.from_bytes(raw) if raw is not None else None
+                verdict = self._stored(raw, now)
                 if verdict is not None and verdict.until > now:
                     verdicts[url] = verdict
         shared = set(verdicts)

@@ -329,3 +329,33 @@ async def test_expired_verdicts_are_probed_again_while_the_version_holds() -> No
     listed, _ = await _listed(core)
     assert listed == ["/"]
     await core.aclose()
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.anyio
+async def test_a_shared_verdict_from_a_clock_ahead_holds_no_longer_than_the_ttl() -> None:
+    """A fleet member whose clock runs a year ahead saved a verdict good "until" next
+    year: adopted as is, it stayed fresh for a year, and the sweep (oldest verdicts
+    first, stopping at the first fresh one) never reached the verdicts settled after it,
+    so a page that turned 404 stayed listed. A stored verdict holds for ``ttl`` at most."""
+    import time
+
+    store = MemoryRenderStore()
+    store.shared = True
+    ahead = time.time() + 365 * 86_400
+    await store.save_values({f"guard|{BASE}/skewed": Verdict("", ahead, ahead).to_bytes()}, 60)
+    app = FakeApp({})
+    guard = Guard(ttl=1e-6, max_probes_per_minute=None)
+    core = _core(["/skewed", "/page"], app, guard=guard, renders=Renders(store=store))
+    assert core.guard is not None
+    await _listed(core)
+    await core.guard.settled()
+    verdict = core.config.guard_book.verdict(BASE + "/skewed")  # type: ignore[union-attr]
+    assert verdict is not None and verdict.until <= time.time() + 1
+    app.answers["/page"] = ProbeAnswer(404, HTML, b"")
+    for _ in range(2):
+        await _listed(core)
+        await core.guard.settled()
+    listed, _ = await _listed(core)
+    assert listed == ["/skewed"]
+    await core.aclose()
