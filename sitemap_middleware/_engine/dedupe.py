@@ -31,7 +31,9 @@ __all__ = ["deduplicated", "page_exclusion", "range_exclusion", "takes_part"]
 
 
 async def deduplicated(
-    config: SitemapConfig, base: BaseURL, pairs: Sequence[tuple[_ResolvedSection, SectionPlan]]
+    config: SitemapConfig,
+    base: BaseURL,
+    pairs: Sequence[tuple[_ResolvedSection, SectionPlan]],
 ) -> list[SectionPlan]:
     """The plans of ``pairs`` (sections in config order) without the listings of URLs
     listed before them; each plan names its duplicated locs' first listings."""
@@ -108,11 +110,9 @@ async def _listings(
     return found
 
 
-def page_exclusion(section: _ResolvedSection, plan: SectionPlan, number: int) -> Exclusion | None:
+def page_exclusion(section: _ResolvedSection, plan: SectionPlan, number: int) -> Exclusion:
     """What page ``number`` (1-based) of the section leaves out: its exclusions, then the
-    listings of URLs listed before (None: nothing to leave out)."""
-    if not plan.duplicates:
-        return section.exclusion
+    listings of URLs listed before (and any URL the page wrote already)."""
     name = section.name
     firsts = {loc: (s, n) == (name, number) for loc, s, n in plan.duplicates}
     return Duplicates(firsts, section.exclusion)
@@ -125,12 +125,12 @@ def range_exclusion(
     known) leaves out, and a text of it for the page's tag (it moves exactly when what
     the page leaves out does)."""
     if not plan.keyed_duplicates:
-        return section.exclusion, ""
+        return Duplicates({}, section.exclusion), ""
     if number is None:
         token = encode_key_range(after, upto)
         named = enumerate(plan.key_ranges(), 1)
         number = next((n for n, each in named if token is not None and each == token), None)
     firsts = range_firsts(plan.keyed_duplicates, number, after, upto)
     if not firsts:
-        return section.exclusion, ""
+        return Duplicates({}, section.exclusion), ""
     return Duplicates(firsts, section.exclusion), repr(sorted(firsts.items()))

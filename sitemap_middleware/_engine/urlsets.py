@@ -62,11 +62,11 @@ class Urlsets:
         if keyed and page.urls:
             after = previous.last_key if previous is not None else None
             stream = self.keyed_stream(section, base, key_range=(after, page.last_key))
-            if plan is not None and plan.keyed_duplicates:  # (as its key-range name does)
+            if plan is not None and section.dedupe:  # (as its key-range name does)
                 stream.exclusion = range_exclusion(section, plan, after, page.last_key, number)[0]
             return stream
         stream = self.keyed_stream(section, base, offset=page.start, limit=page.stop - page.start)
-        if plan is not None and plan.duplicates:  # URLs listed before are left out too
+        if plan is not None and section.dedupe:  # URLs listed before are left out too
             stream.exclusion = page_exclusion(section, plan, number)
         return stream
 

@@ -219,15 +219,18 @@ class Duplicates(Exclusion):
 
     ``firsts``: each duplicated loc the section lists, and whether this page is where
     it is listed first (then its first occurrence here stays, any later one is left out).
+    A URL the page wrote already is left out too, whatever the plan knew: rows that
+    changed after it was made (a write between a version's query and the rows') must not
+    list a URL twice on one page.
     """
 
-    __slots__ = ("_firsts", "_then", "_kept")
+    __slots__ = ("_firsts", "_then", "_written")
 
     def __init__(self, firsts: dict[str, bool], then: Exclusion | None) -> None:
         super().__init__((), None)
         self._firsts = firsts
         self._then = then
-        self._kept: set[str] = set()
+        self._written: set[str] = set()
 
     def __bool__(self) -> bool:
         return True
@@ -238,18 +241,22 @@ class Duplicates(Exclusion):
 
     def reasons(self, locs: list[str], cut: int) -> dict[int, str]:
         left = self._then.reasons(locs, cut) if self._then else {}
-        firsts = self._firsts
-        if firsts.keys().isdisjoint(locs):  # the common batch: one set operation
+        firsts, written = self._firsts, self._written
+        batch = set(locs)
+        if (
+            len(batch) == len(locs)
+            and written.isdisjoint(batch)
+            and firsts.keys().isdisjoint(batch)
+        ):
+            written |= batch  # the common batch: set operations alone
             return left
-        kept = self._kept
         for index, loc in enumerate(locs):
-            first = firsts.get(loc)
-            if first is None or index in left:
+            if index in left:
                 continue
-            if first and loc not in kept:
-                kept.add(loc)
-            else:
+            if loc in written or firsts.get(loc) is False:
                 left[index] = DUPLICATE
+            else:
+                written.add(loc)
         return left
 
     def why(self, loc: str, cut: int) -> str | None:

@@ -17,6 +17,7 @@ from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._ops.explain import explain
 from sitemap_middleware._sansio.dedupe import Fingerprints, adjust_pages, collisions
 from sitemap_middleware._sansio.paging import PagePlan
+from sitemap_middleware.providers import ProviderVersion
 from tests.helpers import check_document, child_urls, fetch, page_urls
 from tests.unit.test_dedupe_keyed import KeyedTable, RangedTable, locs
 from tests.unit.test_exclusion import _listed
@@ -249,3 +250,47 @@ async def test_without_dedupe_every_listing_is_served_and_no_fingerprint_taken()
     assert all(plan.prints is None and not plan.duplicates for plan in plans)
     with pytest.raises(ConfigurationError, match="dedupe must be True or False"):
         SitemapConfig(base_url=BASE, sections={"a": ["/"]}, dedupe="yes")  # type: ignore[arg-type]
+
+
+class _Lagging:
+    """Rows that change after their version was read (a write between a version query
+    and the rows' query, or a version that misses a write): the version stays put."""
+
+    def __init__(self, rows: list[tuple[int, str]]) -> None:
+        self.rows = rows
+
+    async def entries(self) -> Any:
+        for _, path in list(self.rows):
+            yield path
+
+    async def version(self) -> ProviderVersion:
+        return ProviderVersion(token="v1")
+
+
+class _LaggingTable(KeyedTable):
+    async def version(self) -> ProviderVersion:
+        return ProviderVersion(token="v1")
+
+    async def range_version(self, after: Any, upto: Any) -> tuple[int, ProviderVersion]:
+        return len(self._in(after, upto)), ProviderVersion(token="v1")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", ["list", "keyed", "ranged"])
+async def test_a_page_never_lists_a_url_twice_when_rows_change_after_planning(kind: str) -> None:
+    """The plan found no duplicate; then a row became a copy of another row on the same
+    page before the page was rendered (found by concurrent writes under uvicorn): the
+    page wrote the URL twice. A page writes each URL once, whatever the plan knew."""
+    rows = [(1, "/x"), (2, "/y"), (3, "/z")]
+    provider: Any = {"list": _Lagging, "keyed": _LaggingTable}.get(kind, RangedTable)(rows)
+    if kind == "ranged":
+        provider.version = _LaggingTable.version.__get__(provider)
+        provider.range_version = _LaggingTable.range_version.__get__(provider)
+    config = SitemapConfig(dedupe=True, base_url=BASE, sections={"a": ["/a"], "k": provider})
+    core = SitemapCore(config)
+    _, index = await fetch(core, "/sitemap_index.xml")
+    page = child_urls(check_document(index))[1].removeprefix(BASE)
+    provider.rows[2] = (3, "/x")
+    reply, body = await fetch(core, page)
+    assert reply.status == 200
+    assert locs(body) == [BASE + "/x", BASE + "/y"]
