@@ -34,9 +34,12 @@ async def deduplicated(
     config: SitemapConfig,
     base: BaseURL,
     pairs: Sequence[tuple[_ResolvedSection, SectionPlan]],
+    reread: set[str] | None = None,
 ) -> list[SectionPlan]:
     """The plans of ``pairs`` (sections in config order) without the listings of URLs
-    listed before them; each plan names its duplicated locs' first listings."""
+    listed before them; each plan names its duplicated locs' first listings.
+    ``reread`` receives the names of the sections read again (their rows may have
+    changed since their planning pass: that pass's rows are not to be served)."""
     plans = [plan for _, plan in pairs]
     prints = [plan.prints for plan in plans if plan.prints is not None]
     found = collisions([plan.repeated for plan in plans], prints)
@@ -48,6 +51,8 @@ async def deduplicated(
             plan.prints is not None and not found.isdisjoint(plan.prints)
         )
         listings = await _listings(config, section, base, plan, found) if hits else []
+        if hits and reread is not None:
+            reread.add(section.name)
         read.append((section.name, listings))
     firsts, dropped = first_listings(
         [(name, [(each[0], each[1]) for each in listings]) for name, listings in read]

@@ -113,14 +113,18 @@ class PlanMemo:
             except ProviderError as exc:
                 logger.error(LOG_SECTION_FAILED, section.name, exc)
                 failed.append(section.name)
-        plans = await self._deduplicated(base, pairs)
+        reread: set[str] = set()
+        plans = await self._deduplicated(base, pairs, reread)
         for plan in plans:
-            if plan.duplicates and keep is not None:
+            if (plan.duplicates or plan.name in reread) and keep is not None:
                 keep[plan.name].clear()  # read what it left out: the render reads again
         return plans, failed
 
     async def _deduplicated(
-        self, base: BaseURL, pairs: list[tuple[_ResolvedSection, SectionPlan]]
+        self,
+        base: BaseURL,
+        pairs: list[tuple[_ResolvedSection, SectionPlan]],
+        reread: set[str] | None = None,
     ) -> list[SectionPlan]:
         """``pairs``' plans, those of sections that take part deduplicated (one URL, one
         listing: ``dedupe.py``) by group (the news sections, and the others),
@@ -131,12 +135,16 @@ class PlanMemo:
                 groups.setdefault("news" if section.news else "", []).append((section, plan))
         by_name: dict[str, SectionPlan] = {}
         for group, taking in groups.items():
-            for plan in await self._group(base, group, taking):
+            for plan in await self._group(base, group, taking, reread):
                 by_name[plan.name] = plan
         return [by_name.get(plan.name, plan) for _, plan in pairs]
 
     async def _group(
-        self, base: BaseURL, group: str, taking: list[tuple[_ResolvedSection, SectionPlan]]
+        self,
+        base: BaseURL,
+        group: str,
+        taking: list[tuple[_ResolvedSection, SectionPlan]],
+        reread: set[str] | None,
     ) -> list[SectionPlan]:
         raw = [plan for _, plan in taking]
         key = (base.prefix, group)
@@ -145,7 +153,7 @@ class PlanMemo:
             for last in kept:
                 if len(last[0]) >= len(raw) and all(map(_same, last[0], raw)):
                     return last[1][: len(raw)]
-            done = await deduplicated(self.config, base, taking)
+            done = await deduplicated(self.config, base, taking, reread)
             kept[:] = [(raw, done), *kept[:1]]
         for plan, before in zip(done, raw, strict=True):
             if plan is not before:
@@ -200,6 +208,7 @@ class PlanMemo:
         """A plan reaching ``page`` (1-based): kept, or measured as far as needed."""
         pairs = await self._before(section, base)  # they may list its URLs first
         version = await section_version(self.config, section)
+        reread: set[str] = set()  # (then the pass's rows are not served: see plan_all)
         plan: SectionPlan | None = None
         if not _trusted(version) and not self._ttl:
             # Not kept anyway: measure only up to the page asked for.
@@ -215,7 +224,7 @@ class PlanMemo:
             )
             plan = await self._scanned(section, base, plan)
             self._report(_identity(version), plan)
-            done = (await self._deduplicated(base, [*pairs, (section, plan)]))[-1]
+            done = (await self._deduplicated(base, [*pairs, (section, plan)], reread))[-1]
             if len(done.pages) == len(plan.pages):
                 plan = done  # (a page emptied joins the next: numbered by a whole plan)
             else:
@@ -224,8 +233,8 @@ class PlanMemo:
                     keep.clear()
         if plan is None:
             plan = await self._plan(section, base, version, keep)
-            plan = (await self._deduplicated(base, [*pairs, (section, plan)]))[-1]
-        if plan.duplicates and keep is not None:
+            plan = (await self._deduplicated(base, [*pairs, (section, plan)], reread))[-1]
+        if (plan.duplicates or section.name in reread) and keep is not None:
             keep.clear()
         return plan
 

@@ -294,3 +294,39 @@ async def test_a_page_never_lists_a_url_twice_when_rows_change_after_planning(ki
     reply, body = await fetch(core, page)
     assert reply.status == 200
     assert locs(body) == [BASE + "/x", BASE + "/y"]
+
+
+class _Flipping:
+    """Each read of the rows sees them as a concurrent writer left them: the planning
+    pass reads ``first``, every later read ``then``; the version stays put."""
+
+    def __init__(self, first: list[str], then: list[str]) -> None:
+        self.reads = [first]
+        self.then = then
+
+    async def entries(self) -> Any:
+        for path in self.reads.pop() if self.reads else self.then:
+            yield path
+
+    async def version(self) -> ProviderVersion:
+        return ProviderVersion(token="v1")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("sections", ["one", "two"])
+async def test_a_page_served_from_its_planning_pass_lists_each_url_once(sections: str) -> None:
+    """A one-page section is served from the planning pass made for the request. That
+    pass read /x twice (or /a, which section a lists first); the rows changed before
+    the duplicates were read again for their URLs, which found none, so the plan left
+    nothing out and the pass's rows were served as read: /x (or /a) twice."""
+    first, later = (["/x", "/y", "/x"], ["/x", "/y", "/z"])
+    if sections == "two":
+        first, later = (["/a", "/y"], ["/b", "/y"])
+    providers: dict[str, Any] = {"k": _Flipping(first, later)}
+    if sections == "two":
+        providers = {"a": ["/a"], **providers}
+    config = SitemapConfig(dedupe=True, base_url=BASE, sections=providers)
+    reply, body = await fetch(SitemapCore(config), "/sitemap-k-1.xml")
+    assert reply.status == 200
+    served = locs(body) + ([BASE + "/a"] if sections == "two" else [])
+    assert len(served) == len(set(served)), served
