@@ -217,11 +217,24 @@ def normalize_loc(value: object, field: str = "loc") -> str:
     elif not _CANONICAL.fullmatch(value) or ("%" in value and _BARE_PERCENT.search(value)):
         scheme, host, port, rest = _split_absolute(value, field)
         value = _origin(scheme, host, port) + rest
+    if "%" in value:
+        value = _ESCAPE.sub(_normal_escape, value)
     if value[0] != "/" and _has_dot_segment(value):
         value = _without_dot_segments(value)
     if len(value) > MAX_URL_LENGTH:
         raise InvalidEntryError(field, value, f"is longer than {MAX_URL_LENGTH} characters")
     return value
+
+
+_ESCAPE = re.compile("%[0-9A-Fa-f]{2}")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def _normal_escape(found: re.Match[str]) -> str:
+    # RFC 3986 §6.2.2: one spelling per URL (else dedupe, the guard and the ledger see
+    # two URLs): hex digits in upper case, an unreserved character unescaped.
+    char = chr(int(found.group()[1:], 16))
+    return char if char in _UNRESERVED else found.group().upper()
 
 
 #: What may follow a canonical origin in a URL kept as is, "%" aside (escapes need checks).

@@ -330,3 +330,16 @@ async def test_a_page_served_from_its_planning_pass_lists_each_url_once(sections
     assert reply.status == 200
     served = locs(body) + ([BASE + "/a"] if sections == "two" else [])
     assert len(served) == len(set(served)), served
+
+
+@pytest.mark.anyio
+async def test_two_spellings_of_one_url_are_listed_once() -> None:
+    config = SitemapConfig(
+        dedupe=True,
+        base_url=BASE,
+        sections={"a": ["/caf%c3%a9", "/~x"], "b": ["/café", "/%7Ex", "/y"]},
+    )
+    core = SitemapCore(config)
+    assert [url for _, url in await _index_counts(core)] == [2, 1]
+    (answer,) = await explain(config, ["/caf%C3%A9"])
+    assert answer.listed == [("a", "sitemap-a-1.xml", 0)]

@@ -295,3 +295,22 @@ async def test_hash_locations_are_served_xsd_valid() -> None:
         reply, body = await fetch(core, f"/shop/sitemap-{name}-1.xml")
         assert reply.status == 200, (name, body)
         assert page_urls(check_document(body)) == expected, name
+
+
+@pytest.mark.parametrize(
+    ("spellings", "expected"),
+    [
+        (["/caf%c3%a9", "/caf%C3%A9", "/café"], "/caf%C3%A9"),  # hex digits' case
+        (["/~x", "/%7ex", "/%7Ex"], "/~x"),  # an unreserved character, escaped
+        (["/%61b", "/ab"], "/ab"),
+        (["/a?q=%2d%5F", "/a?q=-_"], "/a?q=-_"),
+        (["/%2Fa", "/%2fa"], "/%2Fa"),  # a reserved character stays escaped
+    ],
+)
+def test_spellings_of_one_url_are_one_loc(spellings: list[str], expected: str) -> None:
+    """RFC 3986 §6.2.2: escapes' hex digits are case-insensitive and an escaped
+    unreserved character is the character. Two spellings of one URL were two locs, so
+    dedupe=True listed the URL twice (and the guard and the ledger kept it twice)."""
+    for spelling in spellings:
+        for loc in (spelling, "https://example.com/shop" + spelling):
+            assert SHOP.locate(normalize_loc(loc)) == "https://example.com/shop" + expected, loc
