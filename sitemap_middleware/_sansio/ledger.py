@@ -99,6 +99,31 @@ def _changed(record: int, given: int, text: str, now: int) -> int:
     return max(now, held + 1) << 2
 
 
+def _givens(texts: list[str]) -> list[int]:
+    """Each lastmod text's seconds (0: no lastmod; below 0: before 1970, kept as given)."""
+    seconds: dict[str, int] = {}
+    return [
+        (seconds[x] if x in seconds else seconds.setdefault(x, _seconds(x))) if x else 0
+        for x in texts
+    ]
+
+
+def _by_fields(
+    tails: Sequence[str], cuts: list[int], extended: Sequence[SitemapEntry | None]
+) -> list[int | None]:
+    """``source="fields"``: each entry's digest of what is written besides its loc and
+    lastmod (``cuts``: where each tail's lastmod ends; most tails share their rest)."""
+    known: dict[str, int | None] = {}
+    out: list[int | None] = []
+    for tail, cut, e in zip(tails, cuts, extended, strict=True):
+        rest = tail[cut + 10 :]
+        if e is not None:
+            out.append(_digest(f"{rest}|{e.images!r}|{e.videos!r}|{e.news!r}|{e.alternates!r}"))
+        else:
+            out.append(known[rest] if rest in known else known.setdefault(rest, _digest(rest)))
+    return out
+
+
 class LedgerBook:
     """Records by section, their tokens, and the records a shared store has yet to keep."""
 
@@ -167,13 +192,6 @@ class LedgerBook:
             out.append(item)
         return out, digests
 
-    @staticmethod
-    def _fields(rest: str, extended: SitemapEntry | None) -> int | None:
-        if extended is None:
-            return _digest(rest)
-        e = extended
-        return _digest(f"{rest}|{e.images!r}|{e.videos!r}|{e.news!r}|{e.alternates!r}")
-
     # -- admission -------------------------------------------------------------------
 
     def stamp_plain(
@@ -223,8 +241,9 @@ class LedgerBook:
         for place, (loc, _, extended), tail in zip(places, items, tails, strict=True):
             admitted[place] = (loc, tail, extended)
 
-    # The rule per URL, inline in the batch's loop: a call per URL would cost every entry.
-    def stamp(  # noqa: C901
+    # The rule per URL, inline in the batch's loop (a call per URL costs every entry);
+    # what needs no record (lastmod texts, keys, digests) is read first, by batch.
+    def stamp(
         self,
         section: str,
         locs: Sequence[str],
@@ -238,88 +257,37 @@ class LedgerBook:
         stream's pass, see :class:`Reading`; ``positions``: each loc's place in the raw
         batch, None: one for one)."""
         records = self._records.setdefault(section, {})
-        repeated = self.repeated.get(section) if reading is not None else None
+        cuts, texts, givens, keys, digests = self._read(section, locs, tails, extended, digests)
+        places = range(len(locs)) if positions is None else positions
+        repeated = self.repeated.get(section, {})
         examples = self._held.setdefault(section, {})
-        bodies = self.bodies
-        awaiting = self._awaiting.setdefault(section, set()) if bodies is not None else set()
-        fresh = self._fresh.get(section)
         token = self._tokens.get(section, 0)
         pending = self.pending.setdefault(section, {}) if self.wake is not None else None
-        now = int(self.clock())
-        seconds: dict[str, int] = {}
-        fields: dict[str, int | None] = {}
+        now, room = int(self.clock()), self.ledger.max_urls
         moved: list[tuple[str, str, str]] = []
-        out: list[str] = []
+        out = list(tails)
         newest, newest_text = -1, None  # (a stamp's seconds are never negative)
-        for i, loc in enumerate(locs):
-            tail = tails[i]
-            text, rest = "", tail
-            if tail.startswith("<lastmod>"):
-                end = tail.index("<", 9)
-                text, rest = tail[9:end], tail[end + 10 :]
-            if bodies is not None:
-                digest = bodies(loc)
-            elif digests is not None:
-                digest = digests[i]
-            elif extended[i] is None:
-                digest = fields[rest] if rest in fields else fields.setdefault(rest, _digest(rest))
-            else:
-                digest = self._fields(rest, extended[i])
-            if digest is None and bodies is None:
-                out.append(tail)
+        for i, digest in enumerate(digests):
+            given = givens[i]
+            if digest is None or given < 0:  # no digest, or before 1970: as given
                 continue
-            given = -1
-            if text:
-                given = (
-                    seconds[text] if text in seconds else seconds.setdefault(text, _seconds(text))
-                )
-                if given < 0:  # before 1970: no record holds it, written as given
-                    out.append(tail)
-                    continue
-            key = url_key(loc)
+            key, text = keys[i], texts[i]
             record = records.get(key)
-            if bodies is not None:  # (the page the guard fetched)
-                if fresh and key in fresh:
-                    fresh.pop(key)
-                if digest is not None:
-                    awaiting.discard(key)
-            if digest is None:  # (the guard's page) no 200 since: the last content known
-                if record is None:  # not fetched yet: as given
-                    if len(awaiting) < self.ledger.max_urls:
-                        awaiting.add(key)
-                    out.append(tail)
-                    continue
-                digest = record >> 40
             repeat = False
             if reading is not None:
-                first = reading.seen.get(key)
-                if (
-                    first is None
-                    and repeated
-                    and repeated.get(key, reading.offset) < reading.offset
-                ):
-                    first = -1  # listed first on an earlier page
-                elif first is None:
-                    reading.seen[key] = reading.start + (i if positions is None else positions[i])
-                elif not reading.offset:
-                    reading.repeats[key] = first
+                first = reading.first(key, places[i], repeated)
                 if first is not None and record is not None:
                     digest, text = record >> 40, ""  # a repeat: the first listing's record
                     repeat = True
             if record is None:
-                if self._count >= self.ledger.max_urls:
-                    out.append(tail)
+                if self._count >= room:
                     continue
                 self._count += 1
                 stamp = _given(given, text) if text else now << 2
             elif record >> 40 == digest:
                 stamp = record & _STAMP
                 if text and given > stamp >> 2:  # the lastmod moved on, the content did not
-                    if not record & _TOLD:
-                        records[key] = record | _TOLD
-                        moved.append((loc, text, _text(stamp)))
-                    if len(examples) < HELD_EXAMPLES or key in examples:
-                        examples[key] = (loc, text, _text(stamp))
+                    self._hold(section, key, locs[i], text, moved)
                 elif record & _TOLD and not repeat:  # held no more
                     records[key] = record & ~_TOLD
                     examples.pop(key, None)
@@ -336,12 +304,69 @@ class LedgerBook:
                 written = text
             else:
                 written = _text(stamp)
-                tail = f"<lastmod>{written}</lastmod>{rest}"
+                out[i] = f"<lastmod>{written}</lastmod>{tails[i][cuts[i] + 10 :]}"
             if stamp >> 2 > newest:
                 newest, newest_text = stamp >> 2, written
-            out.append(tail)
         self._settle(section, token, bool(pending), moved)
         return out, newest_text
+
+    def _hold(
+        self, section: str, key: int, loc: str, text: str, moved: list[tuple[str, str, str]]
+    ) -> None:
+        """``loc`` says ``text``, later than its record while its content is the same: the
+        record's time is held, told once (``moved``), and kept as an example."""
+        records, examples = self._records[section], self._held.setdefault(section, {})
+        record = records[key]
+        written = _text(record & _STAMP)
+        if not record & _TOLD:
+            records[key] = record | _TOLD
+            moved.append((loc, text, written))
+        if len(examples) < HELD_EXAMPLES or key in examples:
+            examples[key] = (loc, text, written)
+
+    def _read(
+        self,
+        section: str,
+        locs: Sequence[str],
+        tails: Sequence[str],
+        extended: Sequence[SitemapEntry | None],
+        digests: Sequence[int | None] | None,
+    ) -> tuple[list[int], list[str], list[int], list[int], Sequence[int | None]]:
+        """What a batch's rule needs no record for: where each tail's lastmod ends, its
+        text and seconds (see :func:`_givens`), each URL's key and its digest."""
+        cuts = [t.index("<", 9) if t.startswith("<lastmod>") else -10 for t in tails]
+        texts = [t[9:cut] if cut > 0 else "" for t, cut in zip(tails, cuts, strict=True)]
+        givens = _givens(texts)
+        keys = [url_key(loc) for loc in locs]
+        if self.bodies is not None:
+            digests = self._fetched(section, locs, keys, givens)
+        elif digests is None:
+            digests = _by_fields(tails, cuts, extended)
+        return cuts, texts, givens, keys, digests
+
+    def _fetched(
+        self, section: str, locs: Sequence[str], keys: list[int], givens: list[int]
+    ) -> list[int | None]:
+        """``source="guard"``: each URL's digest, its page's; with no 200 since, its
+        record's; None: not fetched yet, written as given (and awaited)."""
+        bodies = self.bodies
+        assert bodies is not None  # (called only then)
+        awaiting = self._awaiting.setdefault(section, set())
+        fresh = self._fresh.get(section, {})
+        records = self._records.get(section, {})
+        out: list[int | None] = []
+        for loc, key, given in zip(locs, keys, givens, strict=True):
+            digest = bodies(loc)
+            if given >= 0:  # (before 1970: written as given, no record)
+                fresh.pop(key, None)
+                if digest is not None:
+                    awaiting.discard(key)
+                elif (record := records.get(key)) is not None:
+                    digest = record >> 40
+                elif len(awaiting) < self.ledger.max_urls:
+                    awaiting.add(key)
+            out.append(digest)
+        return out
 
     def _settle(
         self, section: str, token: int, saving: bool, moved: list[tuple[str, str, str]]

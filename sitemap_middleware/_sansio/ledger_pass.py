@@ -59,6 +59,18 @@ class Reading:
         raw, self.digests = self.book.split(raw)
         return raw
 
+    def first(self, key: int, place: int, repeated: dict[int, int]) -> int | None:
+        """Where the URL of ``key`` was first listed (-1: on an earlier page, as the
+        section's last complete pass found; None: here, at ``place`` of the batch)."""
+        first = self.seen.get(key)
+        if first is None:
+            if repeated.get(key, self.offset) < self.offset:
+                return -1
+            self.seen[key] = self.start + place
+        elif not self.offset:
+            self.repeats[key] = first
+        return first
+
     def stamp_plain(self, plain: PlainBatch, positions: list[int] | None) -> PlainBatch:
         return self.book.stamp_plain(self.section, plain, self.digests, positions, self)
 
