@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-from ._config_keys import check_names, languages_key, page_like
+from ._config_keys import check_explain_path, check_names, languages_key, page_like
 from ._exceptions import ConfigurationError, InvalidEntryError
 from ._feed_settings import Changes, Feed, LlmsTxt, check_documents
 from ._guard_settings import Guard
@@ -141,6 +141,9 @@ class SitemapConfig:
     :param dedupe: list each URL once (the first listing wins; see the README).
     :param ledger: a :class:`Ledger` to write each URL's ``<lastmod>`` from its content:
         the time its content digest was first seen.
+    :param explain_path: a path (``"/sitemap-explain"``) that answers ``?url=<URL>`` with
+        what ``sitemap-middleware explain`` says, to requests from this machine only (see
+        the README); ``None`` (the default): not served.
     """
 
     base_url: str
@@ -170,6 +173,7 @@ class SitemapConfig:
     guard: Guard | None = None
     dedupe: bool = False
     ledger: Ledger | None = None
+    explain_path: str | None = None
 
     base: BaseURL = field(init=False, repr=False)
     html_view: HTMLView | None = field(init=False, repr=False)
@@ -197,8 +201,10 @@ class SitemapConfig:
         self._check_feeds()
 
     def _check_feeds(self) -> None:
-        """Feeds, llms.txt and the changes sitemap: see ``_feed_settings.check_documents``."""
+        """Feeds, llms.txt and the changes sitemap (``_feed_settings.check_documents``);
+        the explain endpoint's path."""
         check_documents(self, page_like)
+        check_explain_path(self)
 
     def _check_values(self) -> None:
         check_int("SitemapConfig", "max_urls_per_page", self.max_urls_per_page, 1, MAX_URLS)
@@ -397,6 +403,7 @@ class SitemapConfig:
             feeds=frozenset(feed.name for feed in self.feeds),
             llms_txt=self.llms_txt.name if self.llms_txt is not None else None,
             changes=self.changes.name if self.changes is not None else None,
+            explain_path=self.explain_path,
         )
 
 

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import TYPE_CHECKING
 
 from ._exceptions import ConfigurationError
 from ._providers.i18n import Languages
+from ._sansio.routing import match
 
 if TYPE_CHECKING:
     from ._config import SitemapConfig
 
-__all__ = ["INDEXNOW_KEY", "check_names", "languages_key", "page_like"]
+__all__ = ["INDEXNOW_KEY", "check_explain_path", "check_names", "languages_key", "page_like"]
 
 _FILE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 #: IndexNow keys: 8 to 128 characters of a-z, A-Z, 0-9 and '-' (indexnow.org).
@@ -77,4 +79,28 @@ def check_names(self: SitemapConfig) -> None:
     if not self.base.directory.isascii():
         raise ConfigurationError(  # pragma: no cover - BaseURL percent-encodes paths
             f"base_url path must be ASCII once encoded, got {self.base.directory!r}"
+        )
+
+
+def check_explain_path(config: SitemapConfig) -> None:
+    """The explain endpoint's path: absolute, printable ASCII without a query, and the
+    path of no other document."""
+    path = config.explain_path
+    if path is None:
+        return
+    if not (
+        isinstance(path, str)
+        and path.startswith("/")
+        and path.isascii()
+        and path.isprintable()
+        and not any(c in path for c in " ?#")
+    ):
+        raise ConfigurationError(
+            f"SitemapConfig.explain_path must be an absolute ASCII path (no query), got {path!r}"
+        )
+    taken = match(path, dataclasses.replace(config.routes(), explain_path=None))
+    if taken is not None:
+        raise ConfigurationError(
+            f"SitemapConfig.explain_path {path!r} is the path of another document "
+            f"({taken.kind.value}); choose another"
         )

@@ -9,7 +9,6 @@ from urllib.parse import unquote, urlsplit
 import anyio
 import anyio.lowlevel
 from anyio.abc import TaskGroup
-from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .._config import SitemapConfig, Tenants
@@ -23,22 +22,27 @@ from .._sansio.robots import AppRobots, AppRobotsRequest
 
 __all__ = ["ASGISitemapMiddleware"]
 
+#: READ_HEADERS as ASGI names them (lower-case bytes; repeated ones joined with ", ").
+_READ = frozenset(name.encode("latin-1") for name in READ_HEADERS)
+
 
 def request_info(scope: Scope) -> RequestInfo:
-    """The request as the core reads it: method, full decoded path, mount, our headers."""
-    headers = Headers(scope=scope)
-    values = {}
-    for name in READ_HEADERS:
-        found = headers.getlist(name)
-        if found:
-            values[name] = ", ".join(found)
+    """The request as the core reads it: method, full decoded path, mount, our headers,
+    the peer's address and the query."""
+    values: dict[str, str] = {}
+    for key, raw in scope["headers"]:  # one pass, whatever READ_HEADERS holds
+        if key in _READ:
+            name, value = key.decode("latin-1"), raw.decode("latin-1")
+            values[name] = f"{values[name]}, {value}" if name in values else value
     root_path: str = scope.get("root_path", "")
     path: str = scope["path"]
     if (mounted := _stripped_mount(scope, path)) is not None:
         root_path, path = mounted
     elif root_path and not path.startswith(root_path):
         path = root_path + path  # servers and routers before ASGI's "full path" rule
-    return RequestInfo(scope["method"], path, values, root_path)
+    client = scope.get("client")
+    query = scope.get("query_string", b"").decode("latin-1")
+    return RequestInfo(scope["method"], path, values, root_path, client and client[0], query)
 
 
 def _stripped_mount(scope: Scope, path: str) -> tuple[str, str] | None:

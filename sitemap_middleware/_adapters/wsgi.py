@@ -85,6 +85,8 @@ class WSGISitemapMiddleware:
             root_path + _decoded(environ.get("PATH_INFO", "")),
             {k: environ[v] for k, v in _ENVIRON_HEADERS.items() if v in environ},
             root_path,
+            environ.get("REMOTE_ADDR") or None,
+            environ.get("QUERY_STRING", ""),
         )
         target = self.core.route(request)
         if target is None:

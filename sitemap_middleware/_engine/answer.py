@@ -12,6 +12,7 @@ from .observe import CacheStatus
 
 __all__ = [
     "FAILED_SECTIONS_HEADER",
+    "confirm",
     "failed_sections_text",
     "TEXT_TYPE",
     "XML_TYPE",
@@ -88,3 +89,18 @@ class Document:
     #: The gzip body for a compression level, when concurrent requests share one
     #: compressor (a shared render); None: the identity body is compressed per reply.
     open_gzip: Callable[[int], Awaitable[AsyncIterator[bytes]]] | None = None
+
+
+async def confirm(document: Document) -> None:
+    """Open a body to learn its status (raises HTTPError as GET would), then close it.
+
+    The body is run to its first chunk: an async generator closed before it starts
+    never runs its ``finally``, and that is where the provider's iterator is closed.
+    """
+    body = await document.open()
+    try:
+        await anext(body)
+    except StopAsyncIteration:
+        pass
+    finally:
+        await body.aclose()  # type: ignore[attr-defined]

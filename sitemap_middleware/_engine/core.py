@@ -32,10 +32,11 @@ from .._sansio.robots import AppRobots, AppRobotsRequest, robots_text
 from .._sansio.routing import Kind, Target, match
 from .._sansio.types import Encoding
 from .._sansio.urls import BaseURL
-from .answer import FAILED_SECTIONS_HEADER, TEXT_TYPE, Document, HTTPError, unavailable
+from .answer import FAILED_SECTIONS_HEADER, TEXT_TYPE, Document, HTTPError, confirm, unavailable
 from .bodies import SizedStream, StoredBody, bytes_body, logging_abort
 from .changes import ChangesDocuments
 from .documents import Documents
+from .explain import ExplainEndpoint
 from .feeds import FeedDocuments
 from .guard import Probe, guard_runner
 from .keys import DocumentKeys
@@ -56,6 +57,10 @@ READ_HEADERS = (
     "forwarded",
     "x-forwarded-host",
     "x-forwarded-proto",
+    "accept",  # (the explain endpoint's: JSON or text; the rest, a proxy's marks)
+    "via",
+    "x-forwarded-for",
+    "x-real-ip",
 )
 LOG_REFRESH_FAILED = "sitemap %s: background refresh failed: %s: %s"
 LOG_APP_ROBOTS = (
@@ -76,6 +81,10 @@ class RequestInfo:
     path: str
     headers: Mapping[str, str] = field(default_factory=dict)
     root_path: str = ""
+    #: The connection's peer address as the server has it (ASGI ``client``, WSGI
+    #: ``REMOTE_ADDR``; never a header) and the raw query: the explain endpoint's.
+    client: str | None = None
+    query: str = ""
 
 
 @dataclass(slots=True)
@@ -105,6 +114,7 @@ class SitemapCore:
         self._observers = Observers(config.observers)
         self.guard = guard_runner(config, self._shared.store, self._shared.calls)
         self.ledger = ledger_runner(config, self._shared.store, self._shared.calls)
+        self._explain = ExplainEndpoint(config, self._documents, self.guard)
 
     def probe_with(self, probe: Probe) -> None:
         """How the guard asks the wrapped app for a URL (the adapter's in-process GET)."""
@@ -112,8 +122,12 @@ class SitemapCore:
             self.guard.probe = probe
 
     def route(self, request: RequestInfo) -> Target | None:
-        """Our target for this request, or ``None`` to hand it to the wrapped app."""
-        return match(request.path, self.routes, request.root_path)
+        """Our target for this request, or ``None`` to hand it to the wrapped app (the
+        explain endpoint too, unless this machine asks: ``_engine/explain.py``)."""
+        target = match(request.path, self.routes, request.root_path)
+        if target is not None and target.kind is Kind.EXPLAIN:
+            return target if self._explain.trusts(request) else None
+        return target
 
     def app_robots_request(self, target: Target, request: RequestInfo) -> AppRobotsRequest | None:
         """What to ask the wrapped app for before :meth:`respond`, if anything.
@@ -138,11 +152,12 @@ class SitemapCore:
         if self.guard is not None:  # verdicts past their ttl: probed again (in the background)
             self.guard.sweep()
         try:
-            base = self._check(request)
-            if target.kind is Kind.ROBOTS:
-                reply = await self._robots(request, base, app_robots)
+            if target.kind is Kind.EXPLAIN:  # (no host policy: the configured base's)
+                reply = Reply(*await self._explain.reply(request))
+            elif target.kind is Kind.ROBOTS:
+                reply = await self._robots(request, self._check(request), app_robots)
             else:
-                reply = await self._document(target, request, base)
+                reply = await self._document(target, request, self._check(request))
         except HTTPError as exc:
             reply = self._error(request, exc)
         return self._watched(reply, target, request, started)
@@ -313,10 +328,10 @@ class SitemapCore:
         headers, etag, vouched = self._head(target, document, encoding, negotiable)
         if self._not_modified(request, etag, vouched):
             if _is_star(request) or not document.exists:
-                await _confirm(document)  # a 304 only for a representation that exists
+                await confirm(document)  # a 304 only for a representation that exists
             return Reply(304, not_modified_filter(headers), cache=document.cache)
         if request.method == "HEAD":
-            await _confirm(document)  # the status GET would get: 404 and 503 included
+            await confirm(document)  # the status GET would get: 404 and 503 included
             return Reply(200, headers, cache=document.cache)
         if encoding == "gzip" and document.open_gzip is not None:
             body = await document.open_gzip(http.gzip_level)  # stored, or one compressor
@@ -429,18 +444,3 @@ class SitemapCore:
 
 def _is_star(request: RequestInfo) -> bool:
     return (request.headers.get("if-none-match") or "").strip() == "*"
-
-
-async def _confirm(document: Document) -> None:
-    """Open a body to learn its status (raises HTTPError as GET would), then close it.
-
-    The body is run to its first chunk: an async generator closed before it starts
-    never runs its ``finally``, and that is where the provider's iterator is closed.
-    """
-    body = await document.open()
-    try:
-        await anext(body)
-    except StopAsyncIteration:
-        pass
-    finally:
-        await body.aclose()  # type: ignore[attr-defined]

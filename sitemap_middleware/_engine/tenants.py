@@ -12,7 +12,7 @@ from typing import TypeVar
 from .._config import SitemapConfig, Tenants
 from .._logs import logger
 from .._sansio.robots import AppRobots, AppRobotsRequest
-from .._sansio.routing import Target, match
+from .._sansio.routing import Kind, Target, match
 from .._settings import HOST_PATTERN as _HOST
 from .bodies import bytes_body
 from .core import Reply, RequestInfo, SitemapCore
@@ -97,8 +97,9 @@ class TenantCores:
 
     def route(self, request: RequestInfo) -> Target | None:
         core = self.core_for(request)
-        if core is None:
-            return match(request.path, self._unknown_routes, request.root_path)
+        if core is None:  # (an explain endpoint is no unknown host's: the app's path)
+            target = match(request.path, self._unknown_routes, request.root_path)
+            return None if target is not None and target.kind is Kind.EXPLAIN else target
         return core.route(request)
 
     def app_robots_request(self, target: Target, request: RequestInfo) -> AppRobotsRequest | None:

@@ -30,6 +30,7 @@ class Kind(enum.Enum):
     FEED = "feed"  # an Atom or RSS feed (SitemapConfig(feeds=...))
     LLMS_TXT = "llms_txt"
     CHANGES = "changes"  # the recently changed URLs (SitemapConfig(changes=...))
+    EXPLAIN = "explain"  # why a URL is listed (SitemapConfig(explain_path=...)), trusted only
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +96,8 @@ class Routes:
     llms_txt: str | None = None
     #: The changes sitemap's file name, when served.
     changes: str | None = None
+    #: The explain endpoint's full path (mount included), when served.
+    explain_path: str | None = None
 
     @classmethod
     def make(
@@ -131,6 +134,8 @@ def match(path: str, routes: Routes, root_path: str = "") -> Target | None:
     """
     if routes.robots_path is not None and path == routes.robots_path and not root_path:
         return Target(Kind.ROBOTS)
+    if path == routes.explain_path:  # (whether the request may see it: the core's call)
+        return Target(Kind.EXPLAIN)
     directory = mount_directory(routes.directory, root_path)
     if not path.startswith(directory):
         return None

@@ -10,6 +10,8 @@ import anyio
 import httpx
 import pytest
 from fastapi import FastAPI
+from hypothesis import given
+from hypothesis import strategies as st
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.responses import PlainTextResponse
@@ -17,6 +19,8 @@ from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
 from sitemap_middleware import ASGISitemapMiddleware, Renders, Robots, SitemapConfig
+from sitemap_middleware._adapters.asgi import request_info
+from sitemap_middleware._engine.core import READ_HEADERS
 from tests.helpers import CountingProvider, RecordingStore, check_document, page_urls
 
 pytestmark = pytest.mark.anyio
@@ -363,3 +367,31 @@ async def test_a_mount_cut_off_the_path_is_read_from_raw_path() -> None:
     # Not ours under the mount: the app gets the scope as it came.
     messages = await _call(_middleware(), dict(_scope("/a/"), raw_path=b"/shop/a"))
     assert messages[1]["body"] == b"app saw GET /a/"
+
+
+_NAMES = st.sampled_from([*READ_HEADERS, "user-agent", "cookie", "Host", "X-Forwarded-For"])
+
+
+@given(
+    headers=st.lists(
+        st.tuples(_NAMES, st.text(st.characters(min_codepoint=32, max_codepoint=255))),
+        max_size=12,
+    ),
+    client=st.one_of(st.none(), st.tuples(st.sampled_from(["127.0.0.1", "::1"]), st.just(1))),
+    query=st.binary(max_size=20),
+)
+def test_the_request_as_the_core_reads_it(
+    headers: list[tuple[str, str]], client: tuple[str, int] | None, query: bytes
+) -> None:
+    """One pass over the headers reads what Starlette's ``getlist`` would (names as the
+    server sent them, repeated ones joined with ", "), the peer's address and the query."""
+    from starlette.datastructures import Headers
+
+    scope = dict(_scope("/p"), client=client, query_string=query)
+    scope["headers"] = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+    read = Headers(scope=scope)
+    expected = {n: ", ".join(read.getlist(n)) for n in READ_HEADERS if read.getlist(n)}
+    request = request_info(scope)
+    assert dict(request.headers) == expected
+    assert request.client == (client[0] if client else None)
+    assert request.query == query.decode("latin-1")

@@ -55,10 +55,11 @@ def wsgi_app(config: SitemapConfig) -> Flask:
 
 
 @contextmanager
-def serve_uvicorn(app: Any, sock: socket.socket) -> Iterator[str]:
+def serve_uvicorn(app: Any, sock: socket.socket, **options: Any) -> Iterator[str]:
     # lifespan="auto": the shutdown event lets the middleware close what it holds open.
     # log_config=None: uvicorn's records reach the root logger, so tests see them.
-    server = uvicorn.Server(uvicorn.Config(app, lifespan="auto", log_config=None))
+    # options: more of uvicorn.Config's (forwarded_allow_ips, ...).
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="auto", log_config=None, **options))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     while not server.started:

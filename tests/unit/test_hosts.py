@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sitemap_middleware import SitemapConfig, TrustedHosts
 from sitemap_middleware._engine.core import SitemapCore
+from sitemap_middleware._sansio.hosts import RELAY_HEADERS, from_this_machine, site_names
 from tests.helpers import check_document, fetch, header, page_urls
 
 pytestmark = pytest.mark.anyio
@@ -130,3 +133,57 @@ async def test_trusted_proxies_are_counted_from_the_right(
     assert page_urls(check_document(body)) == [expected]
     vary = header(reply, "Vary") or ""
     assert "Host" in vary and ("Forwarded" in vary or "X-Forwarded-Proto" in vary)
+
+
+# -- who may see the explain endpoint (from_this_machine) ------------------------------
+
+LOOPBACK_PEERS = ("127.0.0.1", "::1", "::ffff:127.0.0.1")
+SITE = frozenset({"example.com", "www.example.com"})
+
+
+@pytest.mark.parametrize("peer", LOOPBACK_PEERS)
+@pytest.mark.parametrize("host", ["localhost", "localhost:8000", "127.0.0.1:80", "[::1]:8000",
+                                  "example.com", "WWW.example.com:8443"])  # fmt: skip
+def test_a_request_straight_from_this_machine_may_see_the_explain_endpoint(
+    peer: str, host: str
+) -> None:
+    assert from_this_machine(peer, {"host": host}, SITE)
+
+
+@pytest.mark.parametrize(
+    ("peer", "headers"),
+    [
+        ("192.0.2.7", {"host": "localhost"}),  # another machine, whatever it calls us
+        ("127.0.0.2", {"host": "localhost"}),  # loopback, but not 127.0.0.1 itself
+        (None, {"host": "localhost"}),  # a Unix socket: no peer address
+        ("localhost", {"host": "localhost"}),  # not an address
+        ("127.0.0.1", {"host": "evil.example"}),  # a name rebound to 127.0.0.1
+        ("127.0.0.1", {"host": "evil.example:8000"}),
+        ("127.0.0.1", {}),  # no Host at all
+    ],
+)
+def test_others_may_not(peer: str | None, headers: dict[str, str]) -> None:
+    assert not from_this_machine(peer, headers, SITE)
+
+
+@given(
+    peer=st.sampled_from(LOOPBACK_PEERS),
+    relay=st.sampled_from(RELAY_HEADERS),
+    value=st.sampled_from(["127.0.0.1", "for=127.0.0.1", "1.1 proxy", "", "localhost"]),
+)
+def test_a_relayed_request_never_may(peer: str, relay: str, value: str) -> None:
+    """A proxy on this machine makes every visitor's peer 127.0.0.1: a request carrying a
+    header a proxy adds is never trusted, whatever it says (a forged one included)."""
+    assert not from_this_machine(peer, {"host": "localhost", relay: value}, SITE)
+
+
+@given(peer=st.ip_addresses())
+def test_no_peer_but_this_machine_may(peer: Any) -> None:
+    trusted = from_this_machine(str(peer), {"host": "localhost"}, SITE)
+    mapped = getattr(peer, "ipv4_mapped", None)
+    assert trusted == (str(mapped or peer) in ("127.0.0.1", "::1"))
+
+
+def test_site_names_are_the_base_urls_and_the_trusted_hosts_without_ports() -> None:
+    names = site_names("https://Example.com:8443", ["www.example.com:8000", "[::1]"])
+    assert names == {"example.com", "www.example.com", "[::1]"}
