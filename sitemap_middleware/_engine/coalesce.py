@@ -29,7 +29,7 @@ import anyio
 
 from .._exceptions import SitemapError
 from .._logs import logger
-from .documents import HTTPError
+from .answer import HTTPError
 
 __all__ = ["Flight", "Flights", "LaggingReaderError"]
 

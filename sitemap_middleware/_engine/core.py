@@ -24,20 +24,17 @@ from .._sansio.conditional import (
     not_modified_filter,
     validator_headers,
 )
-from .._sansio.etag import content_etag, representation_etag
+from .._sansio.etag import representation_etag
 from .._sansio.hosts import HostNotAllowed, base_for, vary_headers
-from .._sansio.html_assets import HTML_HEADERS
 from .._sansio.limits import ROBOTS_MAX_BYTES
-from .._sansio.robots import AppRobots, AppRobotsRequest, robots_text
+from .._sansio.robots import AppRobots, AppRobotsRequest
 from .._sansio.routing import Kind, Target, match
 from .._sansio.types import Encoding
 from .._sansio.urls import BaseURL
-from .answer import FAILED_SECTIONS_HEADER, TEXT_TYPE, Document, HTTPError, confirm, unavailable
+from .answer import FAILED_SECTIONS_HEADER, TEXT_TYPE, Document, HTTPError, confirm
 from .bodies import SizedStream, StoredBody, bytes_body, logging_abort
-from .changes import ChangesDocuments
 from .documents import Documents
 from .explain import ExplainEndpoint
-from .feeds import FeedDocuments
 from .guard import Probe, guard_runner
 from .keys import DocumentKeys
 from .ledger import ledger_runner
@@ -63,9 +60,6 @@ READ_HEADERS = (
     "x-real-ip",
 )
 LOG_REFRESH_FAILED = "sitemap %s: background refresh failed: %s: %s"
-LOG_APP_ROBOTS = (
-    "sitemap robots.txt: the app's own robots.txt could not be read (%s); answering 503"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,8 +101,6 @@ class SitemapCore:
         self._shared = SharedRenders(config, keys)
         self._refreshes = BackgroundRefreshes()  # stale-while-revalidate's renders
         self._documents = Documents(config, keys, self._shared.plan_store, self._shared.calls)
-        self._feeds = FeedDocuments(config)
-        self._changes = ChangesDocuments(config, self._feeds) if config.changes else None
         self._vary = vary_headers(config.hosts)
         self._cache_control = cache_control(config.http.cache_control, config) or ""
         self._observers = Observers(config.observers)
@@ -310,10 +302,6 @@ class SitemapCore:
 
     async def _fresh_document(self, target: Target, base: BaseURL) -> Document:
         """The document as the providers have it now (no stored render involved)."""
-        if target.kind in (Kind.FEED, Kind.LLMS_TXT):
-            return await self._feeds.get(target, base)
-        if target.kind is Kind.CHANGES and self._changes is not None:
-            return await self._changes.get(target, base)
         return await self._documents.get(target, base)
 
     async def _answer(
@@ -365,10 +353,8 @@ class SitemapCore:
             headers.append(("Cache-Control", "no-store"))
         if document.failed_sections:
             headers.append((FAILED_SECTIONS_HEADER, ", ".join(document.failed_sections)))
-        if target.html:  # the HTML views' CSP, noindex, ... (however the body is obtained)
-            headers += HTML_HEADERS
-        elif http.x_robots_tag:
-            headers.append(("X-Robots-Tag", http.x_robots_tag))
+        # Its format's (the HTML views' CSP, noindex, ...), however the body is obtained.
+        headers += self._documents.formats.headers(target.format)
         last_modified = last_modified_at(document.last_modified, datetime.now(timezone.utc))
         headers += validator_headers(etag, last_modified)
 
@@ -379,32 +365,12 @@ class SitemapCore:
 
     # -- robots.txt ------------------------------------------------------------------------
 
-    def _learn_robots(self, text: str) -> None:
-        """Append mode: the robots.txt served is what sitemaps honour from now on."""
-        for section in self.config.resolved_sections:
-            if section.exclusion is not None and section.exclusion.robots is not None:
-                section.exclusion.robots.learn(text)
-                return  # one RobotsExclusion, shared by every section
-
     async def _robots(
         self, request: RequestInfo, base: BaseURL, app_robots: AppRobots | None
     ) -> Reply:
-        robots = self.config.robots
-        assert robots is not None  # routing names robots.txt only when configured
-        urls = [base.file_url(self.config.sitemap_name)]
-        urls += (base.origin_url(loc) for loc in self.config.external_sitemaps)
-        urls += (base.file_url(feed.name) for feed in self.config.feeds)  # engines take feeds
-        text = robots_text(robots, urls, app_robots)
-        if text is not None and robots.mode == "append":
-            self._learn_robots(text)
-        if text is None:
-            problem = "no answer"
-            if app_robots is not None:
-                problem = app_robots.problem or f"it answered {app_robots.status}"
-            logger.error(LOG_APP_ROBOTS, problem)
-            raise unavailable(self.config)
-        data = text.encode("utf-8")
-        etag = content_etag("robots", data)
+        """robots.txt (its text: _engine/small_documents.py): never compressed, no
+        Last-Modified, the configured Cache-Control as it is."""
+        data, etag = self._documents.small.robots(base, app_robots)
         headers = [("Content-Type", TEXT_TYPE)]
         headers += self._vary_header(False)
         if self.config.http.cache_control:

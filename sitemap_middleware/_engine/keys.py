@@ -45,5 +45,5 @@ class DocumentKeys:
         site's own (``ranges:<section>``)."""
         if isinstance(target, str):
             return f"{self._site}|{base.prefix}|{target}"
-        view = self._view if target.html else ""
+        view = self._view if target.format == "html" else ""
         return f"{self._site}|{base.prefix}|{target!r}{view}"

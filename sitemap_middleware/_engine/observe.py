@@ -117,7 +117,7 @@ class Observers:
             status=status,
             method=method,
             document=path.rsplit("/", 1)[-1],
-            kind=("html_" if target.html else "") + target.kind.value.replace("-", "_"),
+            kind=("html_" if target.format == "html" else "") + target.kind.value.replace("-", "_"),
             section=target.section if target.kind is Kind.PAGE else None,
             page=target.page if target.kind is Kind.PAGE else None,
             cache=cache,
@@ -128,7 +128,7 @@ class Observers:
             return None
         counted = status == 200 and target.is_sitemap
         gzipped = encoding == "gzip" or target.gzip_file
-        return self._watched(body, event, started, counted, target.text, gzipped)
+        return self._watched(body, event, started, counted, target.format == "txt", gzipped)
 
     async def _watched(
         self,

@@ -24,7 +24,7 @@ from .._sansio.batches import PlainBatch
 from .._sansio.dedupe import Fingerprints
 from .._sansio.etag import version_parts
 from .._sansio.paging import PageCutter, PagePlan, encode_key_range
-from .._sansio.routing import STYLESHEET_NAME
+from .._sansio.routing import STYLESHEET_NAME, page_name
 from .._sansio.urls import BaseURL
 from .._sansio.urlset_writer import UrlsetWriter, urlset_overhead
 from .._sansio.values import to_datetime
@@ -42,7 +42,14 @@ LOG_NULL_LOCATION = "a row whose location reads a NULL column"
 #: slower, not faster).
 PLAN_BATCH_SIZE = 1000
 
-__all__ = ["SectionPlan", "allows_empty", "last_modified", "news_cutoff", "page_room"]
+__all__ = [
+    "PlannedPage",
+    "SectionPlan",
+    "allows_empty",
+    "last_modified",
+    "news_cutoff",
+    "page_room",
+]
 __all__ += ["plan_section", "range_version", "section_version", "stylesheet_href", "takes_part"]
 
 
@@ -113,6 +120,27 @@ class SectionPlan:
         """Strings for an ETag, or None if the provider cannot vouch for its freshness."""
         parts = version_parts(self.version)
         return (self.name, self.layout, *parts) if parts else None
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedPage:
+    """A page target resolved against its section's plan: page ``number`` of ``plan``."""
+
+    section: _ResolvedSection
+    plan: SectionPlan
+    page: PagePlan
+    previous: PagePlan | None
+    number: int
+
+    @property
+    def pages(self) -> int:
+        return len(self.plan.pages)
+
+    def listed_name(self, prefix: str) -> str:
+        """The XML file name the index lists this page under (with its key range)."""
+        ranges = self.plan.key_ranges()
+        token = ranges[self.number - 1] if self.number <= len(ranges) else None
+        return page_name(prefix, self.plan.name, self.number, key_range=token)
 
 
 def news_cutoff(config: SitemapConfig, section: _ResolvedSection) -> datetime | None:

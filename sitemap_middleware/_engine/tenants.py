@@ -14,9 +14,9 @@ from .._logs import logger
 from .._sansio.robots import AppRobots, AppRobotsRequest
 from .._sansio.routing import Kind, Target, match
 from .._settings import HOST_PATTERN as _HOST
+from .answer import TEXT_TYPE
 from .bodies import bytes_body
 from .core import Reply, RequestInfo, SitemapCore
-from .documents import TEXT_TYPE
 from .guard import Probe
 
 __all__ = ["TenantCores", "make_core"]

@@ -1,4 +1,4 @@
-"""Urlset bodies: the entry streams of a page, the writer that frames them, the opening.
+"""Urlset bodies: the entry streams of a page and the opening (its writer: ``formats.py``).
 
 A body opens by fetching its first batch, so a failing provider answers 503 (an invalid
 entry in strict mode 500, no entry at all 404) before the status line is committed.
@@ -13,16 +13,14 @@ from .._exceptions import InvalidEntryError, ProviderError
 from .._logs import logger
 from .._sansio.batches import Batch
 from .._sansio.paging import PagePlan
-from .._sansio.text_writer import TextWriter
 from .._sansio.urls import BaseURL
-from .._sansio.urlset_writer import UrlsetWriter
 from .answer import HTTPError, unavailable
 from .bodies import ClosingBody, URLWriter, urlset_body
 from .dedupe import page_exclusion, range_exclusion
-from .planning import SectionPlan, news_cutoff, page_room, stylesheet_href
+from .planning import SectionPlan, news_cutoff
 from .stream import EntryStream
 
-__all__ = ["LOG_FAILED", "Urlsets", "strict_error"]
+__all__ = ["LOG_FAILED", "Urlsets", "render_failed", "strict_error"]
 
 #: Logged where a render fails before its first byte; the status is what the request gets
 #: unless a stored render answers instead (stale-if-error: logged on its own line).
@@ -42,7 +40,7 @@ def render_failed(config: SitemapConfig, name: str, exc: Exception) -> HTTPError
 
 
 class Urlsets:
-    """Streams, writers and opened bodies of urlsets (pages, views, one-file sitemaps)."""
+    """Streams and opened bodies of urlsets (pages, views, one-file sitemaps)."""
 
     def __init__(self, config: SitemapConfig) -> None:
         self.config = config
@@ -93,25 +91,6 @@ class Urlsets:
             key_range=key_range or (None, None),
             exclusion=section.exclusion,
         )
-
-    def writer(
-        self, name: str, base: BaseURL, text: bool, max_urls: int, *, capped: bool = False
-    ) -> UrlsetWriter | TextWriter:
-        config = self.config
-        writer: UrlsetWriter | TextWriter
-        if text:
-            writer = TextWriter(label=name, max_urls=max_urls, max_bytes=config.max_bytes_per_page)
-        else:
-            writer = UrlsetWriter(
-                label=name,
-                resolve=base.join_if_relative,
-                max_urls=max_urls,
-                max_bytes=config.max_bytes_per_page,
-                stylesheet_href=stylesheet_href(config, base),
-                room=page_room(config, base),
-            )
-        writer.cap = capped
-        return writer
 
     async def open(
         self,

@@ -8,16 +8,18 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from .urls import mount_directory
 
-__all__ = ["Kind", "Routes", "Target", "match", "page_name"]
+__all__ = ["Format", "Kind", "Routes", "Target", "match", "page_name"]
 
 #: Page numbers beyond this are certainly past the end (50,000 pages x 50,000 URLs).
 MAX_PAGE_DIGITS = 9
 STYLESHEET_NAME = "sitemap.xsl"
 TEXT_SITEMAP_NAME = "sitemap.txt"
+#: What a sitemap document is written as: XML, text (one URL a line) or an HTML view.
+Format = Literal["xml", "txt", "html"]
 
 
 class Kind(enum.Enum):
@@ -38,12 +40,12 @@ class Target:
     """A document we answer: its kind, format and, for pages, section and page number.
 
     ``page`` is 0 for a malformed page number (leading zero, too long): ours, but a 404.
-    ``html`` marks the human views (``sitemap.html``, ``sitemap-<section>-<n>.html``).
+    ``format`` is ``"txt"`` for text sitemaps and ``"html"`` for the human views
+    (``sitemap.html``, ``sitemap-<section>-<n>.html``): the same documents, other writers.
     """
 
     kind: Kind
-    text: bool = False
-    html: bool = False
+    format: Format = "xml"
     gzip_file: bool = False
     section: str | None = None
     page: int = 0
@@ -161,7 +163,7 @@ def _match_name(name: str, routes: Routes) -> Target | None:
     if name == routes.changes:
         return Target(Kind.CHANGES, gzip_file=gzip_file)
     if routes.text_sitemaps and name == TEXT_SITEMAP_NAME:
-        return Target(Kind.ROOT, text=True, gzip_file=gzip_file)
+        return Target(Kind.ROOT, format="txt", gzip_file=gzip_file)
     if routes.stylesheet and name == STYLESHEET_NAME and not gzip_file:
         return Target(Kind.STYLESHEET)
     if routes.indexnow_file is not None and name == routes.indexnow_file and not gzip_file:
@@ -176,7 +178,7 @@ def _match_name(name: str, routes: Routes) -> Target | None:
         return None
     return Target(
         Kind.PAGE,
-        text=text,
+        format="txt" if text else "xml",
         gzip_file=gzip_file,
         section=found["section"],
         page=_page(found),
@@ -192,8 +194,8 @@ def _page(found: re.Match[str]) -> int:
 def _match_html(name: str, routes: Routes, pattern: re.Pattern[str]) -> Target | None:
     """The human views: the index view and one view per sitemap page (never .gz files)."""
     if name == routes.html_index:
-        return Target(Kind.INDEX, html=True)
+        return Target(Kind.INDEX, format="html")
     found = pattern.fullmatch(name)
     if found is None or found["section"] not in routes.sections:
         return None
-    return Target(Kind.PAGE, html=True, section=found["section"], page=_page(found))
+    return Target(Kind.PAGE, format="html", section=found["section"], page=_page(found))

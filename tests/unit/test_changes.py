@@ -146,7 +146,7 @@ async def test_changes_answers_304_head_and_gzip_through_the_core() -> None:
 async def test_kept_render_expires_when_its_oldest_entry_leaves_the_window() -> None:
     provider = Versioned(_entries())
     core = SitemapCore(_config(provider))
-    changes = core._changes
+    changes = core._documents.changes
     assert changes is not None
     changes.now = lambda: NOW
     _, body = await fetch(core, "/sitemap-changes.xml")

@@ -8,8 +8,8 @@ import anyio
 import pytest
 
 from sitemap_middleware import SitemapConfig
+from sitemap_middleware._engine.answer import HTTPError
 from sitemap_middleware._engine.coalesce import Flight, Flights, LaggingReaderError
-from sitemap_middleware._engine.documents import HTTPError
 from tests.helpers import CountingProvider, RequestInfo, SitemapCore, check_document, collect
 
 pytestmark = pytest.mark.anyio

@@ -653,7 +653,7 @@ async def test_views_under_a_mount_answer_below_it_with_relative_links() -> None
     core = _core({"p": ["/tea"]})
     request = RequestInfo("GET", "/shop/sitemap-p-1.html", {}, root_path="/shop")
     target = core.route(request)
-    assert target is not None and target.html
+    assert target is not None and target.format == "html"
     body = await collect(await core.respond(target, request))
     doc = parse(body)
     assert links(rows(doc)[0]) == ["https://example.com/shop/tea"]
@@ -683,7 +683,7 @@ async def test_each_tenant_has_its_own_views() -> None:
     a = RequestInfo("GET", "/sitemap-p-1.html", {"host": "a.example"})
     b = RequestInfo("GET", "/sitemap-p-1.html", {"host": "b.example"})
     target = cores.route(a)
-    assert target is not None and target.html and cores.route(b) is None
+    assert target is not None and target.format == "html" and cores.route(b) is None
     body = await collect(await cores.respond(target, a))
     assert links(rows(parse(body))[0]) == ["https://a.example/x"]
 

@@ -63,7 +63,7 @@ def test_one_key_recipe_holds_provider_identity_and_view_settings() -> None:
     """Keys differ by provider (same section names and base URL), and by an HTML view's own
     settings for views only; the same configuration always makes the same key."""
     page = Target(Kind.PAGE, section="p", page=1)
-    view = Target(Kind.PAGE, html=True, section="p", page=1)
+    view = Target(Kind.PAGE, format="html", section="p", page=1)
     shop = {"p": Rows(["/a"], identity="catalog-eu")}
     blog = {"p": Rows(["/a"], identity="catalog-us")}
     assert _key(shop, page) == _key(shop, page)

@@ -54,9 +54,9 @@ def test_match_with_prefix_text_and_stylesheet() -> None:
     config = _config(base_url="https://example.com/shop/", text_sitemaps=True, stylesheet=True)
     assert match("/shop/sitemap.xml", config) == Target(Kind.ROOT)
     assert match("/sitemap.xml", config) is None
-    assert match("/shop/sitemap.txt", config) == Target(Kind.ROOT, text=True)
+    assert match("/shop/sitemap.txt", config) == Target(Kind.ROOT, format="txt")
     assert match("/shop/sitemap-blog-2.txt", config) == Target(
-        Kind.PAGE, text=True, section="blog", page=2
+        Kind.PAGE, format="txt", section="blog", page=2
     )
     assert match("/shop/sitemap.xsl", config) == Target(Kind.STYLESHEET)
     assert match("/robots.txt", config) == Target(Kind.ROBOTS)
