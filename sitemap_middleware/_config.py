@@ -204,7 +204,7 @@ class SitemapConfig:
         """Feeds, llms.txt and the changes sitemap (``_feed_settings.check_documents``);
         the explain endpoint's path."""
         check_documents(self, page_like)
-        check_explain_path(self)
+        check_explain_path(self.explain_path, self.routes())
 
     def _check_values(self) -> None:
         check_int("SitemapConfig", "max_urls_per_page", self.max_urls_per_page, 1, MAX_URLS)

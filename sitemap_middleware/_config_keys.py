@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
 from ._exceptions import ConfigurationError
 from ._providers.i18n import Languages
-from ._sansio.routing import match
+from ._sansio.routing import Routes, match
+from ._sansio.urls import BaseURL
 
-if TYPE_CHECKING:
-    from ._config import SitemapConfig
-
-__all__ = ["INDEXNOW_KEY", "check_explain_path", "check_names", "languages_key", "page_like"]
+__all__ = [
+    "INDEXNOW_KEY",
+    "Names",
+    "check_explain_path",
+    "check_names",
+    "languages_key",
+    "page_like",
+]
 
 _FILE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 #: IndexNow keys: 8 to 128 characters of a-z, A-Z, 0-9 and '-' (indexnow.org).
@@ -39,7 +45,25 @@ def page_like(prefix: str, name: str) -> bool:
     return bool(section) and number.isascii() and number.isdigit()
 
 
-def check_names(self: SitemapConfig) -> None:
+class Names(Protocol):
+    """What :func:`check_names` reads of a ``SitemapConfig`` (the config imports this
+    module, never the other way round)."""
+
+    @property
+    def sitemap_name(self) -> str: ...
+    @property
+    def index_name(self) -> str: ...
+    @property
+    def page_prefix(self) -> str: ...
+    @property
+    def indexnow_key(self) -> str | None: ...
+    @property
+    def observers(self) -> Sequence[object]: ...
+    @property
+    def base(self) -> BaseURL: ...
+
+
+def check_names(self: Names) -> None:
     """File names, the IndexNow key, observers and the base path, checked."""
     for name in ("sitemap_name", "index_name"):
         value = getattr(self, name)
@@ -82,10 +106,9 @@ def check_names(self: SitemapConfig) -> None:
         )
 
 
-def check_explain_path(config: SitemapConfig) -> None:
+def check_explain_path(path: str | None, routes: Routes) -> None:
     """The explain endpoint's path: absolute, printable ASCII without a query, and the
-    path of no other document."""
-    path = config.explain_path
+    path of no other document (``routes``: the config's)."""
     if path is None:
         return
     if not (
@@ -98,7 +121,7 @@ def check_explain_path(config: SitemapConfig) -> None:
         raise ConfigurationError(
             f"SitemapConfig.explain_path must be an absolute ASCII path (no query), got {path!r}"
         )
-    taken = match(path, dataclasses.replace(config.routes(), explain_path=None))
+    taken = match(path, dataclasses.replace(routes, explain_path=None))
     if taken is not None:
         raise ConfigurationError(
             f"SitemapConfig.explain_path {path!r} is the path of another document "

@@ -10,15 +10,12 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from ._exceptions import ConfigurationError
 from ._sansio.limits import MAX_URLS
 from ._sansio.values import check_text
 from ._settings import check_int, check_positive
-
-if TYPE_CHECKING:
-    from ._config import SitemapConfig
 
 __all__ = ["CHANGES_NAME", "MAX_FEED_ENTRIES", "Changes", "Feed", "LlmsTxt", "check_documents"]
 
@@ -180,7 +177,28 @@ class Changes:
         return repr((self.name, self.sections, self.hours, self.limit))
 
 
-def check_documents(config: SitemapConfig, page_like: Callable[[str, str], bool]) -> None:
+class Site(Protocol):
+    """What :func:`check_documents` reads of a ``SitemapConfig`` (the config imports
+    this module, never the other way round)."""
+
+    @property
+    def feeds(self) -> Sequence[Feed]: ...
+    @property
+    def llms_txt(self) -> LlmsTxt | None: ...
+    @property
+    def changes(self) -> Changes | None: ...
+    @property
+    def sitemap_name(self) -> str: ...
+    @property
+    def index_name(self) -> str: ...
+    @property
+    def page_prefix(self) -> str: ...
+    @property
+    def indexnow_key(self) -> str | None: ...
+    def section(self, name: str) -> object | None: ...
+
+
+def check_documents(config: Site, page_like: Callable[[str, str], bool]) -> None:
     """Feeds, llms.txt and the changes sitemap name sections that exist, and files
     nothing else is called (``page_like``: the form of a page name)."""
     feeds, llms, changes = config.feeds, config.llms_txt, config.changes

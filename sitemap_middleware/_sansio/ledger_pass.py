@@ -4,15 +4,40 @@ a section (:class:`Reading`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from .batches import PlainBatch
 from .models import Admitted, SitemapEntry
 
-if TYPE_CHECKING:
-    from .ledger import LedgerBook
+__all__ = ["Book", "Carried", "Reading"]
 
-__all__ = ["Carried", "Reading"]
+
+class Book(Protocol):
+    """What a pass asks of the ledger's book (``ledger.LedgerBook``): named here, so the
+    book imports its passes and never the other way round."""
+
+    repeated: dict[str, dict[int, int]]
+
+    async def ready(self, section: str, again: bool) -> None: ...
+
+    def split(self, raw: list[Any]) -> tuple[list[Any], list[int | None] | None]: ...
+
+    def stamp_plain(
+        self,
+        section: str,
+        plain: PlainBatch,
+        given: list[int | None] | None,
+        positions: list[int] | None,
+        reading: Reading | None = None,
+    ) -> PlainBatch: ...
+
+    def stamp_admitted(
+        self,
+        section: str,
+        admitted: list[Admitted | None],
+        given: list[int | None] | None,
+        reading: Reading | None = None,
+    ) -> None: ...
 
 
 class Carried(NamedTuple):
@@ -38,7 +63,7 @@ class Reading:
 
     __slots__ = ("book", "section", "seen", "repeats", "offset", "start", "digests")
 
-    def __init__(self, book: LedgerBook, section: str, offset: int) -> None:
+    def __init__(self, book: Book, section: str, offset: int) -> None:
         self.book = book
         self.section = section
         self.seen: dict[int, int] = {}
