@@ -72,8 +72,7 @@ class Documents:
             raise HTTPError(404, "Not Found")
         # /sitemap.xml may be one urlset: planning keeps what it read for it, if small.
         keep: dict[str, list[PlainBatch]] | None = {} if kind is Kind.ROOT else None
-        label = "index view" if target.format == "html" else kind.value
-        plans, failed = await self.index.plan_all(label, base, keep)
+        plans, failed = await self.index.plan_all(writers.index_label(kind.value), base, keep)
         if kind is Kind.ROOT and self.index.fits_one_file(base, plans, bool(failed)):
             urlset = self.formats.txt if target.format == "txt" else self.formats.xml
             return self.pages.single_urlset(base, plans, keep or {}, urlset)

@@ -62,6 +62,10 @@ class Writers(Protocol):
 
     def index_kind(self) -> str: ...
 
+    def index_label(self, kind: str) -> str:
+        """What logs call the index (or ``sitemap.xml``) written in this format."""
+        ...
+
     def page_name(self, section: str, number: int, key_range: str | None = None) -> str: ...
 
     def urlset(self, name: str, base: BaseURL, max_urls: int, *, capped: bool) -> URLWriter:
@@ -95,6 +99,9 @@ class XMLWriters:
 
     def index_kind(self) -> str:
         return "index"
+
+    def index_label(self, kind: str) -> str:
+        return kind
 
     def page_name(self, section: str, number: int, key_range: str | None = None) -> str:
         return page_name(self.config.page_prefix, section, number, self.extension, key_range)
@@ -167,6 +174,9 @@ class HTMLWriters:
     def index_kind(self) -> str:
         book = self.config.guard_book  # its verdicts are part of what the view shows
         return self.tagged(f"index|{book.view_token() if book else ''}")
+
+    def index_label(self, kind: str) -> str:
+        return f"{kind} view"
 
     def page_name(self, section: str, number: int, key_range: str | None = None) -> str:
         return self.view.page_name(self.config.page_prefix, section, number)
