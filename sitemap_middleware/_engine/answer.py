@@ -3,14 +3,15 @@ an HTTPError (any status but 200, decided before the first byte)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from .._config import SitemapConfig
 from .observe import CacheStatus
 
 __all__ = [
+    "RequestInfo",
     "FAILED_SECTIONS_HEADER",
     "confirm",
     "failed_sections_text",
@@ -104,3 +105,22 @@ async def confirm(document: Document) -> None:
         pass
     finally:
         await body.aclose()  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestInfo:
+    """What the core needs from a request; adapters build it from a scope or environ.
+
+    ``path`` is the full decoded path (percent-escapes resolved, UTF-8); ``root_path`` the
+    part of it the app is mounted at (ASGI ``root_path``, WSGI ``SCRIPT_NAME``), or ``""``.
+    ``headers`` maps lower-case names to values (repeated headers joined with ``, ``).
+    """
+
+    method: str
+    path: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    root_path: str = ""
+    #: The connection's peer address as the server has it (ASGI ``client``, WSGI
+    #: ``REMOTE_ADDR``; never a header) and the raw query: the explain endpoint's.
+    client: str | None = None
+    query: str = ""

@@ -10,8 +10,8 @@ and HEAD answers what GET would) -> render -> encode.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from .._config import SitemapConfig
@@ -31,7 +31,7 @@ from .._sansio.robots import AppRobots, AppRobotsRequest
 from .._sansio.routing import Kind, Target, match
 from .._sansio.types import Encoding
 from .._sansio.urls import BaseURL
-from .answer import FAILED_SECTIONS_HEADER, TEXT_TYPE, Document, HTTPError, confirm
+from .answer import FAILED_SECTIONS_HEADER, TEXT_TYPE, Document, HTTPError, RequestInfo, confirm
 from .bodies import SizedStream, StoredBody, bytes_body, logging_abort
 from .documents import Documents
 from .explain import ExplainEndpoint
@@ -60,25 +60,6 @@ READ_HEADERS = (
     "x-real-ip",
 )
 LOG_REFRESH_FAILED = "sitemap %s: background refresh failed: %s: %s"
-
-
-@dataclass(frozen=True, slots=True)
-class RequestInfo:
-    """What the core needs from a request; adapters build it from a scope or environ.
-
-    ``path`` is the full decoded path (percent-escapes resolved, UTF-8); ``root_path`` the
-    part of it the app is mounted at (ASGI ``root_path``, WSGI ``SCRIPT_NAME``), or ``""``.
-    ``headers`` maps lower-case names to values (repeated headers joined with ``, ``).
-    """
-
-    method: str
-    path: str
-    headers: Mapping[str, str] = field(default_factory=dict)
-    root_path: str = ""
-    #: The connection's peer address as the server has it (ASGI ``client``, WSGI
-    #: ``REMOTE_ADDR``; never a header) and the raw query: the explain endpoint's.
-    client: str | None = None
-    query: str = ""
 
 
 @dataclass(slots=True)

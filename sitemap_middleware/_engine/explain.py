@@ -22,7 +22,7 @@ import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs
 
 import anyio
@@ -35,15 +35,12 @@ from .._sansio.exclusion import SKIP
 from .._sansio.hosts import from_this_machine, site_names
 from .._sansio.models import SitemapEntry, entry_parts
 from .._sansio.urls import normalize_loc
-from .answer import TEXT_TYPE, HTTPError
+from .answer import TEXT_TYPE, HTTPError, RequestInfo
 from .bodies import bytes_body
 from .documents import Documents
 from .guard import GuardRunner, Probe, ProbeAnswer, judge
 from .planning import SectionPlan
 from .stream import EntryStream
-
-if TYPE_CHECKING:
-    from .core import RequestInfo
 
 __all__ = ["ExplainEndpoint", "Explanation", "explain_with"]
 

@@ -13,10 +13,7 @@ import base64
 import hashlib
 import html
 from importlib import resources
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .._html_settings import HTMLView
+from typing import Protocol
 
 __all__ = [
     "CONTENT_SECURITY_POLICY",
@@ -66,7 +63,16 @@ HTML_HEADERS = (
 VIEW_DIGEST = hashlib.sha256((STYLE + "\x1f" + SCRIPT).encode()).hexdigest()[:16]
 
 
-def stylesheet(view: HTMLView | None, page_prefix: str) -> bytes:
+class View(Protocol):
+    """What the stylesheet reads of an ``HTMLView`` (the settings import this module)."""
+
+    @property
+    def index_name(self) -> str: ...
+    @property
+    def page_prefix(self) -> str | None: ...
+
+
+def stylesheet(view: View | None, page_prefix: str) -> bytes:
     """The built-in XSL; with the HTML views on, it links to the index view, and its
     script points that link at a page's own view (the prefixes map the file names)."""
     link = ""
