@@ -22,8 +22,9 @@ BATCH = 500  # the engine's batch of entries
 
 #: Entries a WSGI response may have read ahead when its server learns of a hang-up: the
 #: portal reads up to 256 KiB of body ahead of the server's writes (about 25 bytes an
-#: entry here), by design, so that the request thread wakes once per batch of bytes.
-WSGI_READ_AHEAD = 256 * 1024 // 25
+#: entry here), by design, so that the request thread wakes once per batch of bytes; the
+#: provider is read in whole batches, so the bound is rounded up to one.
+WSGI_READ_AHEAD = -(-(256 * 1024 // 25) // BATCH) * BATCH
 
 
 # hypercorn learns of a reset later than uvicorn (its own write buffering), so the
