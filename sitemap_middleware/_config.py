@@ -59,7 +59,7 @@ class Section:
     alternates (see :class:`Languages`). ``news=True`` makes it a Google News section:
     pages of at most 1,000 URLs unless ``max_urls`` says fewer, and articles older than
     ``SitemapConfig.news_max_age`` left out (its validators move with that window, hourly).
-    ``exclude`` globs leave matching URLs out (see *Leaving URLs out* in the README).
+    ``exclude`` globs leave matching URLs out (docs: *Leave URLs out*).
     A plain provider in ``SitemapConfig.sections`` is a section with defaults.
     """
 
@@ -138,7 +138,7 @@ class SitemapConfig:
     :param changes: a :class:`Changes` to serve a sitemap of the recently changed URLs.
     :param guard: a :class:`Guard` to probe listed URLs through the wrapped app and leave
         out (or report) those that are not indexable pages.
-    :param dedupe: list each URL once (the first listing wins; see the README).
+    :param dedupe: list each URL once (the first listing wins; docs: *Leave URLs out*).
     :param ledger: a :class:`Ledger` to write each URL's ``<lastmod>`` from its content:
         the time its content digest was first seen.
     :param explain_path: a path (``"/sitemap-explain"``) that answers ``?url=<URL>`` with

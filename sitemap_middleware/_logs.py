@@ -1,7 +1,7 @@
 """The package's logging: one logger, and how a problem that recurs is said once.
 
 Every module logs to the ``sitemap_middleware`` logger (the name users configure; see
-the README, *Logs and metrics*), imported from here. A problem seen on every request is not
+the docs, *Logs and metrics*), imported from here. A problem seen on every request is not
 logged on every request: a section-wide one once per process (:func:`report_once`), a
 planning pass's report once per content, again when what it says changes
 (:class:`OncePerContent`).

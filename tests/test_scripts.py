@@ -1,4 +1,5 @@
-"""scripts/demo installs what its options need, and runs pip only when something changed.
+"""scripts/demo and scripts/docs install what they need, and run pip only when something
+changed.
 
 The scripts run for real (bash) in a copy of the repository's skeleton whose
 `.venv/bin/python` is a stand-in that records how it was called, so no package is
@@ -22,13 +23,16 @@ exit 0
 def _skeleton(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     (repo / "scripts").mkdir(parents=True)
-    for name in ("demo", "venv"):
+    for name in ("demo", "docs", "venv"):
         shutil.copy(ROOT / "scripts" / name, repo / "scripts" / name)
     shutil.copy(ROOT / "pyproject.toml", repo / "pyproject.toml")
     python = repo / ".venv" / "bin" / "python"
     python.parent.mkdir(parents=True)
     python.write_text(FAKE_PYTHON)
     python.chmod(0o755)
+    mkdocs = python.parent / "mkdocs"  # records its arguments beside the stand-in python's
+    mkdocs.write_text('#!/usr/bin/env bash\necho "mkdocs $*" >> "$(dirname "$0")/../calls"\n')
+    mkdocs.chmod(0o755)
     return repo
 
 
@@ -84,6 +88,26 @@ def test_failed_pip_stops_the_demo_and_is_tried_again(tmp_path: Path) -> None:
     assert "pip: no such package" in stderr and "the next run tries again" in stderr
     code, calls, _ = _demo(repo)
     assert code == 0 and _pip(calls) == [".[demo]"]
+
+
+def test_docs_installs_the_docs_extra_once_and_serves(tmp_path: Path) -> None:
+    """`bash scripts/docs` installs the docs extra (once) and runs `mkdocs serve` with the
+    options it was given."""
+    repo = _skeleton(tmp_path)
+    calls = repo / ".venv" / "calls"
+    for expected_pip in ([".[docs]"], []):
+        calls.unlink(missing_ok=True)
+        done = subprocess.run(
+            ["bash", "scripts/docs", "--dev-addr", "127.0.0.1:8001"],
+            cwd=repo,
+            env={"PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+        )
+        lines = calls.read_text().splitlines()
+        assert done.returncode == 0, done.stderr
+        assert _pip(lines) == expected_pip
+        assert lines[-1] == "mkdocs serve --dev-addr 127.0.0.1:8001"
 
 
 # -- scripts/test: says what it installs and starts before doing it --------------------------

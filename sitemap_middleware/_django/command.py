@@ -1,7 +1,7 @@
 """``manage.py sitemap check|export|notify|explain``: the CLI's commands on the project itself.
 
 The app they ask in-process is the project's ``WSGI_APPLICATION`` when the sitemap
-middleware wraps it (as the README's migration does), else Django's WSGI app wrapped
+middleware wraps it (as the docs' migration does), else Django's WSGI app wrapped
 with the configuration ``SITEMAP_MIDDLEWARE`` describes (see ``project.py``).
 """
 

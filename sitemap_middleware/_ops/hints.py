@@ -24,7 +24,7 @@ BY_CODE = {
     "(logger sitemap_middleware, level ERROR)",
     "http-no-validators": "no ETag or Last-Modified: with sitemap_middleware, give the provider "
     "a version(), list the URLs (a list, StaticProvider), or set "
-    "renders=Renders(etag='content') (README: HTTP behaviour)",
+    "renders=Renders(etag='content') (docs: Validators)",
     "lastmod-identical": "every lastmod is the same: give each URL the time its content last "
     "changed, or none (Ledger() dates content for you)",
     "robots-disallowed": "robots.txt disallows URLs a sitemap lists: allow them, or leave them "
@@ -105,7 +105,7 @@ def _not_served(report: CheckReport, context: HintContext) -> list[str]:
     if elsewhere and _local(report.start) and not context.app:
         said.append(
             f"{start}/robots.txt names sitemaps on {elsewhere[0]}: is base_url your public "
-            "URL? On your machine take it from the environment (README: Local development), "
+            "URL? On your machine take it from the environment (docs: Local development), "
             "or check the app in process: check --app module:app"
         )
     if "loc-outside" in report.codes():

@@ -298,7 +298,7 @@ def test_hint_when_base_url_is_not_the_url_checked() -> None:
     said = hints(report, HintContext(timeout=30))
     assert said[0] == (
         f"{url}/robots.txt names sitemaps on {elsewhere}: is base_url your public URL? On "
-        "your machine take it from the environment (README: Local development), or check "
+        "your machine take it from the environment (docs: Local development), or check "
         "the app in process: check --app module:app"
     )
     assert said[1].startswith(f"nothing answers at {elsewhere[7:]} (connection refused)")
