@@ -1,6 +1,6 @@
 """What the checker reports: findings per document and for the site, and the summary.
 
-Every finding has a stable ``code`` (listed in the docs, *Check a site*), a severity, the document it
+Every finding has a stable ``code`` (the docs list them), a severity, the document it
 was found in and, where it concerns one listed URL, that URL. ``error`` findings make
 ``sitemap-middleware check`` exit with status 1.
 """

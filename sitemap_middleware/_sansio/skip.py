@@ -25,8 +25,8 @@ class _Skip:
         return "SKIP"
 
 
-#: "Leave this item out": what a provider may yield, and ``map=``, ``to_entry`` or a
-#: location function may return, for an item that is not to be listed. Quiet (no log
-#: line per item), counted (reason ``"provider"``), and it keeps the item's place.
 SKIP: Final = _Skip()
+""""Leave this item out": what a provider may yield, and ``map=``, ``to_entry`` or a
+location function may return, for an item that is not to be listed. Quiet (no log line
+per item), counted (reason ``"provider"``), and it keeps the item's place."""
 SkipType = _Skip

@@ -1,4 +1,4 @@
-"""examples/django_shop, the README's Django migration as a project: migrated and seeded with
+"""examples/django_shop, the docs' Django migration guide as a project: migrated and seeded with
 its own manage.py, checked by ``manage.py check`` and ``manage.py sitemap check``, then served
 by gunicorn (its wsgi.py) and uvicorn (its asgi.py), each answering the URLs Django's own
 sitemap views answer for the same sitemaps (kept under /django/ in its URLconf).
@@ -72,7 +72,7 @@ def _argv(server: str, port: int) -> list[str]:
             f"--chdir={EXAMPLE}",
             "mysite.wsgi:application",
         ]
-    return [  # the README's command: Django's ASGI handler does not speak lifespan
+    return [  # the migration guide's command: Django's ASGI handler does not speak lifespan
         *(sys.executable, "-m", "uvicorn", "--lifespan=off", "--log-level=warning"),
         *("--host=127.0.0.1", f"--port={port}", f"--app-dir={EXAMPLE}"),
         "mysite.asgi:application",
@@ -102,12 +102,10 @@ def _path(url: str) -> str:
     return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
-def test_wsgi_and_asgi_are_the_readmes_migration_steps() -> None:
-    """mysite/wsgi.py and mysite/asgi.py hold the README's two blocks, exactly."""
-    readme = (ROOT / "README.md").read_text()
-    start = readme.index("### Migrating from `django.contrib.sitemaps`")
-    section = readme[start : readme.index("\n### ", start + 1)]
-    wsgi, asgi = re.findall(r"```python\n(.*?)```", section, re.S)
+def test_wsgi_and_asgi_are_the_migration_guides_steps() -> None:
+    """mysite/wsgi.py and mysite/asgi.py hold the migration guide's two blocks, exactly."""
+    guide = (ROOT / "docs" / "how-to" / "migrating" / "django.md").read_text()
+    wsgi, asgi = re.findall(r"```python\n(.*?)```", guide, re.S)
     assert (EXAMPLE / "mysite" / "wsgi.py").read_text().endswith("\n" + wsgi)
     assert (EXAMPLE / "mysite" / "asgi.py").read_text().endswith("\n" + asgi)
     assert 'DJANGO_SETTINGS_MODULE", "mysite.settings"' in wsgi  # the example's own names

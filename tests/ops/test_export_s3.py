@@ -341,10 +341,10 @@ def test_export_command_to_s3(s3_endpoint: str, bucket: str) -> None:
 
 
 def test_readme_object_storage_example_runs(s3_endpoint: str, bucket: str) -> None:
-    """The README's `export ... s3://` example, with a test app, bucket and endpoint in
-    place of the reader's, prints what the README shows (but for the count)."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("#### Export to object storage", 1)[1].split("\n### ", 1)[0]
+    """The docs' `export ... s3://` example, with a test app, bucket and endpoint in
+    place of the reader's, prints what the docs show (but for the count)."""
+    page = (ROOT / "docs" / "how-to" / "export.md").read_text()
+    section = page.split("### Export to object storage", 1)[1].split("\n## ", 1)[0]
     (block,) = re.findall(r"```console\n(.*?)\n```", section, re.S)
     steps = re.split(r"^\$ ", block.replace("\\\n", ""), flags=re.M)[1:]
     assert steps[0].startswith("export AWS_ACCESS_KEY_ID=")

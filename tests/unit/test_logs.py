@@ -1,6 +1,6 @@
 """Logging has one home, ``_logs.py``: one logger, said once (ARCHITECTURE.md).
 
-Users configure the ``sitemap_middleware`` logger by name (README, *Logs and metrics*): every
+Users configure the ``sitemap_middleware`` logger by name (docs, *Logs and metrics*): every
 module logs through the one object ``_logs`` creates, so no module can drift to another
 name, and the helpers that keep a recurring problem from flooding the log live there.
 """
@@ -25,8 +25,8 @@ ROOT = PACKAGE.parent
 def test_the_logger_is_the_documented_one() -> None:
     assert _logs.LOGGER_NAME == "sitemap_middleware"
     assert _logs.logger is logging.getLogger("sitemap_middleware")
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert f'logging.getLogger("{_logs.LOGGER_NAME}")' in readme
+    docs = (ROOT / "docs" / "how-to" / "operations.md").read_text(encoding="utf-8")
+    assert f'logging.getLogger("{_logs.LOGGER_NAME}")' in docs
 
 
 def test_no_module_but_logs_makes_a_logger() -> None:

@@ -1,5 +1,6 @@
-"""``uvicorn mysite.asgi:application --lifespan off``: the README's migration step, as
-written there (a keyset-paged QuerySet beside the old sitemaps, the Sites framework's hosts)."""
+"""``uvicorn mysite.asgi:application --lifespan off``: the migration guide's step
+(docs/how-to/migrating/django.md), as written there (a keyset-paged QuerySet beside the old
+sitemaps, the Sites framework's hosts)."""
 
 import os
 

@@ -1,4 +1,5 @@
-"""``gunicorn mysite.wsgi``: the README's migration step, as written there."""
+"""``gunicorn mysite.wsgi``: the migration guide's step (docs/how-to/migrating/django.md),
+as written there."""
 
 import os
 
