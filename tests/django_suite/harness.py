@@ -53,7 +53,7 @@ _URLSET_XHTML = _URLSET[:-1] + b' xmlns:xhtml="http://www.w3.org/1999/xhtml">'
 
 def django_settings() -> dict[str, Any]:
     """``sitemap_config()`` keywords that give Django's behaviour where a setting can
-    (README, *Django's own tests*): a plain ``Sitemap``'s ``Last-Modified`` from its items'
+    (docs, *Differences from django.contrib.sitemaps*): a plain ``Sitemap``'s ``Last-Modified`` from its items'
     lastmods, ``If-Modified-Since`` answered from it, and Django's ``X-Robots-Tag``."""
     from sitemap_middleware import HTTPSettings
 

@@ -47,7 +47,7 @@ if os.environ.get("SITEMAP_DJANGO_SUITE_DJANGO_SETTINGS"):
     # Under USE_TZ=False a naive datetime is a wall-clock time in TIME_ZONE, as Django
     # stores it, and the middleware reads it so; Django's sitemap view alone takes it as
     # UTC. In UTC the two readings agree, so the settings pass shows what the settings
-    # undo and nothing else (README, *Django's own tests*).
+    # undo and nothing else (docs, *Differences from django.contrib.sitemaps*).
     TIME_ZONE = "UTC"
 
 install()

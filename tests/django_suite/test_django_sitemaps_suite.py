@@ -6,9 +6,9 @@ runs in a subprocess with :mod:`tests.django_suite.settings`, whose harness hand
 request to Django's ``index``/``sitemap`` views to the middleware (see
 :mod:`tests.django_suite.harness`), on SQLite and, when CI starts one, PostgreSQL.
 
-Every test that fails is listed below with the README's reason (README, *Django's own
+Every test that fails is listed below with the docs' reason (docs, *Differences from django.contrib.sitemaps
 tests*); the job fails when a test outside the list fails or a listed one passes. Two
-more passes prove what the README says: with ``xmlns:xhtml`` added, the "xhtml
+more passes prove what the docs say: with ``xmlns:xhtml`` added, the "xhtml
 declaration" tests pass; with the settings a user wanting Django's behaviour sets
 (:func:`tests.django_suite.harness.django_settings`), exactly
 :data:`DJANGO_SETTINGS_PASS` pass.
@@ -34,7 +34,7 @@ HTTPS = "sitemaps_tests.test_https.HTTPSSitemapTests."
 DETECT = "sitemaps_tests.test_https.HTTPSDetectionSitemapTests."
 GENERIC = "sitemaps_tests.test_generic.GenericViewsSitemapTests."
 
-#: Failing tests by the README's reason (*Django's own tests*).
+#: Failing tests by the docs' reason (*Differences from django.contrib.sitemaps*).
 EXPECTED_FAILURES: dict[str, set[str]] = {
     # Pages are files at the base URL's directory: /sitemap-simple-1.xml, not
     # /simple/sitemap-simple.xml?p=1 (and the index's <lastmod> keeps its zone, below).

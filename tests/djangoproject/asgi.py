@@ -1,4 +1,4 @@
-"""``uvicorn tests.djangoproject.asgi:application`` : the Django app wrapped as the README shows."""
+"""``uvicorn tests.djangoproject.asgi:application`` : the Django app wrapped as the docs show."""
 
 from __future__ import annotations
 

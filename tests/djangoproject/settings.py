@@ -57,7 +57,7 @@ INSTALLED_APPS = [
 ]
 SITE_ID = 1
 ROOT_URLCONF = "tests.djangoproject.urls"
-#: The README's settings example (the sitemaps: the dict the URLconf passes to Django).
+#: The docs' settings example (the sitemaps: the dict the URLconf passes to Django).
 SITEMAP_MIDDLEWARE = {"base_url": "https://example.com"}
 TEMPLATES = [{"BACKEND": "django.template.backends.django.DjangoTemplates", "APP_DIRS": True}]
 MIDDLEWARE: list[str] = []

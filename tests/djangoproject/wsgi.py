@@ -1,4 +1,4 @@
-"""``gunicorn tests.djangoproject.wsgi`` : the Django app wrapped as the README shows."""
+"""``gunicorn tests.djangoproject.wsgi`` : the Django app wrapped as the docs show."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Django (ASGI): ``get_asgi_application()`` wrapped as the README shows; the second site
+"""Django (ASGI): ``get_asgi_application()`` wrapped as the docs show; the second site
 behind a root_path (Django's script prefix)."""
 
 from __future__ import annotations

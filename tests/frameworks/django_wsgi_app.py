@@ -1,4 +1,4 @@
-"""Django (WSGI): ``get_wsgi_application()`` wrapped as the README shows; the second site
+"""Django (WSGI): ``get_wsgi_application()`` wrapped as the docs show; the second site
 under werkzeug's DispatcherMiddleware (SCRIPT_NAME, which Django reads as its prefix)."""
 
 from __future__ import annotations

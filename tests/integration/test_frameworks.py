@@ -4,7 +4,7 @@ Each framework's app (tests/frameworks/<name>_app.py) has its own pages (``/``,
 ``/about``) and is wrapped as that framework's users wrap it; a second instance of the
 site is mounted under ``/shop``. One server process per framework serves both: uvicorn
 for ASGI apps (Sanic's included: the middleware wraps its ASGI callable), gunicorn for
-WSGI apps. The README's "Tested frameworks and servers" table lists the same.
+WSGI apps. The docs' "Frameworks and servers" table lists the same.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @dataclass(frozen=True)
 class Framework:
     server: str  # uvicorn or gunicorn
-    mount: str  # how the second site is mounted (the README's table says the same)
+    mount: str  # how the second site is mounted (the docs' table says the same)
 
 
 FRAMEWORKS = {

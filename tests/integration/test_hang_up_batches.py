@@ -1,4 +1,4 @@
-"""A hang-up stops the provider within one batch, as the README promises.
+"""A hang-up stops the provider within one batch, as the docs promise.
 
 With short URLs one 64 KiB chunk holds well over a thousand entries: a lone reader that
 hangs up must not have the chunk under way finished for nobody.

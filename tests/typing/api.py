@@ -1,4 +1,4 @@
-"""Public API used exactly as the README shows it; checked by mypy --strict, not run."""
+"""Public API used exactly as the docs show it; checked by mypy --strict, not run."""
 
 from __future__ import annotations
 
@@ -109,7 +109,7 @@ except InvalidEntryError as error:
 
 
 def django_config(sitemaps: dict[str, Any], queryset: Any) -> SitemapConfig:
-    """The Django migration as the README shows it (Django itself ships no types)."""
+    """The Django migration as the docs show it (Django itself ships no types)."""
     from sitemap_middleware.django import (
         DjangoQuerySetProvider,
         DjangoSitemapProvider,
@@ -135,7 +135,7 @@ def django_config(sitemaps: dict[str, Any], queryset: Any) -> SitemapConfig:
 
 
 class LogEvents:
-    """An observer as the README describes one."""
+    """An observer as the docs describe one."""
 
     def document_served(self, event: ServedDocument) -> None:
         seconds: float = event.duration

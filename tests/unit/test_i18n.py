@@ -297,7 +297,7 @@ async def test_languages_keep_absolute_entries_under_a_base_path() -> None:
 
 @pytest.mark.anyio
 async def test_index_never_lists_a_news_page_the_window_emptied() -> None:
-    """README: an empty section has no pages and the index leaves it out. A news section
+    """Docs: an empty section has no pages and the index leaves it out. A news section
     whose articles are all past news_max_age was still listed, and its page answered 404."""
     old = SitemapEntry(
         "/news/1",
