@@ -45,6 +45,8 @@ from .stream import EntryStream
 __all__ = ["ExplainEndpoint", "Explanation", "explain_with"]
 
 JSON_TYPE = "application/json"
+#: How an answer starts whose URL no section may list (outside ``base_url``, invalid).
+UNLISTABLE = "not listed: "
 #: What every answer of the endpoint carries: never stored, never indexed, never sniffed
 #: (the text repeats the URLs asked about).
 _HEADERS = [
@@ -103,7 +105,7 @@ async def explain_with(
         try:
             absolute = base.locate(normalize_loc(url))
         except InvalidEntryError as exc:
-            answer.problems.append(f"not listed: {exc}")
+            answer.problems.append(f"{UNLISTABLE}{exc}")
             continue
         if absolute in found:
             repeats.append((answer, found[absolute]))
@@ -177,8 +179,9 @@ async def _find(
         plan = by_name.get(section.name)
         if plan is not None:
             await finder.read(config, section, plan, answers, notes)
-    for answer in answers:
-        if not answer.listed and not answer.left_out:
+    for answer in answers:  # (not a URL no section may list: outside base_url, invalid)
+        unlistable = any(p.startswith(UNLISTABLE) for p in answer.problems)
+        if not answer.listed and not answer.left_out and not unlistable:
             answer.problems += [f"maybe left out by its provider: {note}" for note in notes]
 
 
@@ -224,7 +227,8 @@ class _Finder:
                     if listed is not None and loc is not None:
                         self._tell(listed, loc, start + offset, section, plan, duplicates)
             if skipped:
-                notes.append(f"section {section.name!r} left out {skipped} items (SKIP)")
+                items = "item" if skipped == 1 else "items"
+                notes.append(f"section {section.name!r} left out {skipped:,} {items} (SKIP)")
         except ProviderError as exc:
             for answer in answers:
                 answer.problems.append(f"section {section.name!r} failed while read: {exc}")

@@ -79,7 +79,7 @@ def add_check_parser(commands: Any) -> None:
         "url",
         nargs="?",
         help="the site (https://example.com/), its robots.txt, or one sitemap URL; "
-        "with --app, defaults to the origin of the app's base_url",
+        "with --app, defaults to the origin of the app's base_url (Tenants: the first site's)",
     )
     parser.add_argument(
         "--app",
@@ -240,14 +240,16 @@ def _check_command(args: argparse.Namespace) -> int:
     from .schemas import load_schemas
 
     url = args.url
-    if url is None and args.app:  # the site the app's sitemaps describe
+    if url is None and args.app:  # the site the app's sitemaps describe (Tenants: the first)
         from .apps import load_app
-        from .export import find_config
+        from .explain import site_for
+        from .export import find_served
 
         try:
-            url = find_config(load_app(args.app)).base.origin + "/"
+            site = site_for(find_served(load_app(args.app)), "/")
         except ValueError:
-            url = "http://localhost/"
+            site = None
+        url = site.base.origin + "/" if site is not None else "http://localhost/"
     if url is None:
         raise ValueError("give a URL to check, or --app MODULE:APP")
     baseline = None

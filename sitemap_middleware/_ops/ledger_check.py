@@ -50,7 +50,8 @@ def check_ledger(served: object, start: str, report: CheckReport) -> None:
     if store is None or not store.shared:
         report.notes.append(
             "the content ledger keeps its records in process: a check --app run starts "
-            "without the serving processes' records, so it sees no lastmod move without "
-            "its content (they count them: sitemap_lastmod_moved_without_content_total); "
-            "with a shared Renders(store=RedisRenderStore(...)) check reads the fleet's"
+            "without the serving processes' records, so it sees only the lastmods that "
+            "moved without their content during its own run (the servers count theirs: "
+            "sitemap_lastmod_moved_without_content_total); with a shared "
+            "Renders(store=RedisRenderStore(...)) check reads the fleet's"
         )

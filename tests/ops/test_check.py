@@ -258,6 +258,33 @@ def test_cli_app_mode_prints_a_text_report() -> None:
     )
 
 
+def test_cli_app_mode_starts_at_the_first_tenant_site(capsys: pytest.CaptureFixture[str]) -> None:
+    """`check --app` on an app serving Tenants, without a URL, starts at the first site's
+    origin (as `explain` takes a path), not at http://localhost/ (which its hosts refuse)."""
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    from sitemap_middleware import ASGISitemapMiddleware, SitemapConfig, Tenants
+    from sitemap_middleware.__main__ import build_parser
+
+    async def page(request: Any) -> Any:
+        return PlainTextResponse("hello")
+
+    shop = SitemapConfig(base_url="http://shop.test:8000", sections={"pages": ["/"]})
+    other = SitemapConfig(base_url="https://other.test", sections={"pages": ["/"]})
+    app = Starlette(routes=[Route("/", page)])
+    app.add_middleware(
+        ASGISitemapMiddleware,
+        config=Tenants(sites={"shop.test:8000": shop, "other.test": other}),
+    )
+    args = build_parser().parse_args(["check", "--app", "x:y", "--no-progress"])
+    args.app = app
+    assert args.handler(args) == 0
+    out = capsys.readouterr().out
+    assert "http://shop.test:8000/sitemap.xml  [urlset, HTTP 200, 1 entries" in out, out
+
+
 # -- hostile servers: dripping bodies, redirects ------------------------------------------
 
 

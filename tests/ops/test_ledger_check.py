@@ -89,6 +89,20 @@ def test_an_in_process_ledger_is_noted_as_unseen_by_check() -> None:
     assert any("records in process" in note for note in report.notes), report.notes
 
 
+def test_the_in_process_note_does_not_deny_what_check_found() -> None:
+    """An in-process ledger that saw a lastmod move during this process (here: an earlier
+    crawl of the same app object) is reported, and the note does not say it sees none."""
+    app = ledger_site.make_app(Renders())
+    _site(a=("r1", "2024-01-01"))
+    anyio.run(_check, app)
+    _site(a=("r1", "2024-03-01"))
+    report = anyio.run(_check, app)
+    assert len(_held(report)) == 1
+    (note,) = [note for note in report.notes if "records in process" in note]
+    assert "sees no lastmod move" not in note, note
+    assert "during its own run" in note, note
+
+
 def _cli(env: dict[str, str]) -> dict[str, Any]:
     done = subprocess.run(
         [

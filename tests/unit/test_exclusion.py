@@ -197,8 +197,8 @@ async def test_explain_names_the_pattern_the_robots_rule_and_skip() -> None:
         {"s": Section(["/", "/drafts/1", "/private/2", SKIP], exclude=["/drafts/*"])},
         robots=Robots(groups=groups),
     )
-    listed, drafted, private, unknown = await explain(
-        config, ["/", "/drafts/1", "/private/2", "/gone"]
+    listed, drafted, private, unknown, outside = await explain(
+        config, ["/", "/drafts/1", "/private/2", "/gone", "https://elsewhere.test/x"]
     )
     assert listed.listed and not listed.left_out
     assert drafted.left_out == ["section 's': excluded by pattern '/drafts/*'"]
@@ -206,8 +206,10 @@ async def test_explain_names_the_pattern_the_robots_rule_and_skip() -> None:
         "section 's': robots.txt rule 'Disallow: /private' for user-agent '*'"
     ]
     assert unknown.problems == [
-        "maybe left out by its provider: section 's' left out 1 items (SKIP)"
+        "maybe left out by its provider: section 's' left out 1 item (SKIP)"
     ]
+    # a URL no section may list is not one a provider skipped
+    assert len(outside.problems) == 1 and "is outside" in outside.problems[0], outside.problems
 
 
 def _path(item: Any) -> str:
