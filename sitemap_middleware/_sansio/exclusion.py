@@ -190,19 +190,20 @@ class Exclusion:
         if not self:
             return {}
         left: dict[int, str] = {}
-        if self.guard is not None:
-            self.guard.note(self.section, locs)
-            left.update(dict.fromkeys(self.guard.left_out(self.section, locs), GUARD))
-        if not self.patterns and not self.robots:
-            return left
-        paths = [loc[cut:] for loc in locs]
-        joined = "".join(paths)
-        if "%" in joined or "#" in joined:  # else each is already as rules read it
-            paths = list(map(robots_path, paths))
-        if self.robots:
-            left.update(dict.fromkeys(self.robots.disallowed(paths), ROBOTS))
-        if self.patterns:
-            left.update(dict.fromkeys(self.patterns.matches(paths), PATTERN))
+        if self.patterns or self.robots:
+            paths = [loc[cut:] for loc in locs]
+            joined = "".join(paths)
+            if "%" in joined or "#" in joined:  # else each is already as rules read it
+                paths = list(map(robots_path, paths))
+            if self.robots:
+                left.update(dict.fromkeys(self.robots.disallowed(paths), ROBOTS))
+            if self.patterns:
+                left.update(dict.fromkeys(self.patterns.matches(paths), PATTERN))
+        if self.guard is not None:  # (what is left out on purpose is never probed)
+            rest = [u for i, u in enumerate(locs) if i not in left] if left else locs
+            self.guard.note(self.section, rest)
+            for position in self.guard.left_out(self.section, locs):
+                left.setdefault(position, GUARD)
         return left
 
     def why(self, loc: str, cut: int) -> str | None:

@@ -99,6 +99,30 @@ async def test_a_verdict_moves_the_sections_etag_and_leaves_the_url_out_in_its_p
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 @pytest.mark.anyio
+async def test_urls_left_out_on_purpose_are_never_probed() -> None:
+    """A URL an exclude pattern or our robots.txt leaves out is not listed anyway: the
+    guard spends no probe on it (nor asks the app for a disallowed /admin/ page)."""
+    from sitemap_middleware import Robots, RobotsGroup, Section
+
+    app = FakeApp({"/tmp/x": ProbeAnswer(404, HTML, b"")})
+    config = SitemapConfig(
+        base_url=BASE,
+        sections={"pages": Section(Versioned(["/", "/tmp/x", "/admin/"]), exclude=["/tmp/*"])},
+        robots=Robots(groups=[RobotsGroup(disallow=["/admin/"])]),
+        guard=Guard(max_probes_per_minute=None),
+    )
+    core = SitemapCore(config)
+    core.probe_with(app)
+    assert core.guard is not None
+    assert (await _listed(core))[0] == ["/"]
+    await core.guard.settled()
+    assert app.asked == ["/"]
+    assert config.guard_book is not None and config.guard_book.verdict(BASE + "/tmp/x") is None
+    await core.aclose()
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.anyio
 async def test_server_errors_and_failed_probes_are_reported_never_left_out() -> None:
     app = FakeApp({"/busy": ProbeAnswer(503), "/limited": ProbeAnswer(429)})
     core = _core(["/", "/busy", "/limited", "/raises"], app)
