@@ -383,7 +383,7 @@ class SitemapConfig:
         return None
 
     def routes(self) -> Routes:
-        """The paths this site answers (``_sansio/routing.py`` matches requests to them)."""
+        """The paths this site answers (each request is matched against them)."""
         view = self.html_view
         return Routes.make(
             directory=unquote(self.base.directory),

@@ -76,7 +76,7 @@ class DocumentObserver(Protocol):
 
     An observer may also define ``entries_excluded(section, reason, count)``: items a
     section left out on purpose (``"provider"``: SKIP; ``"pattern"``; ``"robots"``;
-    ``"guard"``), called once per content by the planning pass (``_engine/plan_memo.py``);
+    ``"guard"``), called once per content by the planning pass;
     and ``urls_probed(section, outcome, count)``: the guard's verdicts (``"quarantined"``,
     ``"indexable"``, ``"unanswered"``, ``"shared"``), from its background task.
     """

@@ -94,7 +94,15 @@ def _not_served(report: CheckReport, context: HintContext) -> list[str]:
     start = origin_of(report.start)
     documents = report.documents
     missing = [d.url for d in documents[1:] if d.status in (404, 410)]
-    if missing:
+    named = bool(documents) and documents[0].status == 200 and documents[0].entries > 0
+    if missing and named and origin_of(missing[0]) == start:
+        # The middleware's own robots.txt names /sitemap.xml even when no section has a URL.
+        said.append(
+            f"{missing[0]} is not found, though robots.txt names it: is every section empty? "
+            "(an empty site answers 404; explain --app module:app URL says why a URL is not "
+            "listed) Or is the sitemap middleware not around the app answering this path?"
+        )
+    elif missing:
         robots = " (nor robots.txt)" if documents and documents[0].status == 404 else ""
         said.append(
             f"{missing[0]} is not found{robots}: is the sitemap middleware installed around "

@@ -28,7 +28,7 @@ from sitemap_middleware._ops.fetch import Fetcher, failure_kind
 from sitemap_middleware._ops.findings import CheckReport
 from sitemap_middleware._ops.hints import HintContext, hints
 from sitemap_middleware._ops.terminal import DocumentLines, Paint, use_colour
-from tests.integration.servers import bound_socket, make_config, serve
+from tests.integration.servers import asgi_app, bound_socket, make_config, serve
 from tests.ops.sites import clean_sections
 from tests.ops.test_check import hostile
 
@@ -312,6 +312,23 @@ def test_hint_when_no_sitemap_is_served() -> None:
         "middleware installed around the app answering here, and is this its path? (a "
         "base_url with a path moves the sitemaps under it)"
     ]
+
+
+def test_hint_when_robots_txt_names_a_sitemap_that_is_not_found() -> None:
+    """The middleware answers robots.txt, but every section is empty: /sitemap.xml is 404,
+    and the hint names the empty sections before a missing middleware."""
+
+    def nothing() -> list[str]:
+        return []
+
+    app = asgi_app(make_config("https://example.com", {"pages": nothing}))
+    report = _check("https://example.com/", client_for_app(app))
+    (hint,) = hints(report, HintContext(timeout=30, app=True))
+    assert hint.startswith(
+        "https://example.com/sitemap.xml is not found, though robots.txt names it: is every "
+        "section empty?"
+    ), hint
+    assert "explain" in hint
 
 
 def test_hints_for_findings_and_the_time_limit() -> None:
