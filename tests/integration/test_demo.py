@@ -24,7 +24,7 @@ import pytest
 from lxml import etree
 
 from benchmarks.common import free_port
-from sitemap_middleware.demo.planted import DEALS, DEALS_LASTMOD, OFFERS, PLANTED
+from sitemap_middleware.demo.planted import DEALS, DEALS_LASTMOD, DEMO_ARGS_ENV, OFFERS, PLANTED
 from sitemap_middleware.demo.serve import READY
 from sitemap_middleware.demo.site import DOCS, database_path, prepare_data
 from tests.helpers import check_document
@@ -127,6 +127,36 @@ def test_demo_docs_have_their_own_lastmods(tmp_path: Path) -> None:
     assert len(times) == len(DOCS)
     prepare_data(tmp_path, products=3)  # a second start keeps them
     assert seconds() == times
+
+
+@pytest.mark.parametrize("flavour", ["asgi", "wsgi"])
+def test_check_app_finds_nothing_in_the_demo(
+    flavour: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Issue 27 item 8: `check --app sitemap_middleware.demo.apps:asgi` (a fresh process)
+    read the sitemaps before the demo's guard had probed, and reported the pages it plants
+    for the guard (url-noindex, url-redirect, url-canonical-elsewhere) and an ETag moving
+    mid-crawl. It lets the guard settle first: nothing to report."""
+    data = tmp_path_factory.getbasetemp() / "demo-data"  # (the demo fixture's catalog)
+    options = ["--products", str(PRODUCTS), "--urls-per-page", str(URLS_PER_PAGE)]
+    options += ["--data-dir", str(data)]
+    redis_url = os.environ.get("SITEMAP_TEST_REDIS_URL")
+    if redis_url:
+        options += ["--redis-url", redis_url]
+    app = f"sitemap_middleware.demo.apps:{flavour}"
+    done = subprocess.run(
+        [sys.executable, "-m", "sitemap_middleware", "check", "--app", app, "--json"],
+        cwd=ROOT,
+        env={**os.environ, DEMO_ARGS_ENV: " ".join(options)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    report = json.loads(done.stdout)
+    summary = report["summary"]
+    assert done.returncode == 0 and summary["codes"] == {}, (summary, done.stderr[-3000:])
+    assert summary["urls"] == summary["urls_checked"] > PRODUCTS
+    assert "waiting for the guard: " in done.stderr, done.stderr[-3000:]
 
 
 def _first_clicks(printed: list[str], url: str) -> list[tuple[str, int, float]]:
