@@ -156,16 +156,23 @@ class SitemapCore:
             return
         started = time.monotonic()
         try:
-            plans, failed = await self._documents.plans.plan_all(self.config.base)
+            planned, failed = await self.plan_all()
         except Exception as exc:  # strict mode's invalid entry: requests will answer it
             logger.warning("sitemap plans not warmed up: %s", exc)
             return
         logger.info(
             "sitemap plans warmed up: %d of %d sections in %.1f s",
-            len(plans),
-            len(plans) + len(failed),
+            planned,
+            planned + failed,
             time.monotonic() - started,
         )
+
+    async def plan_all(self) -> tuple[int, int]:
+        """Plan every section now, for the configured base URL: the sections planned and
+        failed (each logged); strict mode's invalid entry raises. A guard learns every
+        URL the sections list (``check --app`` lets it settle so)."""
+        plans, failed = await self._documents.plans.plan_all(self.config.base)
+        return len(plans), len(failed)
 
     async def aclose(self) -> None:
         """Release held resources (a shared render store's connections); call on shutdown."""

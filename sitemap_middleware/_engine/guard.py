@@ -17,7 +17,7 @@ import hashlib
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -156,6 +156,12 @@ class GuardRunner:
         """Probe again, in the background, URLs whose verdict expired (see GuardBook)."""
         if self.probe is not None:
             self.book.sweep(time.time())
+
+    def pace_at(self, per_minute: int | None) -> None:
+        """Start probes at most ``per_minute`` a minute from now on (``None``: unpaced),
+        whatever ``Guard.max_probes_per_minute`` says (``check --app``'s own pace)."""
+        self.guard = replace(self.guard, max_probes_per_minute=per_minute)
+        self._next_start = 0.0
 
     async def settled(self) -> None:
         """Wait until no URL waits for a probe (tests, ``explain``)."""

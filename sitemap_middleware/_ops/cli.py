@@ -8,6 +8,7 @@ import math
 import sys
 import time
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +111,14 @@ def add_check_parser(commands: Any) -> None:
         "--max-time",
         type=_seconds,
         help="seconds the whole run may take; past it the run stops and fails (no bound)",
+    )
+    parser.add_argument(
+        "--guard-wait",
+        metavar="SECONDS",
+        type=_seconds,
+        default=60.0,
+        help="with --app: seconds to wait for the app's Guard(action='exclude') to probe "
+        "every listed URL before crawling (60)",
     )
     parser.add_argument(
         "--no-http-checks", action="store_true", help="skip 304/HEAD/gzip/Vary checks"
@@ -221,14 +230,14 @@ def add_generate_parser(commands: Any) -> None:
     parser.set_defaults(handler=_generate_command)
 
 
-def _client(args: argparse.Namespace) -> Any:
+def _client(args: argparse.Namespace, app: object) -> Any:
     import httpx
 
-    from .apps import client_for_app, load_app
+    from .apps import client_for_app
 
-    if args.app:
+    if app is not None:
         interface = None if args.interface == "auto" else args.interface
-        return client_for_app(load_app(args.app), interface, timeout=args.timeout)
+        return client_for_app(app, interface, timeout=args.timeout)
     return httpx.AsyncClient(
         timeout=httpx.Timeout(args.timeout),
         headers={"User-Agent": USER_AGENT},
@@ -237,16 +246,17 @@ def _client(args: argparse.Namespace) -> Any:
 
 
 def _check_command(args: argparse.Namespace) -> int:
+    from .apps import load_app
     from .schemas import load_schemas
 
     url = args.url
-    if url is None and args.app:  # the site the app's sitemaps describe (Tenants: the first)
-        from .apps import load_app
+    app = load_app(args.app) if args.app else None
+    if url is None and app is not None:  # the site its sitemaps describe (Tenants: the first)
         from .explain import site_for
         from .export import find_served
 
         try:
-            site = site_for(find_served(load_app(args.app)), "/")
+            site = site_for(find_served(app), "/")
         except ValueError:
             site = None
         url = site.base.origin + "/" if site is not None else "http://localhost/"
@@ -270,16 +280,23 @@ def _check_command(args: argparse.Namespace) -> int:
     progress, lines = _progress(args, url)
 
     async def main() -> Any:
-        async with _client(args) as client:
+        async with _client(args, app) as client:
             rate = args.rate if args.rate is not None else (0.0 if args.app else 5.0)
+            settling = await _settle_guard(app, url, args, rate) if app is not None else None
+            crawl = options
+            if settling is not None and options.max_time is not None:  # (the whole run's)
+                crawl = replace(options, max_time=max(0.0, options.max_time - settling.seconds))
             fetcher = Fetcher(client, concurrency=args.concurrency, rate=rate, timeout=args.timeout)
             with lines:
-                return await run_check(url, fetcher, options, progress)
+                report = await run_check(url, fetcher, crawl, progress)
+            if settling is not None:
+                settling.add_to(report)
+            return report
 
     began = time.monotonic()
     report = anyio.run(main)
-    if args.app:  # what the app's content ledger holds (read in process, after the crawl)
-        _check_ledger(args.app, url, report)
+    if app is not None:  # what the app's content ledger holds (read in process, after the crawl)
+        _check_ledger(app, url, report)
     seconds = time.monotonic() - began
     if baseline is not None:
         compare_baseline(baseline, report, args.max_removed)
@@ -293,6 +310,19 @@ def _check_command(args: argparse.Namespace) -> int:
     else:
         print(_text(report, args, seconds))
     return 0 if report.ok else 1
+
+
+async def _settle_guard(app: object, url: str, args: argparse.Namespace, rate: float) -> Any:
+    """Let the app's excluding guard probe every listed URL first (see guard_wait.py)."""
+    from .guard_wait import settle_guards
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    wait = min(args.guard_wait, args.max_time or math.inf)
+    return await settle_guards(
+        app, url, wait=wait, rate=rate, say=None if args.no_progress else say
+    )
 
 
 def _check_ledger(app: object, url: str, report: Any) -> None:
@@ -325,7 +355,9 @@ def _text(report: CheckReport, args: argparse.Namespace, seconds: float) -> str:
     from .terminal import Paint, colour_report, summary_table, use_colour
 
     paint = Paint(use_colour(sys.stdout))
-    context = HintContext(timeout=args.timeout, max_time=args.max_time, app=bool(args.app))
+    context = HintContext(
+        timeout=args.timeout, max_time=args.max_time, app=bool(args.app), guard_wait=args.guard_wait
+    )
     footer = [paint(f"hint: {hint}", "cyan") for hint in hints(report, context)]
     footer += summary_table(report, seconds, paint)
     return colour_report(report.format_text(footer), paint)

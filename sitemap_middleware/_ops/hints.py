@@ -42,6 +42,7 @@ class HintContext:
     timeout: float
     max_time: float | None = None
     app: bool = False
+    guard_wait: float = 60.0
 
 
 def hints(report: CheckReport, context: HintContext) -> list[str]:
@@ -52,6 +53,12 @@ def hints(report: CheckReport, context: HintContext) -> list[str]:
         found.append(
             f"the run stopped at --max-time {context.max_time:g} s: raise it, or fetch fewer "
             "URLs (--max-urls N, --no-check-urls)"
+        )
+    if "guard-unsettled" in codes:
+        found.append(
+            f"the app's guard had not probed every listed URL within --guard-wait "
+            f"{context.guard_wait:g} s: raise it, or find the pages slow to answer (each "
+            "probe waits Guard(timeout=...) at most)"
         )
     found += [hint for code, hint in BY_CODE.items() if code in codes]
     return list(dict.fromkeys(found))

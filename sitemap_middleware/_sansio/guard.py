@@ -142,6 +142,14 @@ class GuardBook:
     def waiting(self) -> int:
         return len(self._pending)
 
+    def unprobed(self) -> int:
+        """URLs waiting for a probe or in flight (none: the guard has settled)."""
+        return len(self._pending) + len(self._flight)
+
+    def probed(self) -> int:
+        """URLs with a verdict, fresh or not."""
+        return len(self._known)
+
     def _learn(self, url: str, verdict: Verdict) -> Verdict:
         """Know ``verdict`` (a transient one keeps the body digest known before it)."""
         before = self._known.get(url)

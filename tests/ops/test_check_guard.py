@@ -5,6 +5,7 @@ serves (none of the URLs the guard leaves out, no ETag moving mid-crawl)."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import anyio
@@ -29,15 +30,14 @@ def _answer(path: str) -> tuple[int, dict[str, str], str]:
     return 200, {}, f"<p>{path}</p>"
 
 
-def _config(paths: list[str]) -> SitemapConfig:
-    # The guard's own pace (600 a minute) would take seconds for these 40 URLs: the
+def _config(paths: list[str], action: str = "exclude") -> SitemapConfig:
+    # At the guard's own pace (one a minute) the wait would end past --guard-wait: the
     # check probes at its own (--rate: unpaced with --app).
-    return SitemapConfig(
-        base_url=BASE, sections={"pages": ["/", *paths]}, guard=Guard(action="exclude")
-    )
+    guard = Guard(action=action, max_probes_per_minute=1)
+    return SitemapConfig(base_url=BASE, sections={"pages": ["/", *paths]}, guard=guard)
 
 
-def asgi_app(paths: list[str], hang: anyio.Event | None = None) -> Any:
+def asgi_app(paths: list[str], hang: anyio.Event | None = None, action: str = "exclude") -> Any:
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import HTMLResponse, Response
@@ -50,7 +50,7 @@ def asgi_app(paths: list[str], hang: anyio.Event | None = None) -> Any:
         return HTMLResponse(body, status_code=status, headers=headers)
 
     app = Starlette(routes=[Route(path, page) for path in ["/", *paths]])
-    app.add_middleware(ASGISitemapMiddleware, config=_config(paths))
+    app.add_middleware(ASGISitemapMiddleware, config=_config(paths, action))
     return app
 
 
@@ -78,9 +78,9 @@ def run_check(app: Any, capsys: pytest.CaptureFixture[str], *options: str) -> tu
 
 
 def _listed(report: dict[str, Any]) -> set[str]:
-    found = {
-        f.get("url") for d in report["documents"] for f in d["findings"] if f.get("url")
-    } | {f.get("url") for f in report["findings"] if f.get("url")}
+    found = {f.get("url") for d in report["documents"] for f in d["findings"] if f.get("url")} | {
+        f.get("url") for f in report["findings"] if f.get("url")
+    }
     return {url for url in found if url}
 
 
@@ -108,25 +108,51 @@ def test_check_app_without_progress_waits_silently(capsys: pytest.CaptureFixture
     assert "waiting for the guard" not in err
 
 
+def test_a_reporting_guard_is_not_waited_for(capsys: pytest.CaptureFixture[str]) -> None:
+    """`Guard(action="report")` changes no sitemap: the check reports the pages it would
+    quarantine, without waiting for it."""
+    status, report, err = run_check(asgi_app([*GOOD, *GUARDED], action="report"), capsys)
+    codes = report["summary"]["codes"]
+    assert status == 1 and codes == {"url-noindex": 1, "url-not-found": 1, "url-redirect": 1}
+    assert "waiting for the guard" not in err, err
+
+
 def test_a_guard_that_does_not_settle_is_reported_and_the_check_goes_on(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """A page that hangs keeps its probe in flight (past --guard-wait): the check warns
-    (`guard-unsettled`, naming how many URLs are unprobed) and crawls all the same."""
+    (`guard-unsettled`, naming how many URLs are unprobed), says so on stderr and crawls
+    all the same."""
     paths = [*GOOD, "/slow"]
     status, report, err = run_check(
         asgi_app(paths, hang=anyio.Event()), capsys, "--guard-wait", "0.5", "--timeout", "1"
     )
     unsettled = [f for f in report["findings"] if f["code"] == "guard-unsettled"]
     assert len(unsettled) == 1 and unsettled[0]["severity"] == "warning", report["findings"]
-    assert f"1 of {1 + len(paths)} URLs" in unsettled[0]["message"], unsettled
+    # (Verdicts land a batch at a time: the hanging probe holds its batch's.)
+    unprobed = re.search(rf"not probed (\d+) of {1 + len(paths)} URLs", unsettled[0]["message"])
+    assert unprobed is not None and int(unprobed[1]) >= 1, unsettled
     assert "--guard-wait 0.5 s" in unsettled[0]["message"], unsettled
     # The crawl went on: every document read, and the hanging page reported as such.
     assert report["summary"]["urls"] == 1 + len(paths)
     assert report["summary"]["codes"].get("url-unreachable") == 1, report["summary"]
     assert status == 1
+    assert "not settled, crawling all the same" in err, err
 
 
 def test_guard_wait_must_be_positive() -> None:
     with pytest.raises(SystemExit):
         build_parser().parse_args(["check", "--app", "x:y", "--guard-wait", "0"])
+
+
+def test_an_unsettled_guard_gets_a_hint() -> None:
+    from sitemap_middleware._ops.findings import CheckReport
+    from sitemap_middleware._ops.guard_wait import Settling
+    from sitemap_middleware._ops.hints import HintContext, hints
+
+    report = CheckReport(BASE + "/")
+    Settling(probed=0, unprobed=3, seconds=0.5, wait=0.5).add_to(report)
+    Settling(probed=3, unprobed=0, seconds=0.1, wait=0.5).add_to(report)  # settled: nothing
+    assert report.codes() == {"guard-unsettled": 1}
+    (hint,) = hints(report, HintContext(timeout=30, app=True, guard_wait=0.5))
+    assert "within --guard-wait 0.5 s: raise it" in hint, hint
