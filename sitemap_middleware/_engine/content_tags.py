@@ -41,11 +41,13 @@ MAX_TOO_BIG = 1024
 
 
 class _Digest:
-    """The running SHA-256 of one render, and its tag once the render ended whole."""
+    """The running SHA-256 of one render, its tag once the render ended whole, and when
+    the request that started it asked the providers (every reader's bytes are from then)."""
 
-    __slots__ = ("size", "tag")
+    __slots__ = ("asked", "size", "tag")
 
-    def __init__(self) -> None:
+    def __init__(self, asked: float) -> None:
+        self.asked = asked
         self.size = 0
         self.tag: str | None = None
 
@@ -60,16 +62,20 @@ class ContentTags:
         self._digests: dict[Flight, _Digest] = {}
         self._too_big: OrderedDict[str, float] = OrderedDict()
 
-    async def tagged(self, key: str, name: str, document: Document) -> Document:
+    async def tagged(
+        self, key: str, name: str, document: Document, asked: float
+    ) -> tuple[Document, float]:
         """``document`` (no ETag, complete) with an ETag from its bytes, or as it is when
-        it is too big to hold. ``name`` is what log lines call it.
+        it is too big to hold; and when the providers were asked for those bytes (``asked``
+        when this request renders them, earlier when it joins another's render). ``name``
+        is what log lines call it.
 
         Raises :class:`HTTPError` when the render fails before its end (404 and 503
         before the first byte included); nothing has been sent then.
         """
         if self._is_too_big(key):
-            return document
-        flight = self._flights.get(key + "|bytes") or self._start(key, name, document)
+            return document, asked
+        flight = self._flights.get(key + "|bytes") or self._start(key, name, document, asked)
         digest = self._digests[flight]
         body = await flight.open()
         chunks: list[bytes] = []
@@ -80,7 +86,7 @@ class ContentTags:
                 size += len(chunk)
                 if size > self._max_bytes:
                     self._remember_too_big(key)
-                    return _continued(document, chunks, body)
+                    return _continued(document, chunks, body), digest.asked
         except (SitemapError, ValueError) as exc:
             await _aclose(body)
             raise render_failed(self.config, name, exc) from None
@@ -89,16 +95,17 @@ class ContentTags:
             raise
         tag = digest.tag
         assert tag is not None  # the flight ended whole: its source set the tag
-        return replace(
+        tagged = replace(
             document,
             etag=tag,
             last_modified=None,
             open=lambda: opened(_replay(chunks)),
             cache="miss",
         )
+        return tagged, digest.asked
 
-    def _start(self, key: str, name: str, document: Document) -> Flight:
-        digest = _Digest()
+    def _start(self, key: str, name: str, document: Document, asked: float) -> Flight:
+        digest = _Digest(asked)
         fingerprint = self.config.fingerprint
         max_bytes = self._max_bytes
 

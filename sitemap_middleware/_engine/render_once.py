@@ -47,6 +47,9 @@ class Keep:
     etag: str
     modified: datetime | None
     by_content: bool = False
+    #: When its providers were read (wall clock): its age counts from then, not from
+    #: when its last reader finished. None: when it completes.
+    read_at: float | None = None
 
 
 @dataclass(slots=True)
@@ -154,7 +157,7 @@ class RenderOnce:
                     keep.etag,
                     document.content_type,
                     keep.modified,
-                    self._clock(),
+                    self._clock() if keep.read_at is None else keep.read_at,
                     chunks,
                     by_content=keep.by_content,
                 )

@@ -86,6 +86,10 @@ class Found:
     name: str
     meta: RenderMeta | None
     age: float = 0.0
+    #: When the request looked (wall clock): what it renders is read after this, so a
+    #: render is dated by it (freshness counts from the providers' read, not from when
+    #: the slowest reader finished).
+    at: float = 0.0
 
     def without_render(self) -> Found:
         """The same document with no stored render to fall back on (its body is lost)."""
@@ -117,8 +121,9 @@ class SharedRenders:
         """What the store holds for ``target`` under ``base`` (``name``: its file name)."""
         key = self.keys.key(target, base)
         meta = await self._meta(key)
-        age = 0.0 if meta is None else wall_clock() - meta.rendered_at
-        return Found(key, name, meta, age)
+        now = wall_clock()
+        age = 0.0 if meta is None else now - meta.rendered_at
+        return Found(key, name, meta, age, now)
 
     def fresh(self, found: Found) -> Document | None:
         """The stored render, when it answers without asking the providers anything.
@@ -160,11 +165,11 @@ class SharedRenders:
         rendered once for every concurrent request (and stored), or answered from the
         stored render of the same ETag."""
         if document.etag is None and self._tags is not None and document.cacheable:
-            document = await self._tags.tagged(found.key, found.name, document)
+            document, read_at = await self._tags.tagged(found.key, found.name, document, found.at)
             if document.etag is None:
                 return document  # too big to tag: it streams, reading its flight on
-            return await self._share(found.key, document, found.meta, by_content=True)
-        return await self._share(found.key, document, found.meta)
+            return await self._share(found.key, document, found.meta, read_at, by_content=True)
+        return await self._share(found.key, document, found.meta, found.at)
 
     def stored_now(
         self, target: Target, base: BaseURL, gzip: bool, level: int
@@ -213,8 +218,15 @@ class SharedRenders:
     # -- the document as answered ----------------------------------------------------------
 
     async def _share(
-        self, key: str, document: Document, meta: RenderMeta | None, by_content: bool = False
+        self,
+        key: str,
+        document: Document,
+        meta: RenderMeta | None,
+        read_at: float,
+        by_content: bool = False,
     ) -> Document:
+        """``read_at``: when the providers were asked for ``document`` (what its stored
+        render is dated by)."""
         if not document.cacheable:
             return document  # incomplete (a section failed): never stored, never shared
         etag = document.etag
@@ -229,11 +241,14 @@ class SharedRenders:
             # still share one pass, and nothing of it is kept.
             return self.once.flown(f"{key}|{etag or ''}", key, document, None)
         if meta is not None and meta.etag == etag:
-            current = replace(meta, last_modified=modified, rendered_at=wall_clock())
+            # Found current again by this read (a later one may have stored it meanwhile).
+            rendered_at = max(meta.rendered_at, read_at)
+            current = replace(meta, last_modified=modified, rendered_at=rendered_at)
             if self._fresh_for(current) or self.renders.stale_while_revalidate:
                 await self._calls.guard("touching", self.store.touch(key, current, self.keep_for))
             return self._stored(key, current, fallback=document)
-        return self.once.flown(key + "|" + etag, key, document, Keep(etag, modified, by_content))
+        keep = Keep(etag, modified, by_content, read_at)
+        return self.once.flown(key + "|" + etag, key, document, keep)
 
     def _stored(self, key: str, meta: RenderMeta, fallback: Document | None = None) -> Document:
         """The stored render of ``meta``. A body missing or damaged in the store (evicted,
@@ -247,7 +262,7 @@ class SharedRenders:
                 return body
             logger.warning(LOG_BODY_MISSING, key)
             if fallback is not None and fallback.etag is not None:
-                keep = Keep(fallback.etag, meta.last_modified, meta.by_content)
+                keep = Keep(fallback.etag, meta.last_modified, meta.by_content, meta.rendered_at)
                 return await self.once.join(key + "|" + fallback.etag, key, fallback, keep)
             error = unavailable(self.config)
             raise StoredMissing(error.status, error.message, error.headers)

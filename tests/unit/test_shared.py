@@ -15,7 +15,7 @@ from sitemap_middleware._caches.store import RenderMeta
 from sitemap_middleware._engine import shared
 from sitemap_middleware.providers import ProviderVersion
 from sitemap_middleware.stores import MemoryRenderStore
-from tests.helpers import SitemapCore, fetch, header
+from tests.helpers import RequestInfo, SitemapCore, collect, fetch, header
 
 pytestmark = pytest.mark.anyio
 asyncio_only = pytest.mark.parametrize("anyio_backend", ["asyncio"])
@@ -151,6 +151,25 @@ async def test_ttl_answers_without_asking_the_provider(clock: Clock) -> None:
     again, same = await fetch(core, "/sitemap-p-1.xml")
     # One pass, for the first request: its page's plan (which its render replays).
     assert again.status == 200 and same == body and provider.passes == 1
+
+
+async def test_ttl_counts_from_when_the_provider_was_asked_not_from_the_last_byte(
+    clock: Clock,
+) -> None:
+    """A client that takes 50 s to read a page does not keep its render fresh until 110 s
+    after the provider was asked (ttl=60): 61 s after, the provider is asked again."""
+    provider = Flaky()
+    core = _core(provider, ttl=60)
+    request = RequestInfo("GET", "/sitemap-p-1.xml", {})
+    target = core.route(request)
+    assert target is not None
+    slow = await core.respond(target, request)  # asked at 0 s ...
+    clock.now += 50
+    await collect(slow)  # ... read out (and stored) at 50 s
+    provider.token = "v2"
+    clock.now += 11
+    again, body = await fetch(core, "/sitemap-p-1.xml")
+    assert b"b=v2" in body and header(again, "ETag") != header(slow, "ETag")
 
 
 @asyncio_only
