@@ -294,7 +294,8 @@ class Renders:
         bytes, then stored like any other render.
     :param content_ttl: with ``etag="content"``, seconds a render tagged by its bytes
         answers without reading the providers again (they cannot say whether it
-        changed); past it the document is rendered again for its tag.
+        changed), counted from when they were asked for it; past it the document is
+        rendered again for its tag.
     :param store: a :class:`RenderStore`; ``None`` keeps renders in this process.
     :param memory_bytes: bodies (identity and gzip) kept by the in-process store, least
         recently used out. 256 MiB by default: a 1,000,000-URL section of 20 full pages
