@@ -17,15 +17,24 @@ Cache-Control it was given): an object replaced by someone else, or that needs a
 Cache-Control, is uploaded again. Credentials and the endpoint come from the standard
 variables (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``,
 ``AWS_REGION``, ``AWS_ENDPOINT_URL``; ``GOOGLE_*``, ``AZURE_*``) or the options.
+
+Requests go through obstore's blocking calls, each in a worker thread, never its async
+ones: those hand their result to the event loop from a thread of obstore's Rust runtime,
+which the interpreter's exit can catch inside Python (``export`` then died of SIGABRT
+after printing a good report). A blocking call runs that runtime from a thread Python
+started and owns, and ``anyio`` waits for it.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Awaitable
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
+
+import anyio
 
 from .sinks import MANIFEST, SinkError, check_key
 
@@ -113,13 +122,14 @@ class ObjectStoreSink:
         store = from_url(url, config=config or None, client_options=client or None)
         return cls(store, url.rstrip("/"), cache_control=cache_control)
 
-    async def _call(self, what: str, call: Awaitable[_T], *, absent: bool = False) -> _T:
-        """``call``'s result; a store's refusal as :class:`SinkError` naming what failed
-        (``FileNotFoundError`` as it is when ``absent``: a missing object is an answer)."""
+    async def _call(self, what: str, call: Callable[[], _T], *, absent: bool = False) -> _T:
+        """``call()``'s result, run in a worker thread (see the module's docstring); a
+        store's refusal as :class:`SinkError` naming what failed (``FileNotFoundError`` as
+        it is when ``absent``: a missing object is an answer)."""
         from obstore.exceptions import BaseError
 
         try:
-            return await call
+            return await anyio.to_thread.run_sync(call)
         except (BaseError, OSError) as exc:
             if absent and isinstance(exc, FileNotFoundError):
                 raise
@@ -141,24 +151,22 @@ class ObjectStoreSink:
         import obstore
 
         if self._listing is None:
-            listing: dict[str, str | None] = {}
 
-            async def read() -> None:
-                async for batch in obstore.list(self.store, chunk_size=1000):
-                    for meta in batch:
-                        listing[meta["path"]] = meta["e_tag"]
+            def read() -> dict[str, str | None]:
+                batches = obstore.list(self.store, chunk_size=1000)
+                return {meta["path"]: meta["e_tag"] for batch in batches for meta in batch}
 
-            await self._call("list", read())
-            self._listing = listing
+            self._listing = await self._call("list", read)
         return self._listing
 
     async def read_manifest(self) -> bytes | None:
         import obstore
 
+        def read() -> bytes:
+            return bytes(obstore.get(self.store, MANIFEST).bytes())
+
         try:
-            get = obstore.get_async(self.store, MANIFEST)
-            result = await self._call(f"get {MANIFEST}", get, absent=True)
-            return bytes(await self._call(f"get {MANIFEST}", result.bytes_async()))
+            return await self._call(f"get {MANIFEST}", read, absent=True)
         except FileNotFoundError:
             return None
 
@@ -179,7 +187,7 @@ class ObjectStoreSink:
             attributes["Cache-Control"] = self.cache_control
         name = self._name(key)
         put = await self._call(
-            f"put {name}", obstore.put_async(self.store, name, data, attributes=attributes)
+            f"put {name}", partial(obstore.put, self.store, name, data, attributes=attributes)
         )
         stored = {"etag": put["e_tag"], "cache_control": self.cache_control}
         return {**entry, "stored": stored}
@@ -189,11 +197,11 @@ class ObjectStoreSink:
 
         # No error if it is already gone.
         name = self._name(key)
-        await self._call(f"delete {name}", obstore.delete_async(self.store, name))
+        await self._call(f"delete {name}", partial(obstore.delete, self.store, name))
 
     async def write_manifest(self, data: bytes) -> None:
         import obstore
 
         attributes: dict[str, str] = {"Content-Type": "application/json"}
-        put = obstore.put_async(self.store, MANIFEST, data, attributes=attributes)
+        put = partial(obstore.put, self.store, MANIFEST, data, attributes=attributes)
         await self._call(f"put {MANIFEST}", put)
