@@ -66,7 +66,7 @@ def django_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[st
 
     if settings.configured and os.environ.get("DJANGO_SETTINGS_MODULE") != DJANGO_SETTINGS:
         pytest.fail(
-            "Django settings were configured by another test first; run tests/django_tests alone"
+            "Django settings were configured by another test first; run tests/unit/django alone"
         )
     path = Path(tmp_path_factory.mktemp("django")) / "db.sqlite3"
     os.environ["SITEMAP_DJANGO_DB"] = str(path)

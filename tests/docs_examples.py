@@ -22,7 +22,8 @@ import httpx
 
 from sitemap_middleware import SitemapConfig
 from sitemap_middleware._engine.core import SitemapCore
-from tests.helpers import check_document, fetch
+from tests.harness.core import fetch
+from tests.harness.documents import check_document
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

@@ -35,7 +35,7 @@ def test_storm_benchmarks_run_on_a_tiny_workload(tmp_path: Path) -> None:
     """The crawl-storm scenarios produce rows for both adapters; an ASGI storm is one
     provider pass (the planning pass, which the one render replays). (On this tiny workload WSGI request threads start after
     a render has finished, so their pass count measures thread start-up, not sharing:
-    tests/unit/test_coalesce.py and the fleet test hold that.)"""
+    tests/unit/engine/test_coalesce.py and the fleet test hold that.)"""
     from benchmarks import storms
 
     results = storms.main(["--smoke", "--out", str(tmp_path)])

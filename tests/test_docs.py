@@ -19,7 +19,6 @@ import anyio
 import httpx
 import pytest
 
-from benchmarks.common import free_port
 from sitemap_middleware._engine.core import SitemapCore
 from tests.docs_examples import (
     ALL_BLOCKS,
@@ -35,7 +34,9 @@ from tests.docs_examples import (
     run_block,
     section,
 )
-from tests.helpers import check_document, fetch
+from tests.harness.core import fetch
+from tests.harness.documents import check_document
+from tests.harness.ports import free_port
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[block.name for block in BLOCKS])
@@ -151,7 +152,7 @@ def test_where_names_live_lists_exported_names_only() -> None:
 
 def test_feeds_example_serves_valid_feeds_and_llms_txt() -> None:
     """The *Feeds and llms.txt* block: its feeds are valid, its drafts left out."""
-    from tests.unit.test_feeds import check_atom, check_rss
+    from tests.harness.documents import check_atom, check_rss
 
     (block,) = [block for block in BLOCKS if "Feed(" in block.source]
     namespace: dict[str, Any] = {"__name__": "docs_example"}
@@ -185,7 +186,7 @@ def test_languages_on_other_hosts_example_serves_each_host() -> None:
     with the three hosts' alternates and x-default, XSD-valid."""
     from sitemap_middleware._engine.core import RequestInfo
     from sitemap_middleware._engine.tenants import TenantCores
-    from tests.helpers import collect
+    from tests.harness.core import collect
 
     (block,) = [block for block in BLOCKS if "Languages(\n        sites=" in block.source]
     namespace: dict[str, Any] = {"__name__": "docs_example"}

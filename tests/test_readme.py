@@ -16,9 +16,9 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from benchmarks.common import free_port
 from tests.docs_examples import DOCS, README, ROOT, python_blocks, reports_nothing, section
-from tests.helpers import check_document
+from tests.harness.documents import check_document
+from tests.harness.ports import free_port
 
 QUICKSTART = section(README, "Quickstart")
 QUICKSTARTS = dict(part.split("\n", 1) for part in re.split(r"^### ", QUICKSTART, flags=re.M)[1:])

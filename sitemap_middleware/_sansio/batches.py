@@ -5,7 +5,7 @@ fields, ``SitemapEntry`` objects), each value in a usual form. Such a batch is
 checked and kept by column (a few passes at C speed) instead of entry by entry, and
 rendering writes it from its columns (``urlset_writer.py``). Anything unusual takes the
 per-entry path, which decides as for any entry; property tests hold the two paths to
-the same results (``tests/unit/test_models.py``).
+the same results (``tests/unit/sansio/test_models.py``).
 """
 
 from __future__ import annotations

@@ -20,10 +20,10 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from benchmarks.common import free_port
-from benchmarks.server import Server, serving
-from tests.django_tests.compare import Url, urls
-from tests.helpers import check_document, child_urls
+from tests.harness.django import Url, urls
+from tests.harness.documents import check_document, child_urls
+from tests.harness.ports import free_port
+from tests.harness.servers import Server, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "django_shop"

@@ -21,7 +21,8 @@ from starlette.applications import Starlette
 from sitemap_middleware import Renders, SitemapConfig
 from sitemap_middleware.providers import ProviderVersion
 from sitemap_middleware.stores import RedisRenderStore
-from tests.integration.servers import asgi_app, make_config, wsgi_app
+from tests.harness.core import make_config
+from tests.harness.servers import asgi_app, wsgi_app
 
 MARKERS = Path(os.environ.get("SITEMAP_TEST_MARKERS", "."))
 PAGES = 10
@@ -64,7 +65,6 @@ def _config() -> SitemapConfig:
         prefix=os.environ.get("SITEMAP_TEST_PREFIX", "fleet:"),
     )
     return make_config(
-        "https://example.com",
         {"products": FleetProvider()},
         max_urls_per_page=PAGE_SIZE,
         renders=Renders(store=store, stale_if_error=3600),

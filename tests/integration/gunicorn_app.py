@@ -14,7 +14,8 @@ from pathlib import Path
 
 from sitemap_middleware import SitemapEntry
 from sitemap_middleware.providers import ProviderVersion
-from tests.integration.servers import make_config, wsgi_app
+from tests.harness.core import make_config
+from tests.harness.servers import wsgi_app
 
 MARKERS = Path(os.environ.get("SITEMAP_TEST_MARKERS", "."))
 SIZE = 60_000
@@ -47,5 +48,5 @@ class MarkingProvider:
         return ProviderVersion(token="v1")
 
 
-app = wsgi_app(make_config("https://example.com", {"products": MarkingProvider()}))
+app = wsgi_app(make_config({"products": MarkingProvider()}))
 assert app.test_client().get("/sitemap_index.xml").status_code == 200  # starts the portal

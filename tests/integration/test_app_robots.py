@@ -28,7 +28,8 @@ from sitemap_middleware import (
     SitemapConfig,
     WSGISitemapMiddleware,
 )
-from tests.integration.servers import bound_socket, serve_uvicorn, serve_werkzeug
+from tests.harness.ports import bound_socket
+from tests.harness.servers import serve_uvicorn, serve_werkzeug
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment

@@ -13,8 +13,10 @@ import httpx
 import pytest
 
 from sitemap_middleware import Image, SitemapEntry
+from tests.harness.core import make_config
+from tests.harness.ports import bound_socket
+from tests.harness.servers import asgi_app, serve_uvicorn
 from tests.integration.cdp import Tab, browser
-from tests.integration.servers import asgi_app, bound_socket, make_config, serve_uvicorn
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [
@@ -39,7 +41,9 @@ def site() -> Iterator[str]:
         )
         for i in range(ROWS)
     ]
-    config = make_config(base, {"items": entries, "more": ["/x", "/y"]}, stylesheet=True, html=True)
+    config = make_config(
+        {"items": entries, "more": ["/x", "/y"]}, base_url=base, stylesheet=True, html=True
+    )
     with serve_uvicorn(asgi_app(config), sock) as url:
         yield url
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from sitemap_middleware import Ledger, Renders, SitemapConfig
-from tests.integration.servers import serve
+from tests.harness.servers import serve
 
 DEAL_LASTMOD = "2024-06-01T09:00:00+00:00"
 #: Polls (a quarter of a second apart) before giving up: content_ttl is one second.

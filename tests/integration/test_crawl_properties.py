@@ -37,7 +37,8 @@ from sqlalchemy.pool import NullPool
 from sitemap_middleware import SitemapConfig, SitemapEntry
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware.providers import ProviderVersion, SQLAlchemyProvider
-from tests.helpers import check_document, child_urls, fetch, page_urls
+from tests.harness.core import fetch
+from tests.harness.documents import check_document, child_urls, page_urls
 
 POSTGRES_ENV = "SITEMAP_TEST_POSTGRES_URL"
 MAX_URLS = 4

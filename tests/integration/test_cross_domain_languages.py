@@ -30,8 +30,9 @@ from sitemap_middleware._ops.apps import client_for_app
 from sitemap_middleware._ops.check import CheckOptions, run_check
 from sitemap_middleware._ops.fetch import Fetcher
 from sitemap_middleware._ops.findings import CheckReport
-from tests.helpers import check_document, child_urls
-from tests.integration.servers import bound_socket, serve_uvicorn, serve_werkzeug
+from tests.harness.documents import check_document, child_urls
+from tests.harness.ports import bound_socket
+from tests.harness.servers import serve_uvicorn, serve_werkzeug
 
 SITES = {"en": "https://example.com/", "de": "https://de.example.com/", "fr": "https://example.fr/"}
 XHTML = "{http://www.w3.org/1999/xhtml}link"

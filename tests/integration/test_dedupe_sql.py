@@ -21,7 +21,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sitemap_middleware import SitemapConfig
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware.providers import SQLAlchemyProvider
-from tests.helpers import check_document, child_urls, fetch, recorded_statements
+from tests.harness.core import fetch
+from tests.harness.documents import check_document, child_urls
+from tests.harness.sql import recorded_statements
 
 BASE = "https://example.com"
 metadata = MetaData()

@@ -23,11 +23,11 @@ import httpx
 import pytest
 from lxml import etree
 
-from benchmarks.common import free_port
 from sitemap_middleware.demo.planted import DEALS, DEALS_LASTMOD, DEMO_ARGS_ENV, OFFERS, PLANTED
 from sitemap_middleware.demo.serve import READY
 from sitemap_middleware.demo.site import DOCS, database_path, prepare_data
-from tests.helpers import check_document
+from tests.harness.documents import check_document
+from tests.harness.ports import free_port
 from tests.integration.demo_site import (
     GUARDED,
     indexable_problems,

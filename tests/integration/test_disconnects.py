@@ -22,7 +22,7 @@ from sqlalchemy.pool import NullPool
 
 from sitemap_middleware import Renders, SitemapConfig
 from sitemap_middleware.providers import SQLAlchemyProvider
-from tests.integration.servers import serve
+from tests.harness.servers import serve
 
 SERVERS = ["uvicorn", "hypercorn", "werkzeug"]
 TOTAL = 50_000

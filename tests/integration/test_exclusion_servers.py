@@ -10,8 +10,9 @@ from prometheus_client import CollectorRegistry
 from sitemap_middleware import SKIP, Robots, RobotsGroup, Section
 from sitemap_middleware._sansio.skip import _Skip
 from sitemap_middleware.ops import PrometheusObserver
-from tests.helpers import check_document, page_urls
-from tests.integration.servers import make_config, serve
+from tests.harness.core import make_config
+from tests.harness.documents import check_document, page_urls
+from tests.harness.servers import serve
 
 
 @pytest.mark.parametrize("server", ["uvicorn", "werkzeug"])
@@ -23,7 +24,6 @@ def test_what_robots_txt_disallows_is_not_listed_through_a_server(server: str) -
     )
     items: list[str | _Skip] = ["/", "/a", "/private/1", "/drafts/2", SKIP, "/b"]
     config = make_config(
-        "https://example.com",
         {"s": Section(items, exclude=["/drafts/*"])},
         robots=Robots(groups=groups),
         observers=[PrometheusObserver(registry=registry)],

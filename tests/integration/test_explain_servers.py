@@ -27,8 +27,9 @@ from starlette.routing import Route
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from sitemap_middleware import ASGISitemapMiddleware, SitemapConfig, WSGISitemapMiddleware
-from tests.helpers import ListProvider
-from tests.integration.servers import bound_socket, serve_uvicorn, serve_werkzeug
+from tests.harness.ports import bound_socket
+from tests.harness.providers import ListProvider
+from tests.harness.servers import serve_uvicorn, serve_werkzeug
 
 PATH = "/sitemap-explain"
 #: A loopback address that is not 127.0.0.1: another client, as far as the endpoint knows.

@@ -21,8 +21,9 @@ from werkzeug.http import parse_date
 from sitemap_middleware import Renders, Section, SitemapEntry
 from sitemap_middleware._providers.threads import MAX_SECTION_THREADS
 from sitemap_middleware.providers import ProviderVersion
-from tests.helpers import check_document, child_urls, page_urls
-from tests.integration.servers import make_config, serve
+from tests.harness.core import make_config
+from tests.harness.documents import check_document, child_urls, page_urls
+from tests.harness.servers import serve
 
 servers = pytest.mark.parametrize("server", ["uvicorn", "werkzeug"])
 
@@ -49,7 +50,7 @@ def test_naive_and_aware_versions_in_one_index(server: str) -> None:
         "naive": Versioned(["/a"], datetime(2024, 5, 1, 12, 0)),
         "aware": Versioned(["/b"], datetime(2024, 5, 1, 11, 0, tzinfo=timezone.utc)),
     }
-    config = make_config("https://example.com", sections)
+    config = make_config(sections)
     with serve(server, config) as url:
         index = httpx.get(url + "/sitemap_index.xml")
         page = httpx.get(url + "/sitemap-naive-1.xml")
@@ -67,7 +68,7 @@ def test_naive_and_aware_versions_in_one_index(server: str) -> None:
 def test_lastmod_at_the_end_of_time_is_served(server: str) -> None:
     """A lastmod past year 9999 in UTC never overflows the HTTP date (no 500)."""
     entries = [SitemapEntry("/a", lastmod="9999-12-31T23:59:59-01:00"), SitemapEntry("/b")]
-    config = make_config("https://example.com", {"p": entries})
+    config = make_config({"p": entries})
     with serve(server, config) as url:
         responses = [
             httpx.get(url + path)
@@ -90,7 +91,7 @@ def test_lastmod_at_the_end_of_time_is_served(server: str) -> None:
 def test_idna_2008_hosts_in_locs(server: str) -> None:
     """faß.de is xn--fa-hia.de (UTS 46, as browsers), not fass.de (IDNA 2003)."""
     config = make_config(
-        "https://faß.de/", {"p": ["https://faß.de/straße", "/a", "https://FASS.de/x"]}
+        {"p": ["https://faß.de/straße", "/a", "https://FASS.de/x"]}, base_url="https://faß.de/"
     )
     with serve(server, config) as url:
         page = httpx.get(url + "/sitemap.xml")
@@ -125,9 +126,7 @@ def test_render_mode_never_stores_an_index_missing_a_section(server: str) -> Non
     """An index rendered while a section was down is no-store and gone once it recovers."""
     flaky = Switchable(3, fail_at=0)
     sections: dict[str, Any] = {"flaky": flaky, "ok": Switchable(2)}
-    config = make_config(
-        "https://example.com", sections, renders=Renders(etag="content"), max_urls_per_page=2
-    )
+    config = make_config(sections, renders=Renders(etag="content"), max_urls_per_page=2)
     with serve(server, config) as url:
         down = httpx.get(url + "/sitemap_index.xml")
         flaky.fail_at = None
@@ -151,7 +150,7 @@ def test_render_mode_failure_before_the_first_byte_is_503(
 ) -> None:
     """A provider failing while the page renders into the cache: 503 with Retry-After."""
     flaky = Switchable(2000, fail_at=1500)  # after the first batch: mid-render
-    config = make_config("https://example.com", {"p": flaky}, renders=Renders(etag="content"))
+    config = make_config({"p": flaky}, renders=Renders(etag="content"))
     with caplog.at_level(logging.DEBUG, logger="sitemap_middleware"), serve(server, config) as url:
         failed = httpx.get(url + "/sitemap-p-1.xml")
         flaky.fail_at = None
@@ -170,7 +169,6 @@ def test_render_mode_failure_after_the_first_byte_aborts(server: str) -> None:
     """Past the render cap the page streams; a failure then aborts and caches nothing."""
     flaky = Switchable(20_000)
     config = make_config(
-        "https://example.com",
         {"p": flaky},
         renders=Renders(etag="content", max_bytes=64 * 1024, plan_ttl=60),
     )
@@ -223,7 +221,6 @@ def test_timeout_binds_hung_sync_providers(server: str, where: str) -> None:
     """A hung sync provider answers 503 at provider_timeout while its thread still blocks."""
     hung = HungRows(where)
     config = make_config(
-        "https://example.com",
         {"hung": hung.rows, "ok": _rows},
         provider_timeout=0.5,
         max_urls_per_page=1,
@@ -255,9 +252,7 @@ def test_timeout_binds_hung_sync_providers(server: str, where: str) -> None:
 def test_hung_sync_work_does_not_starve_other_sections(server: str) -> None:
     """40 requests stuck on one sync section: its threads are capped, other sections serve."""
     hung = HungRows("factory")
-    config = make_config(
-        "https://example.com", {"hung": hung.rows, "ok": _rows}, provider_timeout=0.5
-    )
+    config = make_config({"hung": hung.rows, "ok": _rows}, provider_timeout=0.5)
     try:
         with serve(server, config) as url, httpx.Client(timeout=20) as client:
             with ThreadPoolExecutor(40) as pool:
@@ -294,7 +289,6 @@ class SlowSkip:
 def test_timeout_applies_per_batch_while_skipping_to_a_deep_page(server: str) -> None:
     """Skipping 2,500 entries takes several batches, each within provider_timeout: 200."""
     config = make_config(
-        "https://example.com",
         {"p": Section(SlowSkip(), max_urls=500)},
         provider_timeout=0.4,
     )

@@ -12,12 +12,11 @@ from datetime import datetime, timezone
 import httpx
 import pytest
 
-from benchmarks.common import free_port
-from benchmarks.server import serving
 from sitemap_middleware import Feed, LlmsTxt, SitemapConfig, SitemapEntry, Video
 from sitemap_middleware.providers import ProviderVersion
-from tests.integration.servers import serve, wsgi_app
-from tests.unit.test_feeds import check_atom, check_rss
+from tests.harness.documents import check_atom, check_rss
+from tests.harness.ports import free_port
+from tests.harness.servers import serve, serving, wsgi_app
 
 
 class Blog:

@@ -14,9 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from benchmarks.common import free_port
-from benchmarks.server import serving
-from tests.helpers import check_document, page_urls
+from tests.harness.documents import check_document, page_urls
+from tests.harness.ports import free_port
+from tests.harness.servers import serving
 
 REDIS_ENV = "SITEMAP_TEST_REDIS_URL"
 PAGES = [f"/sitemap-products-{n}.xml" for n in range(1, 11)]

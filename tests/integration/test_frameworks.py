@@ -22,10 +22,15 @@ from urllib.parse import urljoin
 import httpx
 import pytest
 
-from benchmarks.common import free_port
 from tests.frameworks.common import PREFIX
-from tests.helpers import check_document, child_urls, page_urls, require_schemas
-from tests.unit.test_feeds import check_atom
+from tests.harness.documents import (
+    check_atom,
+    check_document,
+    child_urls,
+    page_urls,
+    require_schemas,
+)
+from tests.harness.ports import free_port
 
 BASE = "https://example.com"
 ROOT = Path(__file__).resolve().parents[2]

@@ -30,7 +30,8 @@ from sitemap_middleware import (
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware.ops import PrometheusObserver
 from sitemap_middleware.stores import RedisRenderStore
-from tests.integration.servers import bound_socket, serve_uvicorn, serve_werkzeug
+from tests.harness.ports import bound_socket
+from tests.harness.servers import serve_uvicorn, serve_werkzeug
 
 BASE = "https://example.com"
 PATHS = ["/", "/gone", "/old", "/hidden", "/meta", "/copy", "/fine"]

@@ -12,9 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from benchmarks.common import free_port
-from benchmarks.server import serving
-from tests.helpers import check_document, child_urls, page_urls
+from tests.harness.documents import check_document, child_urls, page_urls
+from tests.harness.ports import free_port
+from tests.harness.servers import serving
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from sitemap_middleware import Renders, SitemapConfig
-from tests.integration.servers import serve
+from tests.harness.servers import serve
 from tests.integration.test_disconnects import NeverAwaits
 
 TOTAL = 200_000

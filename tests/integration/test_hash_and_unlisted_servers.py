@@ -9,8 +9,10 @@ import httpx
 import pytest
 
 from sitemap_middleware.providers import CallableProvider
-from tests.helpers import check_document, child_urls, page_urls
-from tests.integration.servers import bound_socket, make_config, serve
+from tests.harness.core import make_config
+from tests.harness.documents import check_document, child_urls, page_urls
+from tests.harness.ports import bound_socket
+from tests.harness.servers import serve
 
 
 def _missing_key(row: dict[str, Any]) -> Any:
@@ -29,7 +31,7 @@ def test_hash_locations_and_unlisted_sections_through_servers(
     }
     with (
         caplog.at_level(logging.WARNING, logger="sitemap_middleware"),
-        serve(server, make_config(base, sections), sock) as url,
+        serve(server, make_config(sections, base_url=base), sock) as url,
         httpx.Client() as client,
     ):
         page = client.get(f"{url}/sitemap-tags-1.xml")

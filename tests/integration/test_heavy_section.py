@@ -15,8 +15,10 @@ from lxml import etree
 
 from sitemap_middleware import Alternate, SitemapEntry
 from sitemap_middleware.providers import StaticProvider
-from tests.helpers import _schemas
-from tests.integration.servers import bound_socket, make_config, serve
+from tests.harness.core import make_config
+from tests.harness.documents import _schemas
+from tests.harness.ports import bound_socket
+from tests.harness.servers import serve
 
 URLS = 50_000
 LANGUAGES = ("de", "fr", "es", "it", "nl", "pl", "pt", "sv", "da", "fi", "cs", "x-default")
@@ -43,7 +45,7 @@ def test_hreflang_heavy_section_is_served_whole_through_uvicorn() -> None:
     """Every one of the 50,000 URLs is on exactly one page; no page exceeds 10 MiB."""
     sock = bound_socket()
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    config = make_config(base, {"catalog": hreflang_catalog(base)})
+    config = make_config({"catalog": hreflang_catalog(base)}, base_url=base)
     schemas = _schemas()
     found: list[str] = []
     total = 0

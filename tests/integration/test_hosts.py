@@ -8,14 +8,14 @@ import httpx
 import pytest
 
 from sitemap_middleware import TrustedHosts
-from tests.integration.servers import make_config, serve
+from tests.harness.core import make_config
+from tests.harness.servers import serve
 
 
 @pytest.fixture(scope="module", params=["uvicorn", "werkzeug"])
 def trusting_site(request: pytest.FixtureRequest) -> Iterator[str]:
     """A site that serves example.com and www.example.com from behind a trusted proxy."""
     config = make_config(
-        "https://example.com",
         {"p": ["/a"]},
         hosts=TrustedHosts(hosts=["example.com", "www.example.com"], forwarded="forwarded"),
     )

@@ -19,12 +19,13 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from benchmarks.common import free_port
 from sitemap_middleware import Image, NewsArticle, Section, SitemapEntry, Video
-from tests.helpers import check_document, child_urls, page_urls
+from tests.harness.core import make_config
+from tests.harness.documents import check_document, child_urls, page_urls
+from tests.harness.ports import bound_socket, free_port
+from tests.harness.servers import asgi_app, serve_uvicorn
 from tests.integration.cdp import CHROMIUM, NO_XSLT, Browser, Tab, browser
 from tests.integration.demo_site import wait_for_guard, wait_for_ready
-from tests.integration.servers import asgi_app, bound_socket, make_config, serve_uvicorn
 from tests.integration.validator import JAVA, VNU, vnu_messages
 
 pytestmark = [
@@ -86,7 +87,7 @@ def site() -> Iterator[str]:
         "more": ["/x", "/y"],
         "paged": Section([f"/p/{i}" for i in range(25)], max_urls=10),
     }
-    config = make_config(base, sections, stylesheet=True, html=True, news_max_age=None)
+    config = make_config(sections, base_url=base, stylesheet=True, html=True, news_max_age=None)
     with serve_uvicorn(asgi_app(config), sock) as url:
         yield url
 

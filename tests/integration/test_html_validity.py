@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from sitemap_middleware import SitemapEntry
-from tests.helpers import CountingProvider, fetch
+from tests.harness.core import SitemapCore, fetch, make_core
+from tests.harness.providers import CountingProvider, rich_entry
 from tests.integration.validator import JAVA, VNU, vnu_messages
-from tests.unit.test_html import _core, rich_entry
 
 pytestmark = [
     pytest.mark.anyio,
@@ -20,6 +21,11 @@ pytestmark = [
 ]
 
 
+def _views(sections: dict[str, Any], **kwargs: Any) -> SitemapCore:
+    """A core serving HTML views (the articles of rich_entry are from 2024: no news window)."""
+    return make_core(sections, html=True, news_max_age=None, **kwargs)
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"  # one backend is enough: this checks markup, not the event loop
@@ -28,7 +34,7 @@ def anyio_backend() -> str:
 async def test_views_pass_the_nu_html_checker(artifacts: Path) -> None:
     """Index view, a view with every extension and injection text, a paged view, a failing one."""
     entries = [rich_entry(), SitemapEntry("/gallery", images=[f"/g/{i}.png" for i in range(9)])]
-    core = _core(
+    core = _views(
         {"rich": entries + ["/plain"], "paged": CountingProvider(25)}, max_urls_per_page=10
     )
     files = []

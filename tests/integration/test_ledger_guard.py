@@ -30,7 +30,8 @@ from sitemap_middleware import (
     WSGISitemapMiddleware,
 )
 from sitemap_middleware.providers import ProviderVersion
-from tests.integration.servers import bound_socket, serve_uvicorn, serve_werkzeug
+from tests.harness.ports import bound_socket
+from tests.harness.servers import serve_uvicorn, serve_werkzeug
 
 BASE = "https://example.com"
 START = datetime(2024, 1, 1, tzinfo=timezone.utc)

@@ -23,8 +23,6 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
 from werkzeug.middleware.dispatcher import DispatcherMiddleware
 
-from benchmarks.common import free_port
-from benchmarks.server import serving
 from sitemap_middleware import (
     ASGISitemapMiddleware,
     Robots,
@@ -33,8 +31,9 @@ from sitemap_middleware import (
     Tenants,
     WSGISitemapMiddleware,
 )
-from tests.helpers import check_document, child_urls, page_urls
-from tests.integration.servers import bound_socket, serve_uvicorn, serve_werkzeug
+from tests.harness.documents import check_document, child_urls, page_urls
+from tests.harness.ports import bound_socket, free_port
+from tests.harness.servers import serve_uvicorn, serve_werkzeug, serving
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment

@@ -28,7 +28,9 @@ from sitemap_middleware import SitemapConfig
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._providers import sql_ranges
 from sitemap_middleware.providers import SQLAlchemyProvider
-from tests.helpers import check_document, child_urls, fetch, page_urls, recorded_statements
+from tests.harness.core import fetch
+from tests.harness.documents import check_document, child_urls, page_urls
+from tests.harness.sql import recorded_statements
 
 metadata = MetaData()
 items = Table(

@@ -24,7 +24,8 @@ from sitemap_middleware import SitemapConfig
 from sitemap_middleware._engine import shared
 from sitemap_middleware._sansio.paging import decode_key_range
 from sitemap_middleware.providers import SQLAlchemyProvider
-from tests.helpers import SitemapCore, check_document, child_urls, fetch, header, page_urls
+from tests.harness.core import SitemapCore, fetch, header
+from tests.harness.documents import check_document, child_urls, page_urls
 
 START = datetime(2024, 1, 1)
 metadata = MetaData()

@@ -13,13 +13,14 @@ from typing import Any
 import httpx
 import pytest
 
-from benchmarks.common import free_port
 from sitemap_middleware import ConfigurationError, Renders, SitemapConfig
 from sitemap_middleware._caches.store import describe_render
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware.stores import RedisRenderStore
-from tests.helpers import check_document, fetch, header, page_urls
-from tests.integration.servers import serve
+from tests.harness.core import fetch, header
+from tests.harness.documents import check_document, page_urls
+from tests.harness.ports import free_port
+from tests.harness.servers import serve
 
 REDIS_ENV = "SITEMAP_TEST_REDIS_URL"
 #: redis-py's asyncio client is bound to asyncio.

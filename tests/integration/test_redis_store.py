@@ -151,7 +151,7 @@ async def test_a_body_lost_from_redis_within_ttl_is_rendered_again(
 ) -> None:
     """A body evicted (maxmemory LRU) or damaged while its meta stays is a miss: 200, not 503."""
     from sitemap_middleware import Renders, SitemapConfig
-    from tests.helpers import SitemapCore, fetch, header
+    from tests.harness.core import SitemapCore, fetch, header
 
     config = SitemapConfig(
         base_url="https://example.com",

@@ -16,8 +16,11 @@ import pytest
 from usp.tree import sitemap_tree_for_homepage
 
 from sitemap_middleware import Renders
-from tests.helpers import CountingProvider, check_document, child_urls, page_urls
-from tests.integration.servers import bound_socket, make_config, serve, wsgi_app
+from tests.harness.core import make_config
+from tests.harness.documents import check_document, child_urls, page_urls
+from tests.harness.ports import bound_socket
+from tests.harness.providers import CountingProvider
+from tests.harness.servers import serve, wsgi_app
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,8 +41,8 @@ def site(request: pytest.FixtureRequest) -> Iterator[Site]:
     # Nothing stored: every request here streams a fresh render (chunked, and closed on
     # a hang-up), as it would the first time; stored replies are tested on their own.
     config = make_config(
-        base,
         {"big": big, "small": small},
+        base_url=base,
         stylesheet=True,
         text_sitemaps=True,
         renders=Renders(memory_bytes=0),
@@ -157,7 +160,7 @@ def test_two_processes_give_the_same_etag(kind: str) -> None:
     tags = []
     for _ in range(2):
         with subprocess.Popen(
-            [sys.executable, "-m", "tests.integration.servers", kind],
+            [sys.executable, "-m", "tests.harness.servers", kind],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -189,7 +192,7 @@ def test_wsgiref_server_accepts_our_headers() -> None:
         def log_message(self, *args: Any) -> None:
             pass
 
-    config = make_config("https://example.com", {"p": ["/a", "/b"]})
+    config = make_config({"p": ["/a", "/b"]})
     server = make_server("127.0.0.1", 0, wsgi_app(config), handler_class=Quiet)
     import threading
 

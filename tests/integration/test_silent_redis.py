@@ -15,7 +15,7 @@ import pytest
 
 from sitemap_middleware import Renders, SitemapConfig
 from sitemap_middleware.stores import RedisRenderStore
-from tests.helpers import SitemapCore, fetch
+from tests.harness.core import SitemapCore, fetch
 
 asyncio_only = pytest.mark.parametrize("anyio_backend", ["asyncio"])
 COMMAND = re.compile(rb"\*\d+\r\n\$")

@@ -33,14 +33,9 @@ from sitemap_middleware._engine import shared
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._sansio.paging import encode_key_range
 from sitemap_middleware.providers import SQLAlchemyProvider
-from tests.helpers import (
-    check_document,
-    child_urls,
-    fetch,
-    page_urls,
-    recorded_statements,
-    revalidated_together,
-)
+from tests.harness.core import fetch, revalidated_together
+from tests.harness.documents import check_document, child_urls, page_urls
+from tests.harness.sql import recorded_statements
 
 pytestmark = pytest.mark.anyio
 POSTGRES_ENV = "SITEMAP_TEST_POSTGRES_URL"

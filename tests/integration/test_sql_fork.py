@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from werkzeug.test import Client
 
 from sitemap_middleware import SitemapConfig, WSGISitemapMiddleware
-from tests.helpers import in_forked_child
+from tests.harness.processes import in_forked_child
 from tests.integration.test_sql import POSTGRES_ENV, _provider, _rows, metadata, products
 
 

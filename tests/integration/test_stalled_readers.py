@@ -15,7 +15,8 @@ import httpx
 import pytest
 
 from sitemap_middleware import Renders, SitemapConfig
-from tests.integration.servers import bound_socket, serve
+from tests.harness.ports import bound_socket
+from tests.harness.servers import serve
 
 TOTAL = 30_000
 PAD = "x" * 480  # a ~16 MB page: far more than the shared window and the socket buffers

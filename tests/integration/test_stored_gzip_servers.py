@@ -18,7 +18,7 @@ from sitemap_middleware import Renders, SitemapConfig
 from sitemap_middleware._caches import redis_store
 from sitemap_middleware.providers import ProviderVersion
 from sitemap_middleware.stores import RedisRenderStore
-from tests.integration.servers import serve
+from tests.harness.servers import serve
 
 
 class Counted:
