@@ -34,10 +34,10 @@ from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, text
 from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 from sqlalchemy.pool import NullPool
 
-from sitemap_middleware import SitemapConfig, SitemapEntry
+from sitemap_middleware import SitemapEntry
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware.providers import ProviderVersion, SQLAlchemyProvider
-from tests.harness.core import fetch
+from tests.harness.core import fetch, make_core
 from tests.harness.documents import check_document, child_urls, page_urls
 
 POSTGRES_ENV = "SITEMAP_TEST_POSTGRES_URL"
@@ -118,13 +118,8 @@ class SQLCrawl(RuleBasedStateMachine):
         provider = SQLAlchemyProvider(
             self.engine, rows_table, key="id", lastmod="updated_at", metadata_ttl=0, **mapping
         )
-        return SitemapCore(
-            SitemapConfig(
-                base_url="https://example.com",
-                sections={"rows": provider},
-                max_urls_per_page=MAX_URLS,
-                max_bytes_per_page=MAX_BYTES,
-            )
+        return make_core(
+            {"rows": provider}, max_urls_per_page=MAX_URLS, max_bytes_per_page=MAX_BYTES
         )
 
     def teardown(self) -> None:
@@ -307,13 +302,8 @@ class GeneratorCrawl(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.provider = VersionedGenerator()
-        self.core = SitemapCore(
-            SitemapConfig(
-                base_url="https://example.com",
-                sections={"g": self.provider},
-                max_urls_per_page=MAX_URLS,
-                max_bytes_per_page=MAX_BYTES,
-            )
+        self.core = make_core(
+            {"g": self.provider}, max_urls_per_page=MAX_URLS, max_bytes_per_page=MAX_BYTES
         )
         self.last: tuple[list[str], str, str | None] | None = None
 

@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sitemap_middleware import SitemapConfig
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware.providers import SQLAlchemyProvider
-from tests.harness.core import fetch
+from tests.harness.core import fetch, make_core
 from tests.harness.documents import check_document, child_urls
 from tests.harness.sql import recorded_statements
 
@@ -161,11 +161,7 @@ async def test_a_section_before_the_table_adds_a_url_its_key_range_page_lists(
             )
         provider = SQLAlchemyProvider(engine, by_id, key="id", location="/p/{slug}")
         for first in ([], ["/p/s5"]):
-            core = SitemapCore(
-                SitemapConfig(
-                    base_url=BASE, sections={"a": [*first, "/a"], "items": provider}, dedupe=True
-                )
-            )
+            core = make_core({"a": [*first, "/a"], "items": provider}, base_url=BASE, dedupe=True)
             try:
                 urls = await _crawl(core)
             finally:

@@ -28,7 +28,7 @@ from sitemap_middleware import SitemapConfig
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._providers import sql_ranges
 from sitemap_middleware.providers import SQLAlchemyProvider
-from tests.harness.core import fetch
+from tests.harness.core import fetch, make_core
 from tests.harness.documents import check_document, child_urls, page_urls
 from tests.harness.sql import recorded_statements
 
@@ -64,14 +64,7 @@ async def _engine(folder: str) -> AsyncEngine:
 
 
 def _core(provider: Any, max_urls: int, max_bytes: int) -> SitemapCore:
-    return SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com",
-            sections={"items": provider},
-            max_urls_per_page=max_urls,
-            max_bytes_per_page=max_bytes,
-        )
-    )
+    return make_core({"items": provider}, max_urls_per_page=max_urls, max_bytes_per_page=max_bytes)
 
 
 async def _crawl(core: SitemapCore, max_bytes: int) -> list[str]:
@@ -368,7 +361,7 @@ async def test_languages_over_a_keyset_section_page_by_key_range(
     languages = Languages(codes=("en", "de", "fr"), x_default="en")
     provider = _column_provider(engine)
     section = Section(provider, languages=languages, max_urls=100)  # 33 rows a page
-    core = SitemapCore(SitemapConfig(base_url="https://example.com", sections={"items": section}))
+    core = make_core({"items": section})
     reply, index = await fetch(core, "/sitemap_index.xml")
     pages = [url.removeprefix("https://example.com") for url in child_urls(check_document(index))]
     assert reply.status == 200 and len(pages) > 20 and all("~" in page for page in pages)
@@ -662,10 +655,6 @@ async def test_a_key_no_page_name_can_carry_pages_by_number(anyio_backend: str) 
     shared plan): its page is numbered, not a crash (hostile review of issue 23)."""
     from sitemap_middleware import Section
 
-    core = SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com", sections={"k": Section(_SurrogateKeys(), max_urls=4)}
-        )
-    )
+    core = make_core({"k": Section(_SurrogateKeys(), max_urls=4)})
     urls = await _crawl(core, 10**6)
     assert len(urls) == len(set(urls)) == 10

@@ -28,12 +28,12 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from werkzeug.http import parse_date
 
-from sitemap_middleware import ConfigurationError, Renders, SitemapConfig
+from sitemap_middleware import ConfigurationError, Renders
 from sitemap_middleware._engine import shared
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._sansio.paging import encode_key_range
 from sitemap_middleware.providers import SQLAlchemyProvider
-from tests.harness.core import fetch, revalidated_together
+from tests.harness.core import fetch, make_core, revalidated_together
 from tests.harness.documents import check_document, child_urls, page_urls
 from tests.harness.sql import recorded_statements
 
@@ -107,18 +107,12 @@ def _published_keyset(engine: AsyncEngine, **config: Any) -> tuple[SQLAlchemyPro
     )
     sections = {"products": provider}
     config = {"max_urls_per_page": 1000, **config}
-    return provider, SitemapCore(
-        SitemapConfig(base_url="https://example.com", sections=sections, **config)
-    )
+    return provider, make_core(sections, **config)
 
 
 def _core(engine: Any, **kwargs: Any) -> SitemapCore:
     kwargs.setdefault("max_urls_per_page", 1000)
-    return SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com", sections={"products": _provider(engine)}, **kwargs
-        )
-    )
+    return make_core({"products": _provider(engine)}, **kwargs)
 
 
 def _provider(engine: Any, source: Any = products) -> SQLAlchemyProvider:
@@ -246,9 +240,7 @@ async def test_key_must_be_unique_and_not_null(engine: AsyncEngine, caplog: Any)
     )
     with pytest.raises(ConfigurationError, match="key column 'published' is not unique"):
         await provider.version()
-    core = SitemapCore(
-        SitemapConfig(base_url="https://example.com", sections={"products": provider})
-    )
+    core = make_core({"products": provider})
     reply, _ = await fetch(core, "/sitemap-products-1.xml")
     assert reply.status == 503
     assert "key column 'published' is not unique" in caplog.text
@@ -268,9 +260,7 @@ async def test_string_keys_in_a_case_insensitive_collation(tmp_path: Path) -> No
             await conn.execute(text("INSERT INTO items VALUES (:k)"), {"k": key})
     items = Table("items", MetaData(), Column("id", String, primary_key=True))
     provider = SQLAlchemyProvider(engine, items, key="id", to_entry=lambda row: f"/i/{row.id}")
-    core = SitemapCore(
-        SitemapConfig(base_url="https://example.com", sections={"i": provider}, max_urls_per_page=2)
-    )
+    core = make_core({"i": provider}, max_urls_per_page=2)
     try:
         reply, body = await fetch(core, "/sitemap_index.xml")
         assert reply.status == 200, body
@@ -298,11 +288,7 @@ async def test_a_row_inserted_into_a_range_during_a_crawl_costs_no_other_row(
             await conn.execute(text("INSERT INTO items VALUES (:k)"), {"k": key})
     items = Table("items", MetaData(), Column("id", Integer, primary_key=True))
     provider = SQLAlchemyProvider(engine, items, key="id", to_entry=lambda row: f"/i/{row.id}")
-    core = SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com", sections={"i": provider}, max_urls_per_page=200
-        )
-    )
+    core = make_core({"i": provider}, max_urls_per_page=200)
     try:
         _, body = await fetch(core, "/sitemap_index.xml")
         children = child_urls(check_document(body))
@@ -361,13 +347,7 @@ async def test_column_mode_renders_what_the_equivalent_to_entry_renders(
         }
 
     def core_of(provider: SQLAlchemyProvider) -> SitemapCore:
-        return SitemapCore(
-            SitemapConfig(
-                base_url="https://example.com",
-                sections={"products": provider},
-                max_urls_per_page=1000,
-            )
-        )
+        return make_core({"products": provider}, max_urls_per_page=1000)
 
     expected = await _crawl(
         core_of(
@@ -409,12 +389,8 @@ async def test_column_mode_builds_no_entry_and_calls_nothing_per_row(
             _o(self, *args, **kw)
 
         monkeypatch.setattr(cls, "__init__", counting)
-    core = SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com",
-            sections={"products": _column_provider(engine, "/products/{slug}")},
-            max_urls_per_page=1000,
-        )
+    core = make_core(
+        {"products": _column_provider(engine, "/products/{slug}")}, max_urls_per_page=1000
     )
     pages = await _crawl(core)
     assert sum(page.count(b"<url>") for page in pages) == ROWS
@@ -450,9 +426,7 @@ async def test_column_mode_rows_it_cannot_list_are_left_out_and_logged(
             (SQLAlchemyProvider(engine, items, key="id", location=location), {5}),
         ):
             caplog.clear()
-            core = SitemapCore(
-                SitemapConfig(base_url="https://example.com", sections={"i": provider})
-            )
+            core = make_core({"i": provider})
             reply, body = await fetch(core, "/sitemap.xml")
             assert reply.status == 200, body
             assert len(page_urls(check_document(body))) == 10 - len(missing)
@@ -520,7 +494,7 @@ async def test_column_mode_a_value_its_template_cannot_format_costs_only_its_row
     items = Table("items", MetaData(), Column("id", Integer, primary_key=True), Column("n"))
     try:
         provider = SQLAlchemyProvider(engine, items, key="id", location="/p/{n:05d}")
-        core = SitemapCore(SitemapConfig(base_url="https://example.com", sections={"i": provider}))
+        core = make_core({"i": provider})
         reply, body = await fetch(core, "/sitemap.xml")
         assert reply.status == 200, body
         urls = page_urls(check_document(body))
@@ -550,7 +524,7 @@ async def test_column_mode_with_a_function_reads_lastmod_by_its_column_key(
         provider = SQLAlchemyProvider(
             engine, items, key="id", lastmod="upd", location=lambda row: f"/i/{row.id}"
         )
-        core = SitemapCore(SitemapConfig(base_url="https://example.com", sections={"i": provider}))
+        core = make_core({"i": provider})
         reply, body = await fetch(core, "/sitemap.xml")
         assert reply.status == 200, body
         assert b"<lastmod>2024-05-01T10:00:00+00:00</lastmod>" in body
@@ -575,13 +549,7 @@ async def test_column_mode_settings_are_part_of_the_version(engine: AsyncEngine)
 
 async def _first_key_range_page_etag(provider: SQLAlchemyProvider) -> str:
     """The ETag of the index's first page, a key-range page (pages of 1,000 URLs)."""
-    core = SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com",
-            sections={"products": provider},
-            max_urls_per_page=1000,
-        )
-    )
+    core = make_core({"products": provider}, max_urls_per_page=1000)
     _, index = await fetch(core, "/sitemap_index.xml")
     first = child_urls(check_document(index))[0].removeprefix("https://example.com")
     assert "~" in first  # a key-range page
@@ -611,9 +579,7 @@ async def test_a_lastmod_the_version_cannot_read_costs_only_last_modified(
             provider = SQLAlchemyProvider(
                 engine, items, key="id", lastmod="changed", location="/i/{id}"
             )
-            core = SitemapCore(
-                SitemapConfig(base_url="https://example.com", sections={"i": provider})
-            )
+            core = make_core({"i": provider})
             reply, body = await fetch(core, "/sitemap.xml")
             assert reply.status == 200, body
             assert "ETag" in dict(reply.headers)  # Last-Modified: when first seen (see shared)
@@ -679,9 +645,7 @@ async def test_a_forged_key_range_over_a_date_or_uuid_key_answers_404(
     try:
         for table in tables:
             provider = SQLAlchemyProvider(engine, table, key="k", location="/p/{slug}")
-            core = SitemapCore(
-                SitemapConfig(base_url="https://example.com", sections={"s": provider})
-            )
+            core = make_core({"s": provider})
             reply, body = await fetch(core, f"/sitemap-s-1~{token}.xml")
             assert reply.status == 404, (table.name, body)
     finally:
@@ -726,7 +690,7 @@ async def test_template_values_are_percent_encoded_as_path_text(tmp_path: Path) 
     )
     try:
         provider = SQLAlchemyProvider(engine, items, key="id", location="/t/{slug}?n={id:03d}")
-        core = SitemapCore(SitemapConfig(base_url="https://example.com", sections={"i": provider}))
+        core = make_core({"i": provider})
         reply, body = await fetch(core, "/sitemap.xml")
         assert reply.status == 200, body
         assert page_urls(check_document(body)) == [

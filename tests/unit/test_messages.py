@@ -17,7 +17,7 @@ from sitemap_middleware import ConfigurationError, InvalidEntryError, SitemapCon
 from sitemap_middleware._ops.apps import load_app
 from sitemap_middleware._ops.store_sink import store_error
 from sitemap_middleware.providers import StaticProvider
-from tests.harness.core import SitemapCore, fetch
+from tests.harness.core import fetch, make_core
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,7 +52,7 @@ async def test_invalid_entry_log_lines_name_the_entry(caplog: pytest.LogCaptureF
         yield {"loc": "/widgets/7", "priority": 7}
         yield SitemapEntry("/fine")
 
-    core = SitemapCore(SitemapConfig(base_url="https://example.com", sections={"p": entries}))
+    core = make_core({"p": entries})
     with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
         reply, body = await fetch(core, "/sitemap.xml")
     assert reply.status == 200 and b"/fine" in body
@@ -139,9 +139,7 @@ async def test_a_malformed_capability_answers_503_naming_it(
 ) -> None:
     """A capability returning the wrong shape fails its section (503, the index leaves it
     out) with a message naming the capability and the value; the other sections serve."""
-    core = SitemapCore(
-        SitemapConfig(base_url="https://example.com", sections={"p": provider, "ok": ["/fine"]})
-    )
+    core = make_core({"p": provider, "ok": ["/fine"]})
     with caplog.at_level(logging.ERROR, logger="sitemap_middleware"):
         index, body = await fetch(core, "/sitemap_index.xml")
         page, _ = await fetch(core, "/sitemap-p-1.xml")

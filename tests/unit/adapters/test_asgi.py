@@ -21,29 +21,12 @@ from starlette.types import Message, Receive, Scope, Send
 from sitemap_middleware import ASGISitemapMiddleware, Renders, Robots, SitemapConfig
 from sitemap_middleware._adapters.asgi import request_info
 from sitemap_middleware._engine.core import READ_HEADERS
+from tests.harness.asgi import call_asgi, http_scope
+from tests.harness.core import make_config
 from tests.harness.documents import check_document, page_urls
 from tests.harness.providers import CountingProvider, RecordingStore
 
 pytestmark = pytest.mark.anyio
-
-
-def _scope(
-    path: str, method: str = "GET", headers: list[tuple[bytes, bytes]] | None = None
-) -> Scope:
-    return {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.4"},
-        "http_version": "1.1",
-        "method": method,
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "root_path": "",
-        "query_string": b"",
-        "headers": headers or [(b"host", b"testserver")],
-        "client": ("127.0.0.1", 1234),
-        "server": ("testserver", 80),
-    }
 
 
 async def _app(scope: Scope, receive: Receive, send: Send) -> None:
@@ -61,42 +44,15 @@ async def _app(scope: Scope, receive: Receive, send: Send) -> None:
 def _middleware(
     sections: dict[str, Any] | None = None, app: Any = _app, **kwargs: Any
 ) -> ASGISitemapMiddleware:
-    config = SitemapConfig(
-        base_url="https://example.com", sections=sections or {"p": ["/a"]}, **kwargs
-    )
+    config = make_config(sections or {"p": ["/a"]}, **kwargs)
     return ASGISitemapMiddleware(app, config=config)
-
-
-async def _call(app: Any, scope: Scope, disconnect_after: int | None = None) -> list[Message]:
-    sent: list[Message] = []
-    delivered = False
-    bodies = 0
-    disconnected = anyio.Event()
-
-    async def receive() -> Message:
-        nonlocal delivered
-        if not delivered:
-            delivered = True
-            return {"type": "http.request", "body": b"", "more_body": False}
-        await disconnected.wait()
-        return {"type": "http.disconnect"}
-
-    async def send(message: Message) -> None:
-        nonlocal bodies
-        sent.append(message)
-        if message["type"] == "http.response.body":
-            bodies += 1
-            if disconnect_after is not None and bodies >= disconnect_after:
-                disconnected.set()
-                await anyio.sleep(0.05)
-
-    await app(scope, receive, send)
-    return sent
 
 
 async def test_streams_start_then_chunks_then_final_empty_body() -> None:
     """One response.start, body chunks with more_body=True, a final empty chunk."""
-    messages = await _call(_middleware({"p": CountingProvider(2000)}), _scope("/sitemap-p-1.xml"))
+    messages = await call_asgi(
+        _middleware({"p": CountingProvider(2000)}), http_scope("/sitemap-p-1.xml")
+    )
     assert messages[0]["type"] == "http.response.start" and messages[0]["status"] == 200
     headers = dict(messages[0]["headers"])
     assert (
@@ -115,11 +71,11 @@ async def test_head_sends_headers_and_empty_body() -> None:
     section: its status from the plan's read), then reads one batch."""
     provider = CountingProvider(10)
     middleware = _middleware({"p": provider})
-    messages = await _call(middleware, _scope("/sitemap-p-1.xml", "HEAD"))
+    messages = await call_asgi(middleware, http_scope("/sitemap-p-1.xml", "HEAD"))
     assert [m["type"] for m in messages] == ["http.response.start", "http.response.body"]
     assert messages[1]["body"] == b"" and not messages[1].get("more_body", False)
     assert provider.iterations == 1  # the planning pass; its read gives HEAD's status
-    await _call(middleware, _scope("/sitemap-p-1.xml", "HEAD"))
+    await call_asgi(middleware, http_scope("/sitemap-p-1.xml", "HEAD"))
     assert provider.iterations == 2  # the plan is kept for this version: one batch only
 
 
@@ -133,8 +89,8 @@ async def test_other_paths_and_scopes_pass_through_untouched() -> None:
             await _app(scope, receive, send)
 
     middleware = _middleware(app=app)
-    scope = _scope("/about")
-    messages = await _call(middleware, scope)
+    scope = http_scope("/about")
+    messages = await call_asgi(middleware, scope)
     assert seen[0] is scope and messages[1]["body"] == b"app saw GET /about"
     lifespan: Scope = {"type": "lifespan", "asgi": {"version": "3.0"}}
     await middleware(lifespan, None, None)  # type: ignore[arg-type]
@@ -186,9 +142,9 @@ async def test_disconnect_mid_stream_closes_the_provider() -> None:
     """When the client disconnects, iteration stops and the provider's finally runs."""
     provider = CountingProvider(50_000)
     middleware = _middleware({"p": provider})
-    await _call(middleware, _scope("/sitemap-p-1.xml", "HEAD"))  # plan the page first
+    await call_asgi(middleware, http_scope("/sitemap-p-1.xml", "HEAD"))  # plan the page first
     closed, yielded = provider.closed, provider.entries_yielded
-    messages = await _call(middleware, _scope("/sitemap-p-1.xml"), disconnect_after=2)
+    messages = await call_asgi(middleware, http_scope("/sitemap-p-1.xml"), disconnect_after=2)
     assert provider.closed == closed + 1
     assert provider.entries_yielded - yielded < 50_000
     assert not any(m.get("more_body") is False for m in messages[1:])
@@ -198,7 +154,7 @@ async def test_send_raising_oserror_stops_quietly() -> None:
     """ASGI 2.4: send() raising OSError (client gone) stops the stream without an error."""
     provider = CountingProvider(50_000)
     middleware = _middleware({"p": provider})
-    await _call(middleware, _scope("/sitemap-p-1.xml", "HEAD"))  # plan the page first
+    await call_asgi(middleware, http_scope("/sitemap-p-1.xml", "HEAD"))  # plan the page first
     closed = provider.closed
     count = 0
 
@@ -212,7 +168,7 @@ async def test_send_raising_oserror_stops_quietly() -> None:
         if count > 2:
             raise OSError("client went away")
 
-    await middleware(_scope("/sitemap-p-1.xml"), receive, send)
+    await middleware(http_scope("/sitemap-p-1.xml"), receive, send)
     assert provider.closed == closed + 1
 
 
@@ -221,12 +177,12 @@ async def test_provider_failure_mid_stream_propagates_to_server() -> None:
     from sitemap_middleware import ProviderError
 
     with pytest.raises(ProviderError):
-        await _call(
+        await call_asgi(
             _middleware(  # two pages: the page's render reads again, past the plan
                 {"p": CountingProvider(5000, fail_after=3000, healthy_passes=1)},
                 max_urls_per_page=4000,
             ),
-            _scope("/sitemap-p-1.xml"),
+            http_scope("/sitemap-p-1.xml"),
         )
 
 
@@ -236,8 +192,8 @@ async def test_robots_append_mode_keeps_the_apps_rules() -> None:
     async def robots_app(scope: Scope, receive: Receive, send: Send) -> None:
         await PlainTextResponse("User-agent: *\nDisallow: /private\n")(scope, receive, send)
 
-    messages = await _call(
-        _middleware(app=robots_app, robots=Robots(mode="append")), _scope("/robots.txt")
+    messages = await call_asgi(
+        _middleware(app=robots_app, robots=Robots(mode="append")), http_scope("/robots.txt")
     )
     body = b"".join(m.get("body", b"") for m in messages[1:])
     assert (
@@ -361,12 +317,12 @@ async def test_a_mount_cut_off_the_path_is_read_from_raw_path() -> None:
     """Litestar's ``is_mount`` hands a mounted app ``path="/sitemap.xml/"`` (its mount cut
     off, a slash appended) with no ``root_path`` and the whole ``raw_path``: the mount is
     read from raw_path, so the documents answer with the mount's URLs."""
-    scope = dict(_scope("/sitemap.xml/"), raw_path=b"/shop/sitemap.xml?x=1")
-    messages = await _call(_middleware(), scope)
+    scope = dict(http_scope("/sitemap.xml/"), raw_path=b"/shop/sitemap.xml?x=1")
+    messages = await call_asgi(_middleware(), scope)
     assert messages[0]["status"] == 200
     assert page_urls(check_document(messages[1]["body"])) == ["https://example.com/shop/a"]
     # Not ours under the mount: the app gets the scope as it came.
-    messages = await _call(_middleware(), dict(_scope("/a/"), raw_path=b"/shop/a"))
+    messages = await call_asgi(_middleware(), dict(http_scope("/a/"), raw_path=b"/shop/a"))
     assert messages[1]["body"] == b"app saw GET /a/"
 
 
@@ -388,7 +344,7 @@ def test_the_request_as_the_core_reads_it(
     server sent them, repeated ones joined with ", "), the peer's address and the query."""
     from starlette.datastructures import Headers
 
-    scope = dict(_scope("/p"), client=client, query_string=query)
+    scope = dict(http_scope("/p"), client=client, query_string=query)
     scope["headers"] = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
     read = Headers(scope=scope)
     expected = {n: ", ".join(read.getlist(n)) for n in READ_HEADERS if read.getlist(n)}

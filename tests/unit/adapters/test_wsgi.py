@@ -5,16 +5,16 @@ from __future__ import annotations
 import gzip
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
-from wsgiref.validate import validator
 
 import pytest
 from flask import Flask
-from werkzeug.middleware.lint import LintMiddleware
 from werkzeug.test import Client
 
 from sitemap_middleware import Renders, Robots, SitemapConfig, WSGISitemapMiddleware
+from tests.harness.core import make_config
 from tests.harness.documents import check_document, page_urls
 from tests.harness.providers import CountingProvider, RecordingStore
+from tests.harness.wsgi import linted_client
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
@@ -25,20 +25,10 @@ def _app(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[by
     return [f"app saw {environ['PATH_INFO']}".encode()]
 
 
-class BufferedClient(Client):
-    """A test client that reads and closes every app iterator (validator insists)."""
-
-    def open(self, *args: Any, **kwargs: Any) -> Any:
-        kwargs.setdefault("buffered", True)
-        return super().open(*args, **kwargs)
-
-
 def _client(sections: dict[str, Any] | None = None, app: Any = _app, **kwargs: Any) -> Client:
-    config = SitemapConfig(
-        base_url="https://example.com", sections=sections or {"p": ["/a"]}, **kwargs
-    )
+    config = make_config(sections or {"p": ["/a"]}, **kwargs)
     wrapped = WSGISitemapMiddleware(app, config=config)
-    return BufferedClient(validator(LintMiddleware(wrapped)))
+    return linted_client(wrapped)
 
 
 def test_serves_sitemap_and_passes_other_paths() -> None:
@@ -106,7 +96,7 @@ def test_close_releases_the_render_store_and_it_serves_304s() -> None:
         renders=Renders(etag="content", store=cache),
     )
     middleware = WSGISitemapMiddleware(_app, config=config)
-    client = BufferedClient(validator(LintMiddleware(middleware)))
+    client = linted_client(middleware)
     etag = client.get("/sitemap-p-1.xml").headers["ETag"]
     assert len(cache._items) == 1
     assert client.get("/sitemap-p-1.xml", headers={"If-None-Match": etag}).status_code == 304
@@ -148,7 +138,7 @@ def test_script_name_prefix() -> None:
     """Mounted under SCRIPT_NAME, the full path (SCRIPT_NAME + PATH_INFO) is matched."""
     config = SitemapConfig(base_url="https://example.com/shop", sections={"p": ["/a"]})
     middleware = WSGISitemapMiddleware(_app, config=config)
-    response = BufferedClient(validator(LintMiddleware(middleware))).get(
+    response = linted_client(middleware).get(
         "/sitemap.xml", environ_overrides={"SCRIPT_NAME": "/shop"}
     )
     assert page_urls(check_document(response.data)) == ["https://example.com/shop/a"]

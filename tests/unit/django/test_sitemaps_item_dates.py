@@ -14,8 +14,6 @@ import pytest
 from sitemap_middleware import ConfigurationError, HTTPSettings
 from tests.harness.django import ALIASES, DAY, alias_or_skip, core_for, get, locs
 
-__all__ = ["tags"]  # the fixture, imported for the tests below
-
 pytestmark = pytest.mark.usefixtures("django_project")
 PAGE = "/sitemap-tags-1.xml"
 NEWEST = "Thu, 01 Feb 2024 00:00:00 GMT"

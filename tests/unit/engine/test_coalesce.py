@@ -7,10 +7,9 @@ from collections.abc import AsyncIterator
 import anyio
 import pytest
 
-from sitemap_middleware import SitemapConfig
 from sitemap_middleware._engine.answer import HTTPError
 from sitemap_middleware._engine.coalesce import Flight, Flights, LaggingReaderError
-from tests.harness.core import RequestInfo, SitemapCore, collect
+from tests.harness.core import RequestInfo, collect, make_core
 from tests.harness.documents import check_document
 from tests.harness.providers import CountingProvider
 
@@ -184,7 +183,7 @@ async def test_concurrent_cold_requests_through_the_core_make_one_provider_pass(
     """20 concurrent requests for one cold 5,000-URL page: one planning pass and one render
     pass at most, 20 identical bodies."""
     provider = CountingProvider(5000)
-    core = SitemapCore(SitemapConfig(base_url="https://example.com", sections={"p": provider}))
+    core = make_core({"p": provider})
     bodies: list[bytes] = []
 
     async def get(encoding: str) -> None:
@@ -344,9 +343,7 @@ async def test_concurrent_gzip_readers_of_a_cold_document_share_one_compressor(
             super().__init__(level)
 
     monkeypatch.setattr(compress, "GzipStream", Counting)
-    core = SitemapCore(
-        SitemapConfig(base_url="https://example.com", sections={"p": CountingProvider(3000)})
-    )
+    core = make_core({"p": CountingProvider(3000)})
     gate = anyio.Event()
     bodies: list[bytes] = []
 

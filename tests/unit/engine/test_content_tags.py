@@ -17,7 +17,7 @@ from sitemap_middleware import HTTPSettings, Ledger, Renders, SitemapConfig
 from sitemap_middleware._engine import shared
 from sitemap_middleware._engine.core import RequestInfo, SitemapCore
 from sitemap_middleware.providers import ProviderVersion
-from tests.harness.core import collect, fetch, header
+from tests.harness.core import collect, fetch, header, make_core
 
 pytestmark = pytest.mark.anyio
 
@@ -53,14 +53,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
 
 
 def _core(provider: Any, renders: dict[str, Any] | None = None, **options: Any) -> SitemapCore:
-    return SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com",
-            sections={"p": provider},
-            renders=Renders(etag="content", **(renders or {})),
-            **options,
-        )
-    )
+    return make_core({"p": provider}, renders=Renders(etag="content", **(renders or {})), **options)
 
 
 async def test_a_render_tagged_by_its_bytes_answers_for_content_ttl(clock: Clock) -> None:

@@ -9,9 +9,9 @@ from typing import Any
 import anyio
 import pytest
 
-from sitemap_middleware import Renders, SitemapConfig
-from sitemap_middleware._engine.core import RequestInfo, SitemapCore
-from tests.harness.core import collect, fetch, header
+from sitemap_middleware import Renders
+from sitemap_middleware._engine.core import RequestInfo
+from tests.harness.core import collect, fetch, header, make_core
 
 pytestmark = pytest.mark.anyio
 
@@ -41,9 +41,7 @@ async def _peak_of_concurrent_requests(
     """Peak traced memory while CONCURRENT requests stream the page, as a server sends it."""
     provider = Unversioned()
     options: dict[str, Any] = {"renders": Renders(etag="content", max_bytes=CAP)} if render else {}
-    core = SitemapCore(
-        SitemapConfig(base_url="https://example.com", sections={"p": provider}, **options)
-    )
+    core = make_core({"p": provider}, **options)
     sizes: list[int] = []
     tags: list[str | None] = []
 
@@ -90,13 +88,7 @@ async def test_concurrent_requests_for_a_page_over_the_cap_buffer_it_once() -> N
 async def test_a_page_known_too_big_streams_without_buffering() -> None:
     """Once a page was found over the cap, the next request's first bytes come at once."""
     provider = Unversioned()
-    core = SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com",
-            sections={"p": provider},
-            renders=Renders(etag="content", max_bytes=CAP),
-        )
-    )
+    core = make_core({"p": provider}, renders=Renders(etag="content", max_bytes=CAP))
     await fetch(core, "/sitemap-p-1.xml")
     before = provider.yielded
     target = core.route(_request())

@@ -13,26 +13,20 @@ from sitemap_middleware import (
     HTTPSettings,
     Renders,
     Section,
-    SitemapConfig,
     SitemapEntry,
     TrustedHosts,
 )
-from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._sansio.urlset_writer import CHUNK_SIZE
-from tests.harness.core import fetch, header
+from tests.harness.core import fetch, header, make_core
 from tests.harness.documents import check_document, child_urls, page_urls
 from tests.harness.providers import CountingProvider
 
 pytestmark = pytest.mark.anyio
 
 
-def _core(sections: dict[str, Any], **kwargs: Any) -> SitemapCore:
-    return SitemapCore(SitemapConfig(base_url="https://example.com", sections=sections, **kwargs))
-
-
 async def test_root_is_urlset_when_everything_fits() -> None:
     """sitemap.xml is a urlset of every section when all entries fit in one file."""
-    core = _core({"a": ["/1", "/2"], "b": ["/3"]})
+    core = make_core({"a": ["/1", "/2"], "b": ["/3"]})
     reply, body = await fetch(core, "/sitemap.xml")
     assert reply.status == 200
     assert page_urls(check_document(body)) == [f"https://example.com/{i}" for i in (1, 2, 3)]
@@ -41,7 +35,7 @@ async def test_root_is_urlset_when_everything_fits() -> None:
 async def test_root_is_index_when_entries_overflow_one_file() -> None:
     """Past max_urls_per_page, sitemap.xml serves the index; no URL is dropped."""
     provider = CountingProvider(25)
-    core = _core({"products": provider, "pages": ["/"]}, max_urls_per_page=10)
+    core = make_core({"products": provider, "pages": ["/"]}, max_urls_per_page=10)
     reply, body = await fetch(core, "/sitemap.xml")
     children = child_urls(check_document(body))
     assert children == [f"https://example.com/sitemap-products-{i}.xml" for i in (1, 2, 3)] + [
@@ -64,7 +58,7 @@ async def test_index_lists_page_lastmod_from_iteration_when_provider_cannot_coun
         for day in range(1, 6):
             yield {"loc": f"/d/{day}", "lastmod": f"2024-01-0{day}"}
 
-    core = _core({"days": generate}, max_urls_per_page=2)
+    core = make_core({"days": generate}, max_urls_per_page=2)
     _, body = await fetch(core, "/sitemap_index.xml")
     assert b"<lastmod>2024-01-02T00:00:00+00:00</lastmod>" in body
     assert b"<lastmod>2024-01-05T00:00:00+00:00</lastmod>" in body
@@ -76,7 +70,7 @@ async def test_index_lists_page_lastmod_from_iteration_when_provider_cannot_coun
 async def test_conditional_request_is_answered_without_iterating() -> None:
     """A matching If-None-Match gets a 304 and the provider's entries are never touched."""
     provider = CountingProvider(100)
-    core = _core({"p": provider})
+    core = make_core({"p": provider})
     first, _ = await fetch(core, "/sitemap-p-1.xml", accept_encoding="gzip")
     etag = header(first, "ETag")
     assert etag is not None and etag.endswith('-gzip"')
@@ -102,7 +96,7 @@ async def test_head_answers_headers_without_rendering() -> None:
     its status from the batches the plan read, no second pass); once GET has stored the
     render, it reads nothing."""
     provider = CountingProvider(10)
-    core = _core({"p": provider})
+    core = make_core({"p": provider})
     head, body = await fetch(core, "/sitemap-p-1.xml", method="HEAD")
     assert head.status == 200 and body == b""
     assert provider.iterations == 1  # the plan, kept for the version
@@ -123,7 +117,7 @@ async def test_head_status_matches_get() -> None:
     def invalid() -> list[str]:
         return ["not a url"]
 
-    core = _core({"bad": broken, "empty": invalid, "good": ["/a"]})
+    core = make_core({"bad": broken, "empty": invalid, "good": ["/a"]})
     for path, status in [
         ("/sitemap-bad-1.xml", 503),
         ("/sitemap-empty-1.xml", 404),
@@ -144,7 +138,7 @@ async def test_if_none_match_star_on_a_missing_page_is_404() -> None:
     def invalid() -> list[str]:
         return ["not a url"]
 
-    core = _core({"p": CountingProvider(3), "q": invalid})
+    core = make_core({"p": CountingProvider(3), "q": invalid})
     reply, _ = await fetch(core, "/sitemap-q-1.xml", if_none_match="*")
     assert reply.status == 404
     reply, _ = await fetch(core, "/sitemap-p-1.xml", if_none_match="*")
@@ -153,7 +147,7 @@ async def test_if_none_match_star_on_a_missing_page_is_404() -> None:
 
 async def test_host_then_method_for_every_document() -> None:
     """A bad Host is 400 before a bad method is 405, for robots.txt and sitemaps alike."""
-    core = _core({"p": ["/a"]}, hosts=TrustedHosts(hosts=["example.com"]))
+    core = make_core({"p": ["/a"]}, hosts=TrustedHosts(hosts=["example.com"]))
     for path in ("/robots.txt", "/sitemap.xml", "/sitemap-p-1.xml"):
         reply, _ = await fetch(core, path, method="POST", host="evil.example")
         assert reply.status == 400, path
@@ -164,7 +158,7 @@ async def test_host_then_method_for_every_document() -> None:
 
 async def test_gzip_body_decompresses_to_identity_body() -> None:
     """gzip is negotiated; its body decompresses to exactly the identity body."""
-    core = _core({"p": CountingProvider(3000)})
+    core = make_core({"p": CountingProvider(3000)})
     plain, identity = await fetch(core, "/sitemap-p-1.xml")
     zipped, compressed = await fetch(
         core, "/sitemap-p-1.xml", accept_encoding="gzip;q=1, identity;q=0.5"
@@ -183,7 +177,7 @@ async def test_gzip_body_decompresses_to_identity_body() -> None:
 
 async def test_method_not_allowed_and_not_acceptable() -> None:
     """Other methods get 405 with Allow; refusing every coding gets 406."""
-    core = _core({"p": ["/"]})
+    core = make_core({"p": ["/"]})
     reply, _ = await fetch(core, "/sitemap.xml", method="POST")
     assert reply.status == 405 and header(reply, "Allow") == "GET, HEAD"
     reply, _ = await fetch(core, "/robots.txt", method="DELETE")
@@ -194,7 +188,7 @@ async def test_method_not_allowed_and_not_acceptable() -> None:
 
 async def test_empty_section_is_not_listed_and_its_page_is_404() -> None:
     """An empty section has no pages: the index omits it and its page 1 is 404."""
-    core = _core({"news": [], "pages": ["/", "/a"]}, max_urls_per_page=1)
+    core = make_core({"news": [], "pages": ["/", "/a"]}, max_urls_per_page=1)
     _, body = await fetch(core, "/sitemap_index.xml")
     assert child_urls(check_document(body)) == [
         "https://example.com/sitemap-pages-1.xml",
@@ -202,7 +196,7 @@ async def test_empty_section_is_not_listed_and_its_page_is_404() -> None:
     ]
     reply, _ = await fetch(core, "/sitemap-news-1.xml")
     assert reply.status == 404
-    empty = _core({"news": []})
+    empty = make_core({"news": []})
     reply, _ = await fetch(empty, "/sitemap.xml")
     assert reply.status == 404
 
@@ -217,7 +211,7 @@ async def test_invalid_entries_are_skipped_and_logged(caplog: pytest.LogCaptureF
         yield {"loc": "/bad-date", "lastmod": "yesterday"}
         yield "/ok2"
 
-    core = _core({"p": entries})
+    core = make_core({"p": entries})
     with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
         _, body = await fetch(core, "/sitemap-p-1.xml")
     assert page_urls(check_document(body)) == ["https://example.com/ok", "https://example.com/ok2"]
@@ -229,7 +223,7 @@ async def test_invalid_entries_are_skipped_and_logged(caplog: pytest.LogCaptureF
 
 async def test_strict_mode_raises_instead(caplog: pytest.LogCaptureFixture) -> None:
     """In strict mode an invalid entry gives a 500, found while planning, before any byte."""
-    core = _core({"p": [{"loc": "/a", "priority": 0.1}]}, strict=True)
+    core = make_core({"p": [{"loc": "/a", "priority": 0.1}]}, strict=True)
     assert (await fetch(core, "/sitemap-p-1.xml"))[0].status == 200
 
     async def late_bad() -> AsyncIterator[Any]:
@@ -237,7 +231,7 @@ async def test_strict_mode_raises_instead(caplog: pytest.LogCaptureFixture) -> N
             yield f"/ok/{i}"
         yield {"loc": "/x", "priority": 7}
 
-    strict = _core({"p": late_bad, "q": lambda: [{"loc": "/x", "priority": 9}]}, strict=True)
+    strict = make_core({"p": late_bad, "q": lambda: [{"loc": "/x", "priority": 9}]}, strict=True)
     reply, _ = await fetch(strict, "/sitemap-q-1.xml")
     assert reply.status == 500
     with caplog.at_level(logging.ERROR, logger="sitemap_middleware"):
@@ -255,7 +249,7 @@ async def test_failing_section_gets_503_while_others_serve(
         raise ConnectionError("db down")
         yield "/never"  # pragma: no cover
 
-    core = _core({"bad": broken, "good": ["/a"]}, http=HTTPSettings(retry_after=30))
+    core = make_core({"bad": broken, "good": ["/a"]}, http=HTTPSettings(retry_after=30))
     with caplog.at_level(logging.ERROR, logger="sitemap_middleware"):
         reply, body = await fetch(core, "/sitemap-bad-1.xml")
     assert reply.status == 503 and header(reply, "Retry-After") == "30"
@@ -276,7 +270,7 @@ async def test_mid_stream_failure_aborts_without_closing_tag(
 ) -> None:
     """After headers, a provider failure raises out of the body: no closing tag after a gap."""
     provider = CountingProvider(5000, fail_after=2000, healthy_passes=1)
-    core = _core({"p": provider}, max_urls_per_page=4000)  # two pages: the render reads again
+    core = make_core({"p": provider}, max_urls_per_page=4000)  # two pages: the render reads again
     from tests.harness.core import RequestInfo
 
     request = RequestInfo("GET", "/sitemap-p-1.xml", {})
@@ -300,14 +294,14 @@ async def test_mid_stream_failure_aborts_without_closing_tag(
 
 async def test_hanging_provider_is_cut_off_by_timeout() -> None:
     """A provider that hangs before its first entry gets a 503 after provider_timeout."""
-    core = _core({"p": CountingProvider(10, hang_after=0)}, provider_timeout=0.2)
+    core = make_core({"p": CountingProvider(10, hang_after=0)}, provider_timeout=0.2)
     reply, _ = await fetch(core, "/sitemap-p-1.xml")
     assert reply.status == 503
 
 
 async def test_forged_host_never_reaches_urls() -> None:
     """Host and X-Forwarded-* headers never change URLs unless opted in."""
-    core = _core({"p": ["/a"]})
+    core = make_core({"p": ["/a"]})
     _, body = await fetch(
         core,
         "/sitemap.xml",
@@ -323,7 +317,7 @@ async def test_forged_host_never_reaches_urls() -> None:
 async def test_news_section_pages_hold_at_most_1000() -> None:
     """Section(max_urls=1000) caps a news section's pages below the global limit."""
     entries = [SitemapEntry(f"/n/{i}") for i in range(1500)]
-    core = _core({"news": Section(entries, max_urls=1000)})
+    core = make_core({"news": Section(entries, max_urls=1000)})
     _, body = await fetch(core, "/sitemap.xml")
     assert len(child_urls(check_document(body))) == 2
 
@@ -336,7 +330,7 @@ async def test_content_etags_give_etag_for_unversioned_providers() -> None:
         calls.append(1)
         return ["/a", "/b"]
 
-    core = _core({"p": entries}, renders=Renders(etag="content"))
+    core = make_core({"p": entries}, renders=Renders(etag="content"))
     first, body = await fetch(core, "/sitemap-p-1.xml")
     etag = header(first, "ETag")
     assert etag is not None
@@ -345,14 +339,14 @@ async def test_content_etags_give_etag_for_unversioned_providers() -> None:
     # One pass: the plan (its render replays what planning read, a one-page section);
     # the second request came from the stored render.
     assert len(calls) == 1
-    plain = _core({"p": entries})
+    plain = make_core({"p": entries})
     reply, _ = await fetch(plain, "/sitemap-p-1.xml")
     assert header(reply, "ETag") is None
 
 
 async def test_content_etags_stream_without_validators_past_their_bound() -> None:
     """A page larger than Renders.max_bytes streams whole, without an ETag from its bytes."""
-    core = _core(
+    core = make_core(
         {"p": lambda: [f"/x/{i}" for i in range(3000)]},
         renders=Renders(etag="content", max_bytes=70_000),
     )
@@ -363,7 +357,7 @@ async def test_content_etags_stream_without_validators_past_their_bound() -> Non
 
 async def test_stylesheet_and_text_sitemaps() -> None:
     """The XSL view is served and referenced; text sitemaps list one URL a line."""
-    core = _core({"p": ["/a", "/b"]}, stylesheet=True, text_sitemaps=True)
+    core = make_core({"p": ["/a", "/b"]}, stylesheet=True, text_sitemaps=True)
     _, body = await fetch(core, "/sitemap.xml")
     assert b'<?xml-stylesheet type="text/xsl" href="/sitemap.xsl"?>' in body
     check_document(body)
@@ -378,15 +372,16 @@ async def test_stylesheet_and_text_sitemaps() -> None:
 
 async def test_etag_depends_on_configuration_and_data() -> None:
     """Same data and configuration give the same ETag; changing either changes it."""
-    tag = header((await fetch(_core({"p": CountingProvider(5)}), "/sitemap.xml"))[0], "ETag")
+    tag = header((await fetch(make_core({"p": CountingProvider(5)}), "/sitemap.xml"))[0], "ETag")
     assert tag == header(
-        (await fetch(_core({"p": CountingProvider(5)}), "/sitemap.xml"))[0], "ETag"
+        (await fetch(make_core({"p": CountingProvider(5)}), "/sitemap.xml"))[0], "ETag"
     )
     assert tag != header(
-        (await fetch(_core({"p": CountingProvider(6)}), "/sitemap.xml"))[0], "ETag"
+        (await fetch(make_core({"p": CountingProvider(6)}), "/sitemap.xml"))[0], "ETag"
     )
     assert tag != header(
-        (await fetch(_core({"p": CountingProvider(5)}, stylesheet=True), "/sitemap.xml"))[0], "ETag"
+        (await fetch(make_core({"p": CountingProvider(5)}, stylesheet=True), "/sitemap.xml"))[0],
+        "ETag",
     )
 
 
@@ -396,7 +391,7 @@ async def test_provider_hanging_mid_stream_is_cut_off() -> None:
 
     provider = CountingProvider(3000, hang_after=1500, healthy_passes=1)
     # Two pages: the render reads again (a one-page section's render writes the plan's read).
-    core = _core({"p": provider}, provider_timeout=0.2, max_urls_per_page=2000)
+    core = make_core({"p": provider}, provider_timeout=0.2, max_urls_per_page=2000)
     from tests.harness.core import RequestInfo
 
     request = RequestInfo("GET", "/sitemap-p-1.xml", {})
@@ -424,7 +419,7 @@ async def test_crawler_reads_image_and_news_data_back() -> None:
             title="Hello & bye",
         ),
     )
-    _, body = await fetch(_core({"p": [entry]}, news_max_age=None), "/sitemap.xml")
+    _, body = await fetch(make_core({"p": [entry]}, news_max_age=None), "/sitemap.xml")
     (page,) = check_document(body).all_pages()
     assert page.images is not None and page.news_story is not None
     assert [image.loc for image in page.images] == [
@@ -450,7 +445,7 @@ async def test_if_modified_since_on_a_missing_page_is_404() -> None:
         async def version(self) -> ProviderVersion:
             return ProviderVersion(last_modified=datetime(2024, 1, 1, tzinfo=timezone.utc))
 
-    core = _core({"v": Versioned()})
+    core = make_core({"v": Versioned()})
     get, _ = await fetch(core, "/sitemap-v-7.xml")
     assert get.status == 404
     reply, _ = await fetch(
@@ -470,7 +465,7 @@ async def test_head_closes_the_provider_before_answering() -> None:
         finally:
             closed.append(True)
 
-    core = _core({"g": pages})
+    core = make_core({"g": pages})
     reply, _ = await fetch(core, "/sitemap-g-1.xml", method="HEAD")
     assert reply.status == 200
     assert closed == [True]  # the planning pass (its first batch is what HEAD read)
@@ -481,7 +476,7 @@ async def test_head_closes_the_provider_before_answering() -> None:
 
 async def test_methods_are_case_sensitive() -> None:
     """RFC 9110 §9.1: "get" is not GET; it gets a 405 like any other unknown method."""
-    core = _core({"p": ["/a"]})
+    core = make_core({"p": ["/a"]})
     reply, _ = await fetch(core, "/sitemap.xml", method="get")
     assert reply.status == 405
 
@@ -496,7 +491,7 @@ async def test_urlset_is_whole_when_its_end_lands_next_to_a_chunk_boundary() -> 
 
     async def body_for(pad: int) -> bytes:
         entries = [*base, "/last/" + "x" * pad]
-        reply, body = await fetch(_core({"p": entries}), "/sitemap-p-1.xml")
+        reply, body = await fetch(make_core({"p": entries}), "/sitemap-p-1.xml")
         assert reply.status == 200
         assert len(page_urls(check_document(body))) == len(entries), pad
         return body

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from sitemap_middleware import Renders, SitemapConfig, WSGISitemapMiddleware
 from sitemap_middleware._engine.core import Reply, RequestInfo, SitemapCore
+from tests.harness.core import make_core
 from tests.harness.providers import CountingProvider
 
 pytestmark = pytest.mark.anyio
@@ -20,12 +21,7 @@ PAGE = "/sitemap-p-1.xml"
 
 
 def _core(**renders: Any) -> SitemapCore:
-    config = SitemapConfig(
-        base_url="https://example.com",
-        sections={"p": CountingProvider(300)},
-        renders=Renders(**({"ttl": 60.0} | renders)),
-    )
-    return SitemapCore(config)
+    return make_core({"p": CountingProvider(300)}, renders=Renders(**({"ttl": 60.0} | renders)))
 
 
 async def _body(reply: Reply) -> bytes:

@@ -23,7 +23,7 @@ from sitemap_middleware._ops.explain import explain
 from sitemap_middleware._providers.base import ProviderVersion
 from sitemap_middleware._sansio.guard import GuardBook, Verdict
 from sitemap_middleware.stores import MemoryRenderStore
-from tests.harness.core import fetch, header
+from tests.harness.core import fetch, header, make_config, make_core
 
 BASE = "https://example.com"
 HTML = [("content-type", "text/html; charset=utf-8")]
@@ -60,9 +60,7 @@ class FakeApp:
 
 def _core(paths: list[str], app: FakeApp, **kwargs: Any) -> SitemapCore:
     guard = kwargs.pop("guard", Guard(max_probes_per_minute=None))
-    config = SitemapConfig(
-        base_url=BASE, sections={"pages": Versioned(paths)}, guard=guard, **kwargs
-    )
+    config = make_config({"pages": Versioned(paths)}, base_url=BASE, guard=guard, **kwargs)
     core = SitemapCore(config)
     core.probe_with(app)
     return core
@@ -318,7 +316,7 @@ async def test_wsgi_probes_of_pages_that_hang_hold_a_bounded_number_of_threads()
 
     paths = [f"/p{i}" for i in range(40)]
     guard = Guard(timeout=0.01, concurrency=4, max_probes_per_minute=None)
-    core = SitemapCore(SitemapConfig(base_url=BASE, sections={"pages": paths}, guard=guard))
+    core = make_core({"pages": paths}, base_url=BASE, guard=guard)
     core.probe_with(wsgi_probe(hanging, lambda: None))
     assert core.guard is not None
     try:

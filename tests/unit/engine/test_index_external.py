@@ -6,7 +6,7 @@ import pytest
 
 from sitemap_middleware import ConfigurationError, SitemapConfig
 from sitemap_middleware._engine.core import SitemapCore
-from tests.harness.core import fetch
+from tests.harness.core import fetch, make_core
 from tests.harness.documents import check_document, child_urls
 
 pytestmark = pytest.mark.anyio
@@ -15,13 +15,8 @@ EXTERNAL = ("https://cdn.example.com/sitemaps/images.xml", "/blog/sitemap.xml")
 
 
 def _core(**kwargs: object) -> SitemapCore:
-    return SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com/shop",
-            sections={"p": ["/a"]},
-            external_sitemaps=EXTERNAL,
-            **kwargs,  # type: ignore[arg-type]
-        )
+    return make_core(
+        {"p": ["/a"]}, base_url="https://example.com/shop", external_sitemaps=EXTERNAL, **kwargs
     )
 
 
@@ -46,7 +41,7 @@ async def test_external_sitemaps_are_listed_in_the_index_and_robots() -> None:
 
 async def test_external_sitemaps_change_the_index_etag() -> None:
     """Adding an external sitemap changes the index's validators."""
-    plain = SitemapCore(SitemapConfig(base_url="https://example.com/shop", sections={"p": ["/a"]}))
+    plain = make_core({"p": ["/a"]}, base_url="https://example.com/shop")
     a, _ = await fetch(_core(), "/shop/sitemap_index.xml")
     b, _ = await fetch(plain, "/shop/sitemap_index.xml")
     assert dict(a.headers)["ETag"] != dict(b.headers)["ETag"]

@@ -10,13 +10,12 @@ import pytest
 
 from sitemap_middleware import HTMLView, Renders, SitemapConfig
 from sitemap_middleware._caches.store import RenderMeta
-from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._engine.keys import DocumentKeys
 from sitemap_middleware._providers.base import as_provider, provider_identity
 from sitemap_middleware._sansio.routing import Kind, Target
 from sitemap_middleware.providers import ProviderVersion
 from sitemap_middleware.stores import MemoryRenderStore
-from tests.harness.core import fetch, header
+from tests.harness.core import fetch, header, make_core
 from tests.harness.documents import check_document, page_urls
 
 
@@ -119,13 +118,7 @@ async def test_deployments_sharing_a_store_never_answer_with_each_others_render(
     store = MemoryRenderStore()
     bodies = []
     for provider in (Products(["/shop/1"]), Posts(["/blog/1"])):
-        core = SitemapCore(
-            SitemapConfig(
-                base_url="https://example.com",
-                sections={"p": provider},
-                renders=Renders(store=store, ttl=60),
-            )
-        )
+        core = make_core({"p": provider}, renders=Renders(store=store, ttl=60))
         _, body = await fetch(core, "/sitemap-p-1.xml")
         bodies.append(page_urls(check_document(body)))
     assert bodies == [["https://example.com/shop/1"], ["https://example.com/blog/1"]]
@@ -149,15 +142,12 @@ async def test_a_stored_render_we_did_not_write_is_rendered_again(
     """Whatever a RenderStore hands back, only a tag of our shape (and a printable media
     type) reaches a header: anything else is a miss, rendered again."""
     store = Tampering()
-    core = SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com",
-            sections={"p": Rows(["/a", "/b"]) if mode == "content" else Products(["/a", "/b"])},
-            # Tagged by its bytes, or by its version and answered within ttl unasked.
-            renders=Renders(etag="content", store=store)
-            if mode == "content"
-            else Renders(store=store, ttl=60),
-        )
+    core = make_core(
+        {"p": Rows(["/a", "/b"]) if mode == "content" else Products(["/a", "/b"])},
+        # Tagged by its bytes, or by its version and answered within ttl unasked.
+        renders=Renders(etag="content", store=store)
+        if mode == "content"
+        else Renders(store=store, ttl=60),
     )
     first, body = await fetch(core, "/sitemap-p-1.xml", accept_encoding="identity")
     store.change = change

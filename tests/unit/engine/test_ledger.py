@@ -27,7 +27,7 @@ from sitemap_middleware._sansio.ledger import url_key
 from sitemap_middleware.ops import PrometheusObserver
 from sitemap_middleware.providers import ProviderVersion
 from sitemap_middleware.stores import RedisRenderStore
-from tests.harness.core import fetch, header
+from tests.harness.core import fetch, header, make_config
 
 BASE = "https://example.com"
 START = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -65,7 +65,7 @@ def lastmods(body: bytes) -> dict[str, str | None]:
 
 
 def _core(provider: Any, ledger: Ledger, clock: list[int], **kwargs: Any) -> SitemapCore:
-    config = SitemapConfig(base_url=BASE, sections={"p": provider}, ledger=ledger, **kwargs)
+    config = make_config({"p": provider}, base_url=BASE, ledger=ledger, **kwargs)
     assert config.ledger_book is not None
     config.ledger_book.clock = lambda: clock[0]
     return SitemapCore(config)

@@ -23,7 +23,7 @@ from sitemap_middleware._exceptions import ConfigurationError
 from sitemap_middleware._sansio.guard import Verdict
 from sitemap_middleware.providers import ProviderVersion
 from sitemap_middleware.stores import RedisRenderStore
-from tests.harness.core import fetch, header
+from tests.harness.core import fetch, header, make_config
 
 BASE = "https://example.com"
 HTML = [("content-type", "text/html; charset=utf-8")]
@@ -56,8 +56,8 @@ class Pages:
 
 def _core(pages: Pages, clock: list[int], **kwargs: Any) -> SitemapCore:
     guard = kwargs.pop("guard", Guard(ttl=1e-6, retry=1e-6, max_probes_per_minute=None))
-    config = SitemapConfig(
-        base_url=BASE, sections={"p": pages}, guard=guard, ledger=Ledger(source="guard"), **kwargs
+    config = make_config(
+        {"p": pages}, base_url=BASE, guard=guard, ledger=Ledger(source="guard"), **kwargs
     )
     assert config.ledger_book is not None
     config.ledger_book.clock = lambda: clock[0]

@@ -15,7 +15,7 @@ from sitemap_middleware import Renders, SitemapConfig, SitemapEntry
 from sitemap_middleware._engine.core import RequestInfo
 from sitemap_middleware._engine.observe import _EntryCounter
 from sitemap_middleware.ops import PrometheusObserver, ServedDocument
-from tests.harness.core import SitemapCore, fetch, header
+from tests.harness.core import SitemapCore, fetch, header, make_core
 from tests.harness.providers import CountingProvider
 
 pytestmark = pytest.mark.anyio
@@ -29,20 +29,13 @@ class Recorder:
         self.events.append(event)
 
 
-def make_core(*observers: Any, **kwargs: Any) -> SitemapCore:
+def observed_core(*observers: Any, **kwargs: Any) -> SitemapCore:
     kwargs.setdefault("max_urls_per_page", 10)
     sections = kwargs.pop("sections", None) or {
         "products": CountingProvider(25),
         "pages": ["/", "/about"],
     }
-    return SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com",
-            sections=sections,
-            observers=observers,
-            **kwargs,
-        )
-    )
+    return make_core(sections, observers=observers, **kwargs)
 
 
 def served(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:
@@ -54,7 +47,7 @@ async def test_log_record_per_page_names_section_page_urls_and_bytes(
 ) -> None:
     """A served page logs one INFO record with its section, page, URL count and bytes."""
     caplog.set_level(logging.INFO, logger="sitemap_middleware")
-    core = make_core()
+    core = observed_core()
     reply, body = await fetch(core, "/sitemap-products-2.xml")
     assert reply.status == 200
     (record,) = served(caplog)
@@ -75,7 +68,7 @@ async def test_log_record_per_page_names_section_page_urls_and_bytes(
 async def test_gzip_body_counts_urls_and_wire_bytes(caplog: pytest.LogCaptureFixture) -> None:
     """Gzip replies count entries of the decoded XML and bytes as sent (compressed)."""
     caplog.set_level(logging.INFO, logger="sitemap_middleware")
-    core = make_core()
+    core = observed_core()
     _, body = await fetch(core, "/sitemap-products-3.xml", accept_encoding="gzip")
     _, gz_file = await fetch(core, "/sitemap-products-1.xml.gz")
     page3, page1 = served(caplog)
@@ -87,7 +80,7 @@ async def test_gzip_body_counts_urls_and_wire_bytes(caplog: pytest.LogCaptureFix
 async def test_index_robots_304_and_head_are_each_one_record() -> None:
     """The index counts its <sitemap> children; robots.txt, 304 and HEAD report no URLs."""
     recorder = Recorder()
-    core = make_core(recorder)
+    core = observed_core(recorder)
     reply, _ = await fetch(core, "/sitemap.xml")
     etag = header(reply, "etag")
     assert etag is not None
@@ -106,7 +99,7 @@ async def test_index_robots_304_and_head_are_each_one_record() -> None:
 async def test_text_sitemap_counts_lines_and_errors_are_recorded() -> None:
     """Text sitemaps count lines; a 404 page is reported with its status."""
     recorder = Recorder()
-    core = make_core(recorder, text_sitemaps=True)
+    core = observed_core(recorder, text_sitemaps=True)
     _, body = await fetch(core, "/sitemap-pages-1.txt")
     await fetch(core, "/sitemap-products-9.xml")
     text, missing = recorder.events
@@ -121,7 +114,7 @@ async def test_render_cache_miss_then_hit() -> None:
     def news() -> list[SitemapEntry]:
         return [SitemapEntry("/news/1", lastmod="2024-05-01")]
 
-    core = make_core(recorder, sections={"news": news}, renders=Renders(etag="content"))
+    core = observed_core(recorder, sections={"news": news}, renders=Renders(etag="content"))
     await fetch(core, "/sitemap-news-1.xml")
     await fetch(core, "/sitemap-news-1.xml")
     assert [e.cache for e in recorder.events] == ["miss", "hit"]
@@ -130,7 +123,7 @@ async def test_render_cache_miss_then_hit() -> None:
 async def test_a_reply_joining_a_running_render_is_coalesced() -> None:
     """A request for a document whose render is under way shares it: cache="coalesced"."""
     recorder = Recorder()
-    core = make_core(
+    core = observed_core(
         recorder, sections={"products": CountingProvider(1500)}, max_urls_per_page=1500
     )
     request = RequestInfo("GET", "/sitemap-products-1.xml", {})
@@ -149,7 +142,7 @@ async def test_a_reply_joining_a_running_render_is_coalesced() -> None:
 async def test_aborted_body_is_reported_incomplete() -> None:
     """A provider failing mid-stream is reported with completed=False."""
     recorder = Recorder()
-    core = make_core(
+    core = observed_core(
         recorder,
         # The plan's pass succeeds; the page's own pass fails after its first bytes (two
         # pages: a one-page section's render would write what its plan read).
@@ -170,7 +163,7 @@ async def test_failing_observer_is_logged_and_never_breaks_serving(
         def document_served(self, event: ServedDocument) -> None:
             raise RuntimeError("metrics backend down")
 
-    core = make_core(Broken())
+    core = observed_core(Broken())
     reply, body = await fetch(core, "/sitemap-pages-1.xml")
     assert reply.status == 200 and body.endswith(b"</urlset>\n")
     assert any("metrics backend down" in r.getMessage() for r in caplog.records)
@@ -179,7 +172,7 @@ async def test_failing_observer_is_logged_and_never_breaks_serving(
 async def test_no_listener_leaves_the_body_untouched() -> None:
     """Without observers and with INFO off, the reply's body is the core's own generator."""
     logging.getLogger("sitemap_middleware").setLevel(logging.WARNING)
-    core = make_core()
+    core = observed_core()
     reply, _ = await fetch(core, "/sitemap-pages-1.xml")
     assert reply.body is not None and "_watched" not in repr(reply.body)
 
@@ -208,7 +201,7 @@ def test_entry_count_is_independent_of_chunk_boundaries(cuts: list[int], gz: boo
 async def test_prometheus_metrics_move_with_requests() -> None:
     """The Prometheus exporter counts documents, URLs, bytes and render durations."""
     registry = CollectorRegistry()
-    core = make_core(PrometheusObserver(registry))
+    core = observed_core(PrometheusObserver(registry))
 
     def value(name: str, **labels: str) -> float:
         return registry.get_sample_value(name, labels) or 0.0

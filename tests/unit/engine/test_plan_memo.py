@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import anyio
 import pytest
 
-from sitemap_middleware import Renders, SitemapConfig
+from sitemap_middleware import Renders
 from sitemap_middleware._engine import plan_memo
-from tests.harness.core import SitemapCore, fetch, header
+from tests.harness.core import SitemapCore, fetch, header, make_core
 from tests.harness.documents import check_document, page_urls
 from tests.harness.providers import CountingProvider
 
@@ -30,13 +30,10 @@ class Rows:
 
 
 def _core(sections: dict[str, object], **renders: float) -> SitemapCore:
-    return SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com",
-            sections=sections,  # type: ignore[arg-type]
-            max_urls_per_page=100,
-            renders=Renders(**renders),  # type: ignore[arg-type]
-        )
+    return make_core(
+        sections,
+        max_urls_per_page=100,
+        renders=Renders(**renders),  # type: ignore[arg-type]
     )
 
 

@@ -17,7 +17,7 @@ import pytest
 from sitemap_middleware import Renders, SitemapConfig
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware.providers import CallableProvider, ProviderVersion, SQLAlchemyProvider
-from tests.harness.core import fetch
+from tests.harness.core import fetch, make_core
 from tests.harness.documents import check_document, page_urls
 
 pytestmark = pytest.mark.anyio
@@ -34,13 +34,7 @@ def _warnings(caplog: pytest.LogCaptureFixture, text: str = "lists no URL") -> l
 
 def _core(provider: Any, plan_ttl: float = 5.0) -> SitemapCore:
     """plan_ttl=0: a section without a version is measured anew on every request."""
-    return SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com",
-            sections={"things": provider},
-            renders=Renders(plan_ttl=plan_ttl),
-        )
-    )
+    return make_core({"things": provider}, renders=Renders(plan_ttl=plan_ttl))
 
 
 ROWS = [{"id": 1}, {"id": 2}, {"id": 3}]

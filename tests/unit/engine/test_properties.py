@@ -23,7 +23,7 @@ from sitemap_middleware._sansio.urls import normalize_loc
 from sitemap_middleware._sansio.values import _W3C as W3C
 from sitemap_middleware._sansio.values import aware, date_value_and_text, parse_w3c
 from sitemap_middleware.providers import ProviderVersion
-from tests.harness.core import collect
+from tests.harness.core import collect, make_core
 from tests.harness.documents import check_document
 
 SETTINGS = settings(
@@ -105,9 +105,7 @@ items = st.one_of(
 
 
 def _serve(values: list[Any], strict: bool) -> tuple[int, bytes]:
-    core = SitemapCore(
-        SitemapConfig(base_url="https://example.com", sections={"p": lambda: values}, strict=strict)
-    )
+    core = make_core({"p": lambda: values}, strict=strict)
 
     async def run() -> tuple[int, bytes]:
         request = RequestInfo("GET", "/sitemap-p-1.xml", {})
@@ -365,7 +363,7 @@ def test_any_provider_versions_give_validators(values: list[datetime]) -> None:
         f"s{i}": _Versioned(ProviderVersion(token="t", last_modified=value))
         for i, value in enumerate(values)
     }
-    core = SitemapCore(SitemapConfig(base_url="https://example.com", sections=sections))
+    core = make_core(sections)
 
     async def run() -> Any:
         request = RequestInfo("GET", "/sitemap_index.xml")

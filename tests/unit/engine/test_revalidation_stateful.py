@@ -25,11 +25,11 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from sitemap_middleware import Renders, SitemapConfig, SitemapEntry
+from sitemap_middleware import Renders, SitemapEntry
 from sitemap_middleware._caches.store import MemoryRenderStore
 from sitemap_middleware._engine import shared
 from sitemap_middleware.providers import ProviderVersion
-from tests.harness.core import SitemapCore, fetch, header
+from tests.harness.core import fetch, header, make_core
 
 PATHS = ["/sitemap.xml", "/sitemap_index.xml", "/sitemap-p-1.xml", "/sitemap-p-2.xml"]
 START = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -74,14 +74,7 @@ class Revalidation(RuleBasedStateMachine):
         shared.wall_clock = lambda: self.now
         self.rows = self.rows_type()
         self.history: list[dict[int, tuple[str, datetime]]] = []
-        self.core = SitemapCore(
-            SitemapConfig(
-                base_url="https://example.com",
-                sections={"p": self.rows},
-                max_urls_per_page=3,
-                renders=self.renders,
-            )
-        )
+        self.core = make_core({"p": self.rows}, max_urls_per_page=3, renders=self.renders)
         self.held: dict[str, tuple[bytes, str | None, str | None]] = {}
         self.next_key = 100
 

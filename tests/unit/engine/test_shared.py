@@ -10,12 +10,12 @@ import anyio
 import pytest
 from werkzeug.http import http_date
 
-from sitemap_middleware import ConfigurationError, Renders, SitemapConfig
+from sitemap_middleware import ConfigurationError, Renders
 from sitemap_middleware._caches.store import RenderMeta
 from sitemap_middleware._engine import shared
 from sitemap_middleware.providers import ProviderVersion
 from sitemap_middleware.stores import MemoryRenderStore
-from tests.harness.core import RequestInfo, SitemapCore, collect, fetch, header
+from tests.harness.core import RequestInfo, SitemapCore, collect, fetch, header, make_core
 
 pytestmark = pytest.mark.anyio
 asyncio_only = pytest.mark.parametrize("anyio_backend", ["asyncio"])
@@ -60,12 +60,9 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
 
 
 def _core(provider: Flaky, **renders: object) -> SitemapCore:
-    return SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com",
-            sections={"p": provider},
-            renders=Renders(**renders),  # type: ignore[arg-type]
-        )
+    return make_core(
+        {"p": provider},
+        renders=Renders(**renders),  # type: ignore[arg-type]
     )
 
 
@@ -260,7 +257,7 @@ async def test_a_time_alone_never_serves_a_stored_render_of_other_content() -> N
     """A version with a time but no token cannot tell a rename from no change: no ETag
     from it, so GET always serves the current entries (never a stored older render)."""
     provider = DatedOnly()
-    core = SitemapCore(SitemapConfig(base_url="https://example.com", sections={"p": provider}))
+    core = make_core({"p": provider})
     first, body = await fetch(core, "/sitemap-p-1.xml")
     assert b"/a/2" in body and header(first, "ETag") is None
     provider.slug = "b"  # a rename that leaves the newest lastmod where it was
@@ -390,9 +387,7 @@ async def test_a_time_only_version_never_answers_304_after_a_delete(path: str) -
     """A time cannot tell that an older item was deleted: If-Modified-Since with the date
     sent gets the changed document (200), never a 304."""
     provider = DatedDeleting()
-    core = SitemapCore(
-        SitemapConfig(base_url="https://example.com", sections={"p": provider, "q": ["/x"]})
-    )
+    core = make_core({"p": provider, "q": ["/x"]})
     first, body = await fetch(core, path)
     since = header(first, "Last-Modified") or "Mon, 01 Jan 2024 00:00:00 GMT"
     provider.items.remove("/b")

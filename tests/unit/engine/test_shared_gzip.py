@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from sitemap_middleware import HTTPSettings, Renders, SitemapConfig
+from sitemap_middleware import HTTPSettings, Renders
 from sitemap_middleware._caches.store import MemoryRenderStore, RenderMeta
 from sitemap_middleware._sansio import compress
 from sitemap_middleware.providers import ProviderVersion
-from tests.harness.core import SitemapCore, fetch, header
+from tests.harness.core import SitemapCore, fetch, header, make_core
 
 pytestmark = pytest.mark.anyio
 
@@ -49,13 +49,12 @@ class Counting:
 
 def _core(store: MemoryRenderStore | None = None, **http: object) -> tuple[SitemapCore, Versioned]:
     provider = Versioned()
-    config = SitemapConfig(
-        base_url="https://example.com",
-        sections={"p": provider},
+    core = make_core(
+        {"p": provider},
         renders=Renders(store=store),
         http=HTTPSettings(**http),  # type: ignore[arg-type]
     )
-    return SitemapCore(config), provider
+    return core, provider
 
 
 @pytest.mark.parametrize("path", ["/sitemap.xml", "/sitemap-p-1.xml", "/sitemap_index.xml"])
@@ -140,7 +139,7 @@ async def test_every_full_page_is_stored_by_default() -> None:
     """The largest stored document follows the page budget (issue 24, item 3): a full
     page between 8 MiB and max_bytes_per_page is stored, so a second crawl reads none."""
     provider = Long()
-    core = SitemapCore(SitemapConfig(base_url="https://example.com", sections={"p": provider}))
+    core = make_core({"p": provider})
     assert core.config.renders.max_bytes is None
     first, body = await fetch(core, "/sitemap-p-1.xml")
     assert 8 * 1024 * 1024 < len(body) <= core.config.max_bytes_per_page

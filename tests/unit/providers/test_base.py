@@ -17,7 +17,6 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route, Router
 
 from sitemap_middleware import ConfigurationError, SitemapConfig, SitemapEntry
-from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._sansio.models import Mapped
 from sitemap_middleware.providers import (
     CallableProvider,
@@ -31,7 +30,7 @@ from sitemap_middleware.providers import (
     TextFileProvider,
     as_provider,
 )
-from tests.harness.core import fetch
+from tests.harness.core import fetch, make_core
 from tests.harness.documents import check_document, page_urls
 
 pytestmark = pytest.mark.anyio
@@ -213,11 +212,7 @@ async def test_directory_provider_encodes_file_names(tmp_path: Path) -> None:
     names = [b"a b.html", b"what?.html", b"c#.html", b"100%.html", b"caf\xe9.html"]
     for name in names:
         (tmp_path / os.fsdecode(name)).write_text("x")
-    core = SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com", sections={"docs": DirectoryProvider(tmp_path)}
-        )
-    )
+    core = make_core({"docs": DirectoryProvider(tmp_path)})
     _, body = await fetch(core, "/sitemap.xml")
     assert sorted(page_urls(check_document(body))) == sorted(
         f"https://example.com/{quote(name, safe='')}" for name in names
@@ -233,12 +228,7 @@ async def test_mapping_errors_cost_only_their_row(caplog: pytest.LogCaptureFixtu
     def to_entry(row: dict[str, Any]) -> SitemapEntry:
         return SitemapEntry("/p/" + row["slug"])  # TypeError for None
 
-    core = SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com",
-            sections={"p": CallableProvider(rows, map=to_entry)},
-        )
-    )
+    core = make_core({"p": CallableProvider(rows, map=to_entry)})
     with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
         reply, body = await fetch(core, "/sitemap-p-1.xml")
     assert page_urls(check_document(body)) == [
@@ -254,11 +244,7 @@ async def test_mapping_errors_cost_only_their_row(caplog: pytest.LogCaptureFixtu
 async def test_directory_provider_through_the_core(tmp_path: Path) -> None:
     """A docs tree serves as a valid sitemap section."""
     (tmp_path / "a.html").write_text("x")
-    core = SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com", sections={"docs": DirectoryProvider(tmp_path)}
-        )
-    )
+    core = make_core({"docs": DirectoryProvider(tmp_path)})
     _, body = await fetch(core, "/sitemap-docs-1.xml")
     assert page_urls(check_document(body)) == ["https://example.com/a.html"]
 

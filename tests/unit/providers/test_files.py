@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from sitemap_middleware import SitemapConfig, SitemapEntry
+from sitemap_middleware import SitemapEntry
 from sitemap_middleware.providers import DirectoryProvider
-from tests.harness.core import SitemapCore, fetch
+from tests.harness.core import fetch, make_core
 
 pytestmark = [pytest.mark.anyio, pytest.mark.parametrize("anyio_backend", ["asyncio"])]  # aiofiles
 
@@ -26,9 +26,7 @@ async def test_a_dangling_symlink_costs_only_that_file(
     """A link to nowhere is left out (logged); the other files are listed."""
     _tree(tmp_path)
     os.symlink(tmp_path / "gone.html", tmp_path / "broken.html")
-    core = SitemapCore(
-        SitemapConfig(base_url="https://example.com", sections={"d": DirectoryProvider(tmp_path)})
-    )
+    core = make_core({"d": DirectoryProvider(tmp_path)})
     with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
         reply, body = await fetch(core, "/sitemap.xml")
     assert reply.status == 200
@@ -51,9 +49,7 @@ async def test_a_file_deleted_while_the_tree_is_walked_costs_only_that_file(
         return real_stat(self, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Path, "stat", vanishing)
-    core = SitemapCore(
-        SitemapConfig(base_url="https://example.com", sections={"d": DirectoryProvider(tmp_path)})
-    )
+    core = make_core({"d": DirectoryProvider(tmp_path)})
     reply, body = await fetch(core, "/sitemap.xml")
     assert reply.status == 200 and b"/a" in body and b"/c" in body and b"/b" not in body
 

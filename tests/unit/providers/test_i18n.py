@@ -24,7 +24,7 @@ from sitemap_middleware import (
 )
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware.providers import CallableProvider
-from tests.harness.core import fetch
+from tests.harness.core import fetch, make_core
 from tests.harness.documents import check_document, child_urls
 from tests.harness.providers import CountingProvider
 
@@ -178,9 +178,7 @@ async def test_hand_written_alternates_without_self_reference_are_reported_once(
     entries = [
         SitemapEntry(f"/de/p/{i}", alternates=[Alternate("en", f"/en/p/{i}")]) for i in range(5)
     ]
-    core = SitemapCore(
-        SitemapConfig(base_url="https://example.com", sections={"handmade": entries})
-    )
+    core = make_core({"handmade": entries})
     with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
         for _ in range(2):
             reply, body = await fetch(core, "/sitemap.xml")
@@ -214,7 +212,7 @@ async def test_news_older_than_two_days_is_left_out(caplog: pytest.LogCaptureFix
         ),
     ]
     news = Section(entries, news=True)
-    core = SitemapCore(SitemapConfig(base_url="https://example.com", sections={"news": news}))
+    core = make_core({"news": news})
     with caplog.at_level(logging.INFO, logger="sitemap_middleware"):
         _, body = await fetch(core, "/sitemap.xml")
     assert sorted(_alternates(body)) == [
@@ -222,9 +220,7 @@ async def test_news_older_than_two_days_is_left_out(caplog: pytest.LogCaptureFix
         "https://example.com/news/1.9",
     ]
     assert any("left out 2 news articles" in r.getMessage() for r in caplog.records)
-    keep_all = SitemapCore(
-        SitemapConfig(base_url="https://example.com", sections={"news": news}, news_max_age=None)
-    )
+    keep_all = make_core({"news": news}, news_max_age=None)
     _, body = await fetch(keep_all, "/sitemap.xml")
     assert len(_alternates(body)) == 4
     with pytest.raises(ConfigurationError, match="news_max_age must be a positive timedelta"):
@@ -310,12 +306,7 @@ async def test_index_never_lists_a_news_page_the_window_emptied() -> None:
             title="Old",
         ),
     )
-    core = SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com",
-            sections={"pages": ["/a"], "news": Section([old], news=True)},
-        )
-    )
+    core = make_core({"pages": ["/a"], "news": Section([old], news=True)})
     _, body = await fetch(core, "/sitemap_index.xml")
     for child in child_urls(check_document(body)):
         reply, _ = await fetch(core, child.removeprefix("https://example.com"))

@@ -62,10 +62,9 @@ def test_news_window_moving_changes_the_etag(monkeypatch: pytest.MonkeyPatch) ->
 
     import anyio
 
-    from sitemap_middleware import NewsArticle, Section, SitemapConfig, SitemapEntry
+    from sitemap_middleware import NewsArticle, Section, SitemapEntry
     from sitemap_middleware._engine import planning
-    from sitemap_middleware._engine.core import SitemapCore
-    from tests.harness.core import fetch, header
+    from tests.harness.core import fetch, header, make_core
 
     published = datetime(2024, 5, 1, 12, tzinfo=timezone.utc)
     article = SitemapEntry(
@@ -74,12 +73,7 @@ def test_news_window_moving_changes_the_etag(monkeypatch: pytest.MonkeyPatch) ->
             publication_name="Daily", language="en", publication_date=published, title="T"
         ),
     )
-    core = SitemapCore(
-        SitemapConfig(
-            base_url="https://example.com",
-            sections={"n": Section([article, "/about"], news=True)},
-        )
-    )
+    core = make_core({"n": Section([article, "/about"], news=True)})
 
     def at(now: datetime) -> type[datetime]:
         class Clock(datetime):

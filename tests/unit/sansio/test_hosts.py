@@ -8,23 +8,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitemap_middleware import SitemapConfig, TrustedHosts
-from sitemap_middleware._engine.core import SitemapCore
+from sitemap_middleware import TrustedHosts
 from sitemap_middleware._sansio.hosts import RELAY_HEADERS, from_this_machine, site_names
-from tests.harness.core import fetch, header
+from tests.harness.core import fetch, header, make_core
 from tests.harness.documents import check_document, page_urls
 
 pytestmark = pytest.mark.anyio
 
 
-def _core(sections: dict[str, Any], **kwargs: Any) -> SitemapCore:
-    return SitemapCore(SitemapConfig(base_url="https://example.com", sections=sections, **kwargs))
-
-
 async def test_trusted_hosts_allow_list() -> None:
     """With an allow-list, a listed Host is used and an unlisted one gets 400, never echoed."""
     hosts = TrustedHosts(hosts=["example.com", "www.example.com"], forwarded="x-forwarded")
-    core = _core({"p": ["/a"]}, hosts=hosts)
+    core = make_core({"p": ["/a"]}, hosts=hosts)
     _, body = await fetch(core, "/sitemap.xml", host="www.example.com")
     assert page_urls(check_document(body)) == ["https://www.example.com/a"]
     _, body = await fetch(
@@ -41,10 +36,12 @@ async def test_rfc7239_forwarded_header_when_trusted() -> None:
     """Forwarded (RFC 7239) is read only when configured, and its host still has to be on
     the allow-list; malformed values count as absent."""
     forwarded = 'for=10.0.0.1;host=x, for=192.0.2.60;proto=http;Host="www.example.com"'
-    untrusted = _core({"p": ["/a"]}, hosts=TrustedHosts(hosts=["example.com", "www.example.com"]))
+    untrusted = make_core(
+        {"p": ["/a"]}, hosts=TrustedHosts(hosts=["example.com", "www.example.com"])
+    )
     _, body = await fetch(untrusted, "/sitemap.xml", host="example.com", forwarded=forwarded)
     assert page_urls(check_document(body)) == ["https://example.com/a"]
-    core = _core(
+    core = make_core(
         {"p": ["/a"]},
         hosts=TrustedHosts(hosts=["example.com", "www.example.com"], forwarded="forwarded"),
     )
@@ -128,7 +125,7 @@ async def test_trusted_proxies_are_counted_from_the_right(
     policy = TrustedHosts(
         hosts=["example.com", "www.example.com"], forwarded=family, proxies=proxies
     )
-    core = _core({"p": ["/a"]}, hosts=policy)
+    core = make_core({"p": ["/a"]}, hosts=policy)
     reply, body = await fetch(core, "/sitemap.xml", host="example.com", **headers)
     assert reply.status == 200
     assert page_urls(check_document(body)) == [expected]

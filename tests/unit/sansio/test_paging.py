@@ -24,17 +24,13 @@ from sitemap_middleware._engine.planning import page_room
 from sitemap_middleware._sansio.paging import PageCutter
 from sitemap_middleware._sansio.urls import BaseURL
 from sitemap_middleware._sansio.urlset_writer import UrlsetWriter
-from tests.harness.core import fetch
+from tests.harness.core import fetch, make_core
 from tests.harness.documents import check_document, child_urls, page_urls
 
 SETTINGS = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
 )
 LANGUAGES = ("de", "fr", "es", "it", "nl", "pl", "pt", "sv", "da", "fi", "cs", "x-default")
-
-
-def _core(sections: dict[str, Any], **kwargs: Any) -> SitemapCore:
-    return SitemapCore(SitemapConfig(base_url="https://example.com", sections=sections, **kwargs))
 
 
 async def crawl(core: SitemapCore, max_bytes: int, max_urls: int) -> list[str]:
@@ -79,7 +75,7 @@ def test_pages_hold_at_most_max_urls_and_max_bytes(
         return entries
 
     for provider in (entries, generator):  # a StaticProvider (count/page/version) and a callable
-        core = _core({"s": provider}, max_urls_per_page=max_urls, max_bytes_per_page=max_bytes)
+        core = make_core({"s": provider}, max_urls_per_page=max_urls, max_bytes_per_page=max_bytes)
         room = page_room(core.config, core.config.base)
         found = anyio.run(crawl, core, max_bytes, max_urls)
         # Every entry that fits a page at all is served exactly once, in provider order;
@@ -101,10 +97,10 @@ def _measured(entry: SitemapEntry) -> int:
 async def test_root_is_the_index_when_entries_fit_by_count_but_not_by_bytes() -> None:
     """sitemap.xml is a single urlset only when it fits by bytes as well as by count."""
     entries = [_entry(i, 200, 12) for i in range(40)]
-    small = _core({"s": entries[:2]}, max_bytes_per_page=16_384)
+    small = make_core({"s": entries[:2]}, max_bytes_per_page=16_384)
     reply, body = await fetch(small, "/sitemap.xml")
     assert len(page_urls(check_document(body))) == 2 and len(body) <= 16_384
-    big = _core({"s": entries}, max_bytes_per_page=16_384)
+    big = make_core({"s": entries}, max_bytes_per_page=16_384)
     reply, body = await fetch(big, "/sitemap.xml")
     children = child_urls(check_document(body))
     assert len(children) > 1  # 40 URLs is far below 50,000, but not below 16 KiB
@@ -125,7 +121,7 @@ async def test_news_pages_hold_at_most_1000_news_urls() -> None:
         )
         for i in range(1500)
     ]
-    core = _core({"news": entries, "pages": ["/"]})
+    core = make_core({"news": entries, "pages": ["/"]})
     reply, body = await fetch(core, "/sitemap.xml")
     children = child_urls(check_document(body))
     assert children == [
@@ -138,7 +134,7 @@ async def test_news_pages_hold_at_most_1000_news_urls() -> None:
     _, second = await fetch(core, "/sitemap-news-2.xml")
     assert second.count(b"<news:news") == 500
     # Section(max_urls=...) still caps pages below the global limit.
-    capped = _core({"news": Section(entries, max_urls=600)})
+    capped = make_core({"news": Section(entries, max_urls=600)})
     _, body = await fetch(capped, "/sitemap.xml")
     assert len(child_urls(check_document(body))) == 3
 
@@ -149,7 +145,7 @@ async def test_entry_larger_than_a_page_is_left_out_and_logged(
 ) -> None:
     """An entry that alone exceeds the budget cannot be served: it alone is left out, logged."""
     huge = _entry(0, 1800, 12)  # ~25 KB with its alternates
-    core = _core({"s": ["/a", huge, "/b"]}, max_bytes_per_page=8192)
+    core = make_core({"s": ["/a", huge, "/b"]}, max_bytes_per_page=8192)
     with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
         reply, body = await fetch(core, "/sitemap.xml")
     assert page_urls(check_document(body)) == ["https://example.com/a", "https://example.com/b"]
@@ -168,7 +164,7 @@ async def test_index_never_lists_a_page_whose_every_entry_is_invalid() -> None:
     def provider() -> list[Any]:
         return items
 
-    core = _core({"s": provider}, max_urls_per_page=1)
+    core = make_core({"s": provider}, max_urls_per_page=1)
     _, body = await fetch(core, "/sitemap_index.xml")
     children = child_urls(check_document(body))
     assert len(children) == 2
@@ -211,7 +207,7 @@ async def test_values_the_xsds_reject_are_normalised_or_left_out(
         {"loc": "/e", "lastmod": "2024-05-01T12:00:00-14:00"},
         long_path,
     ]
-    core = SitemapCore(SitemapConfig(base_url="https://example.com/shop", sections={"s": items}))
+    core = make_core({"s": items}, base_url="https://example.com/shop")
     with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
         _, body = await fetch(core, "/shop/sitemap.xml")
     check_document(body)  # the official XSDs
@@ -230,7 +226,7 @@ async def test_concurrent_cold_requests_share_one_planning_pass() -> None:
     from tests.harness.providers import CountingProvider
 
     provider = CountingProvider(3000)
-    core = _core({"p": provider}, max_urls_per_page=1000)
+    core = make_core({"p": provider}, max_urls_per_page=1000)
     statuses: list[int] = []
 
     async def head(number: int) -> None:
@@ -288,7 +284,7 @@ async def test_a_huge_int_in_a_page_name_is_404_not_503() -> None:
     """A made-up range with an int no key can hold: 404, not a data-source failure."""
     from sitemap_middleware._sansio.paging import encode_key_range
 
-    core = _core({"k": KeyedRows(3)})
+    core = make_core({"k": KeyedRows(3)})
     token = encode_key_range(None, 10**30)
     reply, _ = await fetch(core, f"/sitemap-k-1~{token}.xml")
     assert reply.status == 404
@@ -305,7 +301,7 @@ async def test_made_up_key_ranges_are_served_but_never_stored() -> None:
         async def version(self) -> ProviderVersion:
             return ProviderVersion(token="v1")
 
-    core = _core({"k": Versioned(49)})
+    core = make_core({"k": Versioned(49)})
     for upto in range(2, 12):
         token = encode_key_range(1, upto)
         reply, body = await fetch(core, f"/sitemap-k-1~{token}.xml")
@@ -336,7 +332,7 @@ async def test_a_keyed_provider_whose_int_keys_go_backwards_is_refused() -> None
         async def version(self) -> ProviderVersion:
             return ProviderVersion(token="v1")
 
-    core = _core({"k": Lying()})
+    core = make_core({"k": Lying()})
     reply, _ = await fetch(core, "/sitemap_index.xml")
     assert reply.status == 503
 
@@ -376,7 +372,7 @@ async def test_keyed_batches_of_keys_and_items_serve_every_key_once(
         async def version(self) -> ProviderVersion:
             return ProviderVersion(token="v1")
 
-    core = _core({"k": Batches()}, max_urls_per_page=8)
+    core = make_core({"k": Batches()}, max_urls_per_page=8)
     _, body = await fetch(core, "/sitemap_index.xml")
     urls: list[str] = []
     for child in child_urls(check_document(body)):
@@ -389,7 +385,7 @@ async def test_keyed_batches_of_keys_and_items_serve_every_key_once(
         (Batches(backwards=True), "keys must increase"),
     ):
         caplog.clear()
-        reply, _ = await fetch(_core({"k": provider}), "/sitemap_index.xml")
+        reply, _ = await fetch(make_core({"k": provider}), "/sitemap_index.xml")
         assert reply.status == 503
         assert problem in caplog.text and "'k'" in caplog.text
 
@@ -467,7 +463,7 @@ def test_large_generators_are_planned_in_large_batches_with_every_url_once(
     def generator() -> Any:
         yield from rows
 
-    core = _core({"s": generator}, max_urls_per_page=max_urls, max_bytes_per_page=max_bytes)
+    core = make_core({"s": generator}, max_urls_per_page=max_urls, max_bytes_per_page=max_bytes)
     config = core.config
     section = config.resolved_sections[0]
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sitemap_middleware import InvalidEntryError, SitemapConfig
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._sansio.urls import BaseURL, normalize_loc, remove_dot_segments
-from tests.harness.core import fetch
+from tests.harness.core import fetch, make_core
 from tests.harness.documents import check_document, check_locs, page_urls
 
 SHOP = BaseURL.parse("https://example.com/shop")
@@ -291,7 +291,7 @@ async def test_hash_locations_are_served_xsd_valid() -> None:
         "entries": [SitemapEntry(loc) for loc in absolute],
         "mixed": [locs[0], {"loc": locs[1]}, SitemapEntry(locs[2]), *locs[3:]],
     }
-    core = SitemapCore(SitemapConfig(base_url="https://example.com/shop", sections=sections))
+    core = make_core(sections, base_url="https://example.com/shop")
     for name in sections:
         reply, body = await fetch(core, f"/shop/sitemap-{name}-1.xml")
         assert reply.status == 200, (name, body)
