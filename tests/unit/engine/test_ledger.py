@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import re
-import uuid
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -19,14 +17,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
-from sitemap_middleware import Ledger, Renders, SitemapConfig, SitemapEntry
+from sitemap_middleware import Ledger, SitemapConfig, SitemapEntry
 from sitemap_middleware._engine import shared
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._exceptions import ConfigurationError, InvalidEntryError
 from sitemap_middleware._sansio.ledger import url_key
 from sitemap_middleware.ops import PrometheusObserver
 from sitemap_middleware.providers import ProviderVersion
-from sitemap_middleware.stores import RedisRenderStore
 from tests.harness.core import fetch, header, make_config
 
 BASE = "https://example.com"
@@ -278,42 +275,6 @@ def test_written_lastmod_moves_exactly_when_content_does() -> None:
     run_state_machine_as_test(
         LedgerMachine, settings=settings(max_examples=80, stateful_step_count=25, deadline=None)
     )
-
-
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
-@pytest.mark.anyio
-async def test_a_fleet_sharing_redis_writes_the_same_first_seen_times() -> None:
-    """Instance A stamps; B (another clock, another process's memory) reads A's times from
-    the section's hash; a restarted instance too. Saved in the background."""
-    redis_url = os.environ.get("SITEMAP_TEST_REDIS_URL")
-    if not redis_url:
-        pytest.skip("SITEMAP_TEST_REDIS_URL is not set")
-    prefix = f"test-{uuid.uuid4().hex}:"
-    rows = Rows({"a": (1, None), "b": (1, START)})
-    cores = []
-    try:
-        for offset in (0, 5000, 9000):
-            store = RedisRenderStore(redis_url, prefix=prefix)
-            core = _core(rows, Ledger(source="digest"), [T0 + offset], renders=Renders(store=store))
-            cores.append(core)
-            _, body, _ = await _get(core)
-            assert lastmods(body) == {
-                "/a": "2025-06-15T15:06:40+00:00",
-                "/b": "2024-01-01T00:00:00+00:00",
-            }
-            assert core.ledger is not None
-            await core.ledger.settled()
-        # B sees an edit first; A, planning again, adopts B's time
-        rows.rows["a"] = (2, None)
-        _, body_b, _ = await _get(cores[1])
-        assert cores[1].ledger is not None
-        await cores[1].ledger.settled()
-        _, body_a, _ = await _get(cores[0])
-        assert lastmods(body_a) == lastmods(body_b)
-        assert lastmods(body_a)["/a"] == "2025-06-15T16:30:00+00:00"
-    finally:
-        for core in cores:
-            await core.aclose()
 
 
 @pytest.mark.anyio

@@ -7,22 +7,19 @@ verdicts. Servers: tests/integration/test_ledger_guard.py."""
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import uuid
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
 
-from sitemap_middleware import Guard, Ledger, Renders, SitemapConfig
+from sitemap_middleware import Guard, Ledger, SitemapConfig
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._engine.guard import ProbeAnswer, judge
 from sitemap_middleware._exceptions import ConfigurationError
 from sitemap_middleware._sansio.guard import Verdict
 from sitemap_middleware.providers import ProviderVersion
-from sitemap_middleware.stores import RedisRenderStore
 from tests.harness.core import fetch, header, make_config
 
 BASE = "https://example.com"
@@ -168,40 +165,3 @@ def test_a_verdict_carries_its_body_digest_and_old_records_still_read() -> None:
     # a body past what a probe keeps (its adapter's digest of the whole body wins)
     whole = ProbeAnswer(200, HTML, b"x" * 10, digest=12345)
     assert judge(BASE + "/", whole, 1.0, guard).digest == 12345
-
-
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
-@pytest.mark.anyio
-async def test_a_fleet_shares_body_digests_with_the_verdicts() -> None:
-    """Instance A probes; B reads A's verdicts (with their digests) from Redis, probes
-    nothing and writes the same lastmods."""
-    redis_url = os.environ.get("SITEMAP_TEST_REDIS_URL")
-    if not redis_url:
-        pytest.skip("SITEMAP_TEST_REDIS_URL is not set")
-    prefix = f"test-{uuid.uuid4().hex}:"
-    pages = Pages({"/a": None, "/b": START})
-    guard = Guard(ttl=3600, max_probes_per_minute=None)
-    cores = []
-    try:
-        for offset in (0, 5000):
-            store = RedisRenderStore(redis_url, prefix=prefix)
-            core = _core(pages, [T0 + offset], guard=guard, renders=Renders(store=store))
-            cores.append(core)
-        a, b = cores
-        written_a, _ = await _probed(a)
-        assert a.ledger is not None
-        await a.ledger.settled()
-        asked = len(pages.asked)
-        written_b, _ = await _probed(b)
-        assert len(pages.asked) == asked  # B adopted A's verdicts
-        assert (
-            written_b
-            == written_a
-            == {
-                "/a": "2025-06-15T15:06:40+00:00",
-                "/b": "2024-01-01T00:00:00+00:00",
-            }
-        )
-    finally:
-        for core in cores:
-            await core.aclose()

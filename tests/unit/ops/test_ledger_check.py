@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -102,49 +99,3 @@ def test_the_in_process_note_does_not_deny_what_check_found() -> None:
     assert "sees no lastmod move" not in note, note
     assert "during its own run" in note, note
 
-
-def _cli(env: dict[str, str]) -> dict[str, Any]:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "sitemap_middleware",
-            "check",
-            "--app",
-            "tests.sites.ledger_site:app",
-            "--json",
-            "--no-http-checks",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    report: dict[str, Any] = json.loads(done.stdout)
-    return report
-
-
-def test_cli_check_app_reads_the_fleets_ledger_from_redis() -> None:
-    """Each run a new process: the first records first-seen times in Redis; the next,
-    after a lastmod bump without content, reports it; one after a content change not."""
-    redis_url = os.environ.get("SITEMAP_TEST_REDIS_URL")
-    if not redis_url:
-        pytest.skip("SITEMAP_TEST_REDIS_URL is not set")
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
-        "LEDGER_PREFIX": f"test-{uuid.uuid4().hex}:",
-    }
-    runs = []
-    for site in (
-        {"/a": ["r1", "2024-01-01"], "/b": ["r1", "2024-01-01"]},
-        {"/a": ["r1", "2024-05-01"], "/b": ["r1", "2024-01-01"]},
-        {"/a": ["r2", "2024-06-01"], "/b": ["r1", "2024-01-01"]},
-    ):
-        runs.append(_cli({**env, "LEDGER_SITE": json.dumps(site)}))
-    codes = [run["summary"]["codes"].get(CODE, 0) for run in runs]
-    assert codes == [0, 1, 0]
-    (finding,) = [f for f in runs[1]["findings"] if f["code"] == CODE]
-    assert finding["url"] == "https://shop.example/a"
