@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import re
 import sqlite3
 import tempfile
@@ -107,10 +108,13 @@ async def run(rows: int) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--json", type=Path, help="write the result here")
     args = parser.parse_args(argv)
     result = asyncio.run(run(args.rows))
     for key, value in result.items():
         print(f"{key}: {value}")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2))
     return result
 
 

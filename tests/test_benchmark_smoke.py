@@ -1,25 +1,33 @@
-"""The benchmark suite runs end to end on a tiny workload (no timings are asserted)."""
+"""The benchmark suite runs end to end on a tiny workload (no timings are asserted).
+
+Each benchmark runs as a person runs it, ``python -m benchmarks.X`` in a process of its
+own, and is read back from the results it writes: no test imports ``benchmarks``.
+"""
 
 from __future__ import annotations
 
-import gc
 import json
 from pathlib import Path
 
 import pytest
 
-from benchmarks import run
+from tests.harness.processes import run_python
+
+#: What shapes.py measures for every value shape, as ratios to its floor.
+SHAPE_COLUMNS = [
+    f"{adapter}_{doc}_x_floor"
+    for adapter in ("ASGI", "WSGI")
+    for doc in ("page", "sitemap_xml", "index")
+]
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("django_project")
 def test_benchmark_suite_runs_on_a_tiny_workload(tmp_path: Path) -> None:
-    """Every scenario produces rows and both result files are written. (Django's own
-    views run in this process: on the Django tests' project, which whichever of them
-    runs first in a test process sets up, as Django allows one set of settings.)"""
-    results = run.main(["--smoke", "--out", str(tmp_path)])
-    saved = json.loads((tmp_path / "smoke.json").read_text())
-    assert saved["smoke"] is True
+    """Every scenario produces rows and both result files are written (Django's own
+    views run in the benchmark's process, on settings of its own)."""
+    run_python("-m", "benchmarks.run", "--smoke", "--out", str(tmp_path))
+    results = json.loads((tmp_path / "smoke.json").read_text())
+    assert results["smoke"] is True
     for key in ("in_process", "over_http", "index", "gzip_levels", "throughput"):
         assert results[key], key
     assert results["in_process"][0]["case"].startswith("floor")
@@ -36,9 +44,8 @@ def test_storm_benchmarks_run_on_a_tiny_workload(tmp_path: Path) -> None:
     provider pass (the planning pass, which the one render replays). (On this tiny workload WSGI request threads start after
     a render has finished, so their pass count measures thread start-up, not sharing:
     tests/unit/engine/test_coalesce.py and the fleet test hold that.)"""
-    from benchmarks import storms
-
-    results = storms.main(["--smoke", "--out", str(tmp_path)])
+    run_python("-m", "benchmarks.storms", "--smoke", "--out", str(tmp_path))
+    results = json.loads((tmp_path / "storms-smoke.json").read_text())
     cases = [row["case"] for row in results["in_process"]]
     assert any(c.startswith("ASGI") for c in cases) and any(c.startswith("WSGI") for c in cases)
     passes = {
@@ -49,21 +56,15 @@ def test_storm_benchmarks_run_on_a_tiny_workload(tmp_path: Path) -> None:
     assert passes["ASGI"] == 1 and passes["WSGI"] >= 1, passes
     assert len(results["over_http"]) == 2
     assert "## Crawl storms" in (tmp_path / "storms-smoke.md").read_text()
-    gc.collect()  # a database connection left open warns here, not in a later test
 
 
 @pytest.mark.slow
 def test_django_version_benchmark_runs_on_a_tiny_table(tmp_path: Path) -> None:
     """benchmarks/django_version.py measures every case (SQLite only here: it rewrites the
     products table, and the PostgreSQL one is the test project's seeded table)."""
-    import os
-    import subprocess
-    import sys
-
-    env = {k: v for k, v in os.environ.items() if k != "SITEMAP_TEST_POSTGRES_URL"}
     out = tmp_path / "version.json"
-    argv = ["-m", "benchmarks.django_version", "--rows", "300", "--repeats", "1"]
-    subprocess.run([sys.executable, *argv, "--out", str(out)], check=True, env=env)
+    argv = ["--rows", "300", "--repeats", "1", "--out", str(out)]
+    run_python("-m", "benchmarks.django_version", *argv, SITEMAP_TEST_POSTGRES_URL=None)
     results = json.loads(out.read_text())["results"]
     cases = {row["case"] for row in results if row["database"] == "sqlite"}
     assert cases == {"checksum", "checksum_slug", "count_max"}
@@ -71,13 +72,14 @@ def test_django_version_benchmark_runs_on_a_tiny_table(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_shape_matrix_runs_on_a_tiny_workload() -> None:
+def test_shape_matrix_runs_on_a_tiny_workload(tmp_path: Path) -> None:
     """benchmarks/shapes.py serves every value shape and times it beside its floor."""
-    from benchmarks import shapes
-
-    rows = shapes.measure(200, 1, shapes.all_cases())
-    assert len(rows) == len(shapes.all_cases())
-    assert all(row[column] > 0 for row in rows for column in shapes.COLUMNS)
+    out = tmp_path / "shapes.json"
+    run_python("-m", "benchmarks.shapes", "--n", "200", "--repeats", "1", "--json", str(out))
+    rows = json.loads(out.read_text())
+    shapes = {(row["lastmod"], row["priority"], row["items"]) for row in rows}
+    assert len(shapes) == len(rows) > 1  # every shape once
+    assert all(row[column] > 0 for row in rows for column in SHAPE_COLUMNS)
     kinds = {row["items"] for row in rows}
     assert {"RowMapping", "ORM rows via map="} <= kinds
 
@@ -86,9 +88,9 @@ def test_shape_matrix_runs_on_a_tiny_workload() -> None:
 def test_warm_serving_benchmark_runs_against_static_files(tmp_path: Path) -> None:
     """benchmarks/warm.py serves a stored page beside the same bytes as static files on
     uvicorn and gunicorn (identity, gzip and 304 each answered as expected)."""
-    from benchmarks import warm
-
-    results = warm.main(["--seconds", "0.2", "--rounds", "1", "--json", str(tmp_path / "w.json")])
+    out = tmp_path / "w.json"
+    run_python("-m", "benchmarks.warm", "--seconds", "0.2", "--rounds", "1", "--json", str(out))
+    results = json.loads(out.read_text())
     rows = [row for result in results for row in result["rows"]]
     assert {(row["server"], row["request"]) for row in rows} == {
         (server, request)
@@ -99,24 +101,25 @@ def test_warm_serving_benchmark_runs_against_static_files(tmp_path: Path) -> Non
 
 
 @pytest.mark.slow
-def test_crawl_benchmark_runs_on_a_small_table() -> None:
+def test_crawl_benchmark_runs_on_a_small_table(tmp_path: Path) -> None:
     """benchmarks/crawl.py crawls cold, warm and after a write (every page a store hit
     on the warm crawl, none after the write)."""
-    from benchmarks import crawl
-
-    result = crawl.main(["--rows", "120000"])
+    out = tmp_path / "crawl.json"
+    run_python("-m", "benchmarks.crawl", "--rows", "120000", "--json", str(out))
+    result = json.loads(out.read_text())
     assert result["pages"] >= 2
     assert result["second_crawl_store_hits"] == result["pages"]
     assert result["after_write_store_hits"] < result["pages"]
 
 
 @pytest.mark.slow
-def test_large_sites_benchmark_runs_on_a_small_table() -> None:
+def test_large_sites_benchmark_runs_on_a_small_table(tmp_path: Path) -> None:
     """benchmarks/large_sites.py measures both versions beside the window query (every
     figure a ratio to it; no timing is asserted)."""
-    from benchmarks import large_sites
-
-    rows = large_sites.main(["--rows", "20000", "--databases", "sqlite", "--repeat", "1"])
+    out = tmp_path / "large.json"
+    argv = ["--rows", "20000", "--databases", "sqlite", "--repeat", "1", "--json", str(out)]
+    run_python("-m", "benchmarks.large_sites", *argv)
+    rows = json.loads(out.read_text())
     assert [row["version"] for row in rows] == ["checksum", "revision"]
     measures = ("first_index", "index_again", "index_after_write", "page_304")
     assert all(row[f"{name}_x_window"] > 0 for row in rows for name in measures)
@@ -124,9 +127,8 @@ def test_large_sites_benchmark_runs_on_a_small_table() -> None:
 
 def test_ledger_benchmark_runs_on_a_tiny_section(tmp_path: Path) -> None:
     """benchmarks/ledger.py renders a section with and without the content ledger."""
-    from benchmarks import ledger
-
-    rows = ledger.main(["--n", "300", "--repeats", "1", "--json", str(tmp_path / "l.json")])
+    out = tmp_path / "l.json"
+    run_python("-m", "benchmarks.ledger", "--n", "300", "--repeats", "1", "--json", str(out))
+    rows = json.loads(out.read_text())
     assert [row["case"] for row in rows] == ["no ledger", "fields", "digest"]
     assert all(row["first_ms"] > 0 and row["steady_ms"] > 0 for row in rows)
-    assert json.loads((tmp_path / "l.json").read_text()) == rows
