@@ -1,5 +1,5 @@
-"""Other processes: a check in a forked child (as a pre-fork server's workers run), a
-module of the repository run as ``python -m`` (the benchmarks, say)."""
+"""Other processes: a check in a forked child (as a pre-fork server's workers run), and
+Python run from the repository's root (``python -m benchmarks.X``, say)."""
 
 from __future__ import annotations
 

@@ -8,10 +8,17 @@
 * No function of the package is of cyclomatic rank E or worse (radon: above 30). Ruff's
   C901 (at 15, ``pyproject.toml``) counts branches only; radon also counts boolean
   operators and comprehensions, so a function can pass one and not the other.
+* The unit tests mirror the package (CONTRIBUTING.md, *Tests*): ``tests/unit/<package>/``
+  for ``sitemap_middleware/_<package>/``, each ``test_<module>.py`` (or
+  ``test_<module>_<topic>.py``) naming a module there, the package's top-level modules
+  in ``tests/unit/`` itself; a file whose subject spans modules is in :data:`ACROSS`.
+* No test imports ``benchmarks/``, and the benchmarks import nothing from ``tests/`` but
+  the Django project they share with the Django tests.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -29,6 +36,18 @@ ROOTS = ("tests/", "benchmarks/", "scripts/", "examples/")
 MODULE = re.compile(r"(?<![\w./<>-])((?:[A-Za-z_]\w*/)*[A-Za-z_]\w*\.py)\b")
 #: A package named by its directory, in backticks: `_sansio/`.
 PACKAGE_DIR = re.compile(r"`((?:[A-Za-z_]\w*/)+)`")
+UNIT = ROOT / "tests" / "unit"
+#: Unit test files whose subject spans modules (each says which in its docstring).
+ACROSS = {
+    "test_architecture.py",  # the map, the sizes and this mirror
+    "test_layers.py",  # which package imports which
+    "test_messages.py",  # what a newcomer is told, wherever it is said
+    "engine/test_properties.py",  # hostile entries and requests through the pipeline
+    "engine/test_revalidation_stateful.py",  # no stale 304, planning to rendering
+    "ops/test_changes_ops.py",  # the changes sitemap through check and export
+    "ops/test_failing_sections.py",  # check and export when a provider fails
+    "django/test_edges.py",  # what a hostile review of the Django adapters found
+}
 
 
 def _named() -> tuple[set[str], set[str]]:
@@ -83,3 +102,59 @@ def test_no_function_is_of_rank_e_or_worse() -> None:
             if isinstance(block, Function) and cc_rank(block.complexity) in "EF":
                 found.append(f"{name}:{block.lineno} {block.fullname} ({block.complexity})")
     assert found == []
+
+
+def _modules_of(directory: Path) -> set[str]:
+    """The module names of a package directory, the leading underscore dropped."""
+    return {path.stem.lstrip("_") for path in directory.glob("*.py") if path.stem != "__init__"}
+
+
+def test_unit_tests_mirror_the_package() -> None:
+    """``tests/unit/engine/test_core_respond_now.py`` names ``_engine/core.py``; a test
+    file naming no module (a renamed or removed one) fails here."""
+    stray = []
+    for test in sorted(UNIT.rglob("test_*.py")):
+        relative = test.relative_to(UNIT).as_posix()
+        package = PACKAGE / f"_{test.parent.name}" if test.parent != UNIT else PACKAGE
+        subject = test.stem.removeprefix("test_")
+        modules = _modules_of(package) if package.is_dir() else set()
+        named = any(subject == m or subject.startswith(m + "_") for m in modules)
+        if not named and relative not in ACROSS:
+            stray.append(relative)
+    assert stray == []
+    assert sorted(a for a in ACROSS if not (UNIT / a).is_file()) == []
+
+
+def _imported(path: Path) -> set[str]:
+    """Every module ``path`` imports (inside functions too)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+    return names
+
+
+def test_no_test_imports_benchmarks() -> None:
+    """Tests run a benchmark as a person does (``python -m benchmarks.X``), free ports and
+    servers come from ``tests/harness``."""
+    found = {
+        path.relative_to(ROOT).as_posix(): sorted(
+            name for name in _imported(path) if name.split(".")[0] == "benchmarks"
+        )
+        for path in (ROOT / "tests").rglob("*.py")
+    }
+    assert {path: names for path, names in found.items() if names} == {}
+
+
+def test_benchmarks_import_no_tests_but_the_django_project() -> None:
+    found = {
+        path.relative_to(ROOT).as_posix(): sorted(
+            name
+            for name in _imported(path)
+            if name.split(".")[0] == "tests" and not name.startswith("tests.djangoproject")
+        )
+        for path in (ROOT / "benchmarks").rglob("*.py")
+    }
+    assert {path: names for path, names in found.items() if names} == {}
