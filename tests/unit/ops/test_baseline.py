@@ -3,11 +3,6 @@ removed beyond the threshold, a document turned invalid, a vanished section."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -26,7 +21,6 @@ from sitemap_middleware._ops.fetch import Fetcher
 from sitemap_middleware._ops.findings import CheckReport, github_annotations
 from tests.sites.baseline_site import DEFAULT, make_app
 
-ROOT = Path(__file__).resolve().parents[3]
 BASE = "https://shop.example"
 
 
@@ -120,31 +114,6 @@ def test_a_malformed_baseline_is_a_value_error() -> None:
         Baseline.from_json('{"format": "something else"}')
 
 
-def test_cli_writes_a_baseline_then_gates_on_it(tmp_path: Path) -> None:
-    """`check --app --write-baseline`, then `check --app --baseline`: 0 unchanged, 1 after
-    removals beyond --max-removed, 2 for a missing baseline file."""
-    file = tmp_path / "baseline.json"
-
-    def run(sections: dict[str, Any] | None, *extra: str) -> subprocess.CompletedProcess[str]:
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "BASELINE_SITE": json.dumps(sections)}
-        command = [sys.executable, "-m", "sitemap_middleware", "check", "--no-progress"]
-        command += ["--app", "tests.sites.baseline_site:app", "--no-check-urls", *extra]
-        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
-
-    first = run(None, "--write-baseline", str(file))
-    assert first.returncode == 0, first.stdout + first.stderr
-    assert json.loads(file.read_text())["format"] == "sitemap-middleware-baseline"
-    same = run(None, "--baseline", str(file))
-    assert same.returncode == 0, same.stdout
-    assert "note: baseline: 0 URLs removed" in same.stdout
-    fewer = run({**DEFAULT, "blog": DEFAULT["blog"][:5]}, "--baseline", str(file), "--json")
-    assert fewer.returncode == 1
-    codes = json.loads(fewer.stdout)["summary"]["codes"]
-    assert codes["baseline-urls-removed"] == 1 and "baseline-section-vanished" not in codes
-    missing = run(None, "--baseline", str(tmp_path / "nope.json"))
-    assert missing.returncode == 2 and "cannot read --baseline" in missing.stderr
-
-
 _HEAD = '{"format": "sitemap-middleware-baseline", "version": 1, "start": "https://a.example/"'
 
 
@@ -208,19 +177,3 @@ def test_github_annotations_name_each_finding() -> None:
     lines = github_annotations(report).splitlines()
     assert "::error title=required-url-missing::https://shop.example/about: " in lines[0]
     assert lines[-1].startswith("::notice title=sitemap check::FAILED")
-
-
-def test_cli_require_and_github(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "BASELINE_SITE": json.dumps({"pages": ["/"]})}
-    command = [sys.executable, "-m", "sitemap_middleware", "check", "--app"]
-    done = subprocess.run(
-        [*command, "tests.sites.baseline_site:app", "--no-check-urls", "--no-progress"]
-        + ["--require", f"{BASE}/about", "--github"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=120,
-    )
-    assert done.returncode == 1, done.stderr
-    assert done.stdout.startswith("::error title=required-url-missing::"), done.stdout

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +22,6 @@ from sitemap_middleware import (
 from sitemap_middleware._ops.export import MANIFEST, export_app, find_config
 from sitemap_middleware.ops import ExportPathError
 from tests.sites.exported_sites import Pages, asgi, shop_config, wsgi
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 async def served(app: Any, url: str, gzip_: bool) -> bytes:
@@ -150,32 +145,6 @@ def test_export_refuses_an_app_without_the_middleware(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     with pytest.raises(ValueError, match="is not a directory"):
         anyio.run(export_app, asgi(shop_config(["/"])), tmp_path / "file")
-
-
-def test_export_command(tmp_path: Path) -> None:
-    """`sitemap-middleware export --app module:app DIR` writes files and reports counts."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "sitemap_middleware", "export", "--app"]
-    done = subprocess.run(
-        [*command, "tests.sites.checked_sites:selfcheck_wsgi", str(tmp_path), "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr
-    data = json.loads(done.stdout)
-    assert "/sitemap.xml" in data["written"] and (tmp_path / "sitemap.xml.gz").is_file()
-    bad = subprocess.run(
-        [*command, "tests.sites.nothing:app", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        cwd=ROOT,
-    )
-    assert bad.returncode == 2 and "cannot import 'tests.sites.nothing'" in bad.stderr
 
 
 # -- a corrupt or foreign manifest, paths that leave DIR or hit a directory ----------------

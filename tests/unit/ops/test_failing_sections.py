@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -26,20 +24,7 @@ from sitemap_middleware._ops.fetch import Fetcher
 from sitemap_middleware._ops.findings import CheckReport
 from tests.sites.exported_sites import Flaky, make_app
 
-ROOT = Path(__file__).resolve().parents[3]
 BASE = "https://example.com"
-
-
-def cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """``python -m sitemap_middleware ARGS`` from the repository, with ``env`` added."""
-    return subprocess.run(
-        [sys.executable, "-m", "sitemap_middleware", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
-        timeout=120,
-        cwd=ROOT,
-    )
 
 
 def snapshot(directory: Path) -> dict[str, bytes]:
@@ -86,15 +71,6 @@ def test_export_of_a_failing_section_into_an_empty_directory_still_fails(tmp_pat
     assert result.failed and (tmp_path / "sitemap.xml").is_file()
 
 
-def test_export_command_exits_non_zero_when_a_section_fails(tmp_path: Path) -> None:
-    """The CLI prints the failure and exits 1."""
-    done = cli(
-        "export", "--app", "tests.sites.lifespan_app:app", str(tmp_path), FAILING_SECTION="1"
-    )
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "failed" in done.stdout and "'broken'" in done.stdout
-
-
 async def _check(app: Any) -> CheckReport:
     async with client_for_app(app) as client:
         return await run_check(BASE + "/", Fetcher(client, rate=0), CheckOptions())
@@ -118,28 +94,6 @@ def test_check_reports_a_page_answering_503_as_an_error() -> None:
     flaky.broken_pages = True
     report = anyio.run(_check, app)
     assert not report.ok and report.codes()["http-status"] >= 1, report.format_text()
-
-
-@pytest.mark.parametrize("command", ["check", "export"])
-def test_app_mode_runs_the_apps_lifespan(command: str, tmp_path: Path) -> None:
-    """--app starts the app as a server does: its startup fills the data, shutdown runs."""
-    marker = tmp_path / "shutdown"
-    args = ["--app", "tests.sites.lifespan_app:app"]
-    args += [str(tmp_path / "out")] if command == "export" else ["--no-progress"]
-    done = cli(command, *args, SHUTDOWN_MARKER=str(marker))
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert marker.read_text() == "stopped"
-    if command == "export":
-        assert b"/started/2" in (tmp_path / "out/sitemap.xml").read_bytes()
-
-
-def test_app_mode_reports_a_failing_startup(tmp_path: Path) -> None:
-    """A startup that fails is a clear error (exit 2), not a report of empty sections."""
-    done = cli(
-        "check", "--app", "tests.sites.lifespan_app:app", "--no-progress", FAILING_STARTUP="1"
-    )
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "startup failed" in done.stderr and "no database" in done.stderr
 
 
 class BreaksMidway(Flaky):

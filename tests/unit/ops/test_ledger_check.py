@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -20,7 +19,6 @@ from sitemap_middleware._ops.findings import CheckReport
 from sitemap_middleware._ops.ledger_check import check_ledger
 from tests.sites import ledger_site
 
-ROOT = Path(__file__).resolve().parents[3]
 CODE = "lastmod-without-content"
 
 

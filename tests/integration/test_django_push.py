@@ -311,7 +311,7 @@ def test_a_process_that_exits_sends_what_is_pending(
 ) -> None:
     """A script saves and ends within the delay: the URL still goes, before the
     interpreter stops the thread pools that resolve the endpoint's host name."""
-    root = Path(__file__).resolve().parents[3]
+    root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(root), "SITEMAP_DJANGO_DB": str(tmp_path / "db")}
     env.pop("SITEMAP_TEST_POSTGRES_URL", None)
     url = endpoint.url.replace("127.0.0.1", "localhost")  # a name to resolve at exit
