@@ -86,6 +86,7 @@ async def _crawl_raw(core: SitemapCore, max_bytes: int, max_urls: int) -> list[s
     return urls
 
 
+@pytest.mark.slow  # a property run over many examples
 @SETTINGS
 @given(
     sections=st.lists(

@@ -271,6 +271,7 @@ class LedgerMachine(RuleBasedStateMachine):
         self.seen = now
 
 
+@pytest.mark.slow  # a property run over many examples
 def test_written_lastmod_moves_exactly_when_content_does() -> None:
     run_state_machine_as_test(
         LedgerMachine, settings=settings(max_examples=80, stateful_step_count=25, deadline=None)

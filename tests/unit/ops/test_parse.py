@@ -105,6 +105,7 @@ def _render(entries: list[SitemapEntry], path: str = "/sitemap.xml", **kw: Any) 
     return anyio.run(get)
 
 
+@pytest.mark.slow  # a property run over many examples
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_entries())
 def test_parse_reads_back_what_the_middleware_renders(entries: list[SitemapEntry]) -> None:
@@ -286,6 +287,7 @@ def test_parse_reads_every_member_of_a_gzip_file() -> None:
         parse_sitemap(body[:-3])
 
 
+@pytest.mark.slow  # 40 MiB documents
 def test_parse_is_linear_in_a_huge_line_or_token(monkeypatch: pytest.MonkeyPatch) -> None:
     """A 40 MiB text line or attribute: the text reader joined its pending line again
     per 64 KiB chunk, and expat 2.5 re-scans an unfinished token on every call (each took

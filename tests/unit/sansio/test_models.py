@@ -455,6 +455,7 @@ def _usual_batches(draw: Any) -> list[Any]:
     return rows
 
 
+@pytest.mark.slow  # a property run over many examples
 @settings(max_examples=200, deadline=None)
 @given(_usual_batches())
 def test_plain_batch_takes_usual_rows_and_gives_what_each_item_gives(raw: list[Any]) -> None:
@@ -512,6 +513,7 @@ def test_plain_batch_edge_values(field: str, value: Any) -> None:
         _check_plain([value])
 
 
+@pytest.mark.slow  # a property run over many examples
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_batches())
 def test_plain_batch_gives_what_each_item_gives(raw: list[Any]) -> None:
@@ -801,6 +803,7 @@ def test_w3c_values_take_the_shapes_apps_hand_over(values: list[object]) -> None
     assert w3c_values(values) is not None
 
 
+@pytest.mark.slow  # a property run over many examples
 @settings(max_examples=400, deadline=None)
 @given(_w3c_batches())
 @example(["2024-05-01T10:20:30+14:00", "2024-05-01T10:20:30+13:59"])
@@ -854,6 +857,7 @@ def _entry_batches(draw: Any) -> list[Any]:
     return out
 
 
+@pytest.mark.slow  # a property run over many examples
 @settings(max_examples=300, deadline=None)
 @given(_entry_batches())
 def test_plain_batch_takes_sitemap_entries_and_gives_what_each_gives(raw: list[Any]) -> None:
@@ -882,6 +886,7 @@ def _row_mappings(rows: list[dict[str, Any]]) -> list[Any]:
         return [row._mapping for row in connection.execute(select)]
 
 
+@pytest.mark.slow  # a property run over many examples
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_plain_batch_takes_mappings_of_one_type_and_gives_what_each_gives(data: Any) -> None:

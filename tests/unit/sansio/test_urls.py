@@ -189,6 +189,7 @@ def _located_each(base: BaseURL, loc: object) -> str | None:
         return None
 
 
+@pytest.mark.slow  # a property run over many examples
 @settings(max_examples=1000, deadline=None)
 @given(st.sampled_from(_BASES), _loc_batches())
 @example(SHOP, ["/a", "//a"])
