@@ -1,17 +1,17 @@
-"""`check` for a person: a line per document on stderr as the crawl goes, colour only on a
-terminal (never with NO_COLOR or --json, always with FORCE_COLOR), a hint per common
-failure (on real sockets: a closed port, a server too slow, TLS to a plain server), and the
-summary table closing the text report."""
+"""`check` for a person, run as a person runs it against real servers: a line per
+document on stderr as the crawl goes, colour only on a terminal (never with NO_COLOR or
+--json, always with FORCE_COLOR), a hint per common failure on real sockets (a closed
+port, a server too slow, TLS to a plain server, a host that does not resolve), and the
+summary table closing the text report (in process: tests/unit/ops/test_terminal.py and
+test_hints.py)."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import pty
 import re
 import socket
-import ssl
 import subprocess
 import sys
 from contextlib import AbstractAsyncContextManager
@@ -19,23 +19,20 @@ from pathlib import Path
 
 import anyio
 import httpx
-import pytest
-from starlette.applications import Starlette
 
-from sitemap_middleware._ops.apps import client_for_app
 from sitemap_middleware._ops.check import CheckOptions, run_check
-from sitemap_middleware._ops.fetch import Fetcher, failure_kind
+from sitemap_middleware._ops.fetch import Fetcher
 from sitemap_middleware._ops.findings import CheckReport
 from sitemap_middleware._ops.hints import HintContext, hints
-from sitemap_middleware._ops.terminal import DocumentLines, Paint, use_colour
 from tests.harness.core import make_config
 from tests.harness.ports import bound_socket
 from tests.harness.servers import serve
 from tests.integration.ops.test_check import hostile
 from tests.sites.checked_sites import clean_sections
+from tests.unit.ops.test_terminal import table
 
 if sys.version_info < (3, 11):
-    from exceptiongroup import ExceptionGroup
+    pass
 
 ROOT = Path(__file__).resolve().parents[3]
 #: The SGR parameters that set a colour (foreground, background, bright).
@@ -102,13 +99,6 @@ def closed_port() -> int:
     return port
 
 
-def table(stdout: str) -> dict[str, str]:
-    """The summary table's rows: name -> the rest of the row."""
-    lines = stdout.splitlines()
-    rows = lines[lines.index("summary") + 1 : -1]
-    return {row[2:16].strip(): row[16:].strip() for row in rows}
-
-
 # -- progress and the table ---------------------------------------------------------------
 
 
@@ -143,48 +133,6 @@ def test_a_line_per_document_in_crawl_order_then_the_table() -> None:
     assert done.stdout.splitlines()[-1].startswith("OK: 5 documents, 1,506 URLs listed")
 
 
-def test_the_table_counts_findings_by_severity_and_code(capsys: pytest.CaptureFixture[str]) -> None:
-    """`check --app` on the self-check app: its four errors and one warning, per code."""
-    from sitemap_middleware.__main__ import main
-
-    app = ["check", "--app", "tests.sites.checked_sites:selfcheck_asgi", "--no-http-checks"]
-    for argv in (app, [*app, "--json"]):
-        with pytest.raises(SystemExit) as exited:
-            main(argv)
-        assert exited.value.code == 1
-    text, data = capsys.readouterr().out.split("\n{", 1)
-    summary = json.loads("{" + data)["summary"]
-    rows = table(text)
-    assert rows["documents"] == "2  robots.txt 1, urlset 1"
-    assert rows["URLs listed"] == rows["URLs fetched"] == "7" == str(summary["urls_checked"])
-    errors = "4  url-noindex 2, url-redirect 1, url-not-found 1"
-    assert rows["errors"] == errors and summary["errors"] == 4
-    assert rows["warnings"] == "1  url-canonical-elsewhere 1" and summary["warnings"] == 1
-    assert rows["requests"] == str(summary["requests"])
-    assert "hint: listed URLs answer 404: list only pages the app serves" in text
-
-
-def test_many_listed_urls_get_a_line_at_each_tenth_without_a_terminal() -> None:
-    stream = io.StringIO()
-    lines = DocumentLines(stream, "https://example.com/", Paint(False))
-    lines.listed_urls(2_000)
-    for _ in range(2_000):
-        lines.advance()
-    said = stream.getvalue().splitlines()
-    assert said[0] == "fetching 2,000 listed URLs…"
-    assert said[1:] == [f"  fetched {n * 200:,} of 2,000 listed URLs" for n in range(1, 11)]
-
-
-def test_a_stream_that_cannot_encode_the_marks_gets_words() -> None:
-    stream = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
-    assert DocumentLines(stream, "https://example.com/", Paint(False)).marks == (
-        "ok",
-        "FAIL",
-        "warn",
-        "...",
-    )
-
-
 # -- colour -------------------------------------------------------------------------------
 
 
@@ -209,34 +157,6 @@ def test_no_colour_in_pipes_unless_forced_and_never_with_json() -> None:
     assert "\x1b" not in as_json.stdout + as_json.stderr
     assert json.loads(as_json.stdout)["summary"]["errors"] == 2
     assert as_json.stderr.splitlines()[0].startswith("✗ /robots.txt  no answer")
-
-
-class _Stream(io.StringIO):
-    def __init__(self, tty: bool) -> None:
-        super().__init__()
-        self.tty = tty
-
-    def isatty(self) -> bool:
-        return self.tty
-
-
-@pytest.mark.parametrize(
-    ("tty", "plain", "environ", "expected"),
-    [
-        (True, False, {}, True),
-        (False, False, {}, False),
-        (True, True, {}, False),  # --json, --github
-        (True, False, {"NO_COLOR": "1"}, False),
-        (True, False, {"NO_COLOR": ""}, True),  # no-color.org: set and not empty
-        (False, False, {"FORCE_COLOR": "1"}, True),
-        (False, False, {"FORCE_COLOR": "0"}, False),
-        (True, False, {"NO_COLOR": "1", "FORCE_COLOR": "1"}, False),
-        (False, True, {"FORCE_COLOR": "1"}, False),
-        (True, False, {"TERM": "dumb"}, False),
-    ],
-)
-def test_when_to_colour(tty: bool, plain: bool, environ: dict[str, str], expected: bool) -> None:
-    assert use_colour(_Stream(tty), plain=plain, environ=environ) is expected
 
 
 # -- hints --------------------------------------------------------------------------------
@@ -304,62 +224,3 @@ def test_hint_when_base_url_is_not_the_url_checked() -> None:
         "the app in process: check --app module:app"
     )
     assert said[1].startswith(f"nothing answers at {elsewhere[7:]} (connection refused)")
-
-
-def test_hint_when_no_sitemap_is_served() -> None:
-    """An app without the middleware: robots.txt and /sitemap.xml are 404."""
-    report = _check("https://example.com/", client_for_app(Starlette()))
-    assert hints(report, HintContext(timeout=30, app=True)) == [
-        "https://example.com/sitemap.xml is not found (nor robots.txt): is the sitemap "
-        "middleware installed around the app answering here, and is this its path? (a "
-        "base_url with a path moves the sitemaps under it)"
-    ]
-
-
-def test_hint_when_robots_txt_names_a_sitemap_that_is_not_found() -> None:
-    """The middleware answers robots.txt, but every section is empty: /sitemap.xml is 404,
-    and the hint names the empty sections before a missing middleware."""
-
-    def nothing() -> list[str]:
-        return []
-
-    app = asgi_app(make_config("https://example.com", {"pages": nothing}))
-    report = _check("https://example.com/", client_for_app(app))
-    (hint,) = hints(report, HintContext(timeout=30, app=True))
-    assert hint.startswith(
-        "https://example.com/sitemap.xml is not found, though robots.txt names it: is every "
-        "section empty?"
-    ), hint
-    assert "explain" in hint
-
-
-def test_hints_for_findings_and_the_time_limit() -> None:
-    report = CheckReport("https://example.com/")
-    report.add("error", "check-time-limit", "stopped")
-    report.add("warning", "lastmod-identical", "all the same")
-    report.add("warning", "lastmod-identical", "all the same")
-    said = hints(report, HintContext(timeout=30, max_time=2.5))
-    assert said == [
-        "the run stopped at --max-time 2.5 s: raise it, or fetch fewer URLs (--max-urls N, "
-        "--no-check-urls)",
-        "every lastmod is the same: give each URL the time its content last changed, or none "
-        "(Ledger() dates content for you)",
-    ]
-
-
-def test_failure_kinds_read_the_causes() -> None:
-    def chained(cause: BaseException) -> httpx.ConnectError:
-        try:
-            try:
-                raise OSError("All connection attempts failed") from cause
-            except OSError as exc:
-                raise httpx.ConnectError(str(exc)) from exc
-        except httpx.ConnectError as exc:
-            return exc
-
-    refused = ExceptionGroup("attempts", [OSError(101, "unreachable"), ConnectionRefusedError()])
-    assert failure_kind(chained(refused)) == "refused"
-    assert failure_kind(chained(socket.gaierror(-2, "Name or service not known"))) == "dns"
-    assert failure_kind(chained(ssl.SSLError(1, "WRONG_VERSION_NUMBER"))) == "tls"
-    assert failure_kind(chained(OSError(113, "No route to host"))) == "connect"
-    assert failure_kind(httpx.RemoteProtocolError("peer closed")) == "http"
