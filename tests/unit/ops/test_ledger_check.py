@@ -96,4 +96,3 @@ def test_the_in_process_note_does_not_deny_what_check_found() -> None:
     (note,) = [note for note in report.notes if "records in process" in note]
     assert "sees no lastmod move" not in note, note
     assert "during its own run" in note, note
-
