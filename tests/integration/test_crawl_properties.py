@@ -331,27 +331,43 @@ class GeneratorCrawl(RuleBasedStateMachine):
             assert status == 404
             return
         found: list[str] = []
-        content = body
+        pages: dict[str, tuple[bytes, str | None]] = {}
         for child in child_urls(check_document(body)):
-            page_status, page, _ = anyio.run(_get, self.core, child)
+            page_status, page, page_headers = anyio.run(_get, self.core, child)
             assert page_status == 200 and len(page) <= MAX_BYTES
             urls = page_urls(check_document(page))
             assert 1 <= len(urls) <= MAX_URLS
             found += urls
-            content += page
+            pages[child] = (page, page_headers.get("ETag"))
         expected = [f"https://example.com/g/{slug}" for slug, _ in self.provider.items]
         assert found == expected  # every live URL exactly once, in order
         etag, modified = headers["ETag"], headers.get("Last-Modified")
         if self.last is not None:
-            # The sitemap's content: the index and every page it lists.
-            changed = content != self._last_content
-            assert (etag != self.last[1]) == changed
+            # Never a 304 for changed bytes, no new tag when nothing changed: the index's tag
+            # moves when its bytes do (a page may change under an unchanged index when its
+            # URLs change and its lastmod does not; the tag also names each page's count),
+            # and stays while the index and every page stay; a page's follows the page.
+            everything = body == self._last_index and pages.keys() == self._last_pages.keys()
+            everything = everything and all(
+                p == self._last_pages[c][0] for c, (p, _) in pages.items()
+            )
+            if body != self._last_index:
+                assert etag != self.last[1]
+            if everything:
+                assert etag == self.last[1]
+            for child, (page, page_etag) in pages.items():
+                if child in self._last_pages and page_etag is not None:
+                    last_page, last_etag = self._last_pages[child]
+                    if page != last_page:  # (a new version may retag a page that stayed)
+                        assert page_etag != last_etag, child
+            changed = body != self._last_index  # (the index's own date, as its tag)
             before, after = _date(self.last[2]), _date(modified)
             if before is not None and after is not None:  # absent within a second's change
                 assert after > before if changed else after >= before
-        self.last, self._last_content = (expected, etag, modified), content
+        self.last, self._last_index, self._last_pages = (expected, etag, modified), body, pages
 
-    _last_content = b""
+    _last_index = b""
+    _last_pages: dict[str, tuple[bytes, str | None]] = {}
 
 
 def test_generator_crawls_between_random_changes() -> None:

@@ -375,7 +375,7 @@ def test_no_store_request_answers_from_a_thread_python_did_not_start(
 def test_the_export_command_exits_cleanly_every_time(s3_endpoint: str, bucket: str) -> None:
     """Twenty-four `export ... s3://` processes, three at a time: each exits 0 (the race
     above ended about one in seventy with SIGABRT, so this caught it only now and then)."""
-    app = "tests.ops.sites:selfcheck_wsgi"
+    app = "tests.sites.checked_sites:selfcheck_wsgi"
 
     def run(n: int) -> subprocess.CompletedProcess[str]:
         target = f"s3://{bucket}/run-{n % 4}"
