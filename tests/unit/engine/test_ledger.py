@@ -387,6 +387,21 @@ class Listing:
         return ProviderVersion(token=hashlib.sha256(repr(self.items).encode()).hexdigest())
 
 
+async def _three_rounds(core: Any, clock: list[int]) -> list[list[tuple[bytes, str | None]]]:
+    """Three rounds of the index and both pages (page 1 twice), 100 s apart: what each
+    answered, and its tag."""
+    rounds = []
+    for _ in range(3):
+        seen = []
+        for path in ("/sitemap.xml", "/sitemap-p-1.xml", "/sitemap-p-2.xml", "/sitemap-p-1.xml"):
+            reply, body = await fetch(core, path)
+            assert reply.status == 200
+            seen.append((body, header(reply, "etag")))
+        rounds.append(seen)
+        clock[0] += 100
+    return rounds
+
+
 @pytest.mark.anyio
 async def test_a_url_listed_on_two_pages_with_two_contents_gets_one_steady_date() -> None:
     """/a on page 1 (content x) and on page 2 (content y): each page's render replaced
@@ -401,15 +416,7 @@ async def test_a_url_listed_on_two_pages_with_two_contents_gets_one_steady_date(
     ]
     clock = [T0]
     core = _core(Listing(items), Ledger(source="digest"), clock, max_urls_per_page=2)
-    rounds = []
-    for _ in range(3):
-        seen = []
-        for path in ("/sitemap.xml", "/sitemap-p-1.xml", "/sitemap-p-2.xml", "/sitemap-p-1.xml"):
-            reply, body = await fetch(core, path)
-            assert reply.status == 200
-            seen.append((body, header(reply, "etag")))
-        rounds.append(seen)
-        clock[0] += 100
+    rounds = await _three_rounds(core, clock)
     assert rounds[0] == rounds[1] == rounds[2]
     first = "2025-06-15T15:06:40+00:00"
     assert lastmods(rounds[0][1][0]) == {"/a": first, "/b": first}
@@ -511,14 +518,6 @@ async def test_repeats_reach_later_pages_when_the_section_ends_on_a_batch_bounda
     items[999] = {"loc": "/a", "digest": "y"}
     clock = [T0]
     core = _core(Listing(items), Ledger(source="digest"), clock, max_urls_per_page=500)
-    rounds = []
-    for _ in range(3):
-        seen = []
-        for path in ("/sitemap.xml", "/sitemap-p-1.xml", "/sitemap-p-2.xml", "/sitemap-p-1.xml"):
-            reply, body = await fetch(core, path)
-            assert reply.status == 200
-            seen.append((body, header(reply, "etag")))
-        rounds.append(seen)
-        clock[0] += 100
+    rounds = await _three_rounds(core, clock)
     assert rounds[0] == rounds[1] == rounds[2]
     assert lastmods(rounds[0][2][0])["/a"] == lastmods(rounds[0][1][0])["/a"]
