@@ -12,6 +12,7 @@ import random
 import sys
 import time
 from dataclasses import asdict, dataclass
+from itertools import pairwise
 
 import anyio
 import httpx
@@ -37,6 +38,11 @@ class LoadResult:
     requests_per_second: float
     rss_baseline_kib: int
     rss_after_kib: int
+    #: Growth over each of two measured rounds of ``requests``; a per-request leak grows
+    #: both, a one-off high-water mark (thread stacks at peak concurrency) only one.
+    rss_growth_kib_per_round: list[int]
+    python_blocks_growth_per_round: list[int]
+    #: The smaller round's growth: what a leak of every request cannot stay under.
     rss_growth_kib: int
     python_blocks_growth: int
 
@@ -106,36 +112,51 @@ async def _run(
 def run_load(
     kind: str = "asgi", requests: int = 10_000, concurrency: int = 200, warmup: int = 2_000
 ) -> LoadResult:
-    """Warm up, take the server's memory figures, run the load, take them again.
+    """Warm up, then run the load twice, taking the server's memory figures around each.
 
     The figures come from the server itself after ``gc.collect()`` and ``malloc_trim(0)``
     (see benchmarks/serve.py), so RSS reflects live allocations rather than allocator
     placement, and Python's allocated-block count shows any per-request object leak.
     """
     # Two malloc arenas, as threaded Python servers are usually run: fewer places for
-    # freed memory to sit unreturned between the two measurements.
+    # freed memory to sit unreturned between the measurements.
     with running(kind, SECTION_SIZE, PAGE_SIZE, env={"MALLOC_ARENA_MAX": "2"}) as server:
         anyio.run(_run, server.url, warmup, concurrency, 1)
-        baseline = _memory(server.url)
-        started = time.perf_counter()
-        errors, wrong, statuses = anyio.run(_run, server.url, requests, concurrency, 2)
-        seconds = time.perf_counter() - started
-        time.sleep(0.5)  # let finished connection threads exit
-        after = _memory(server.url)
+        readings = [_memory(server.url)]
+        errors: list[str] = []
+        wrong = 0
+        statuses: dict[int, int] = {}
+        seconds = 0.0
+        for seed in (2, 3):
+            started = time.perf_counter()
+            round_errors, round_wrong, round_statuses = anyio.run(
+                _run, server.url, requests, concurrency, seed
+            )
+            seconds += time.perf_counter() - started
+            errors += round_errors
+            wrong += round_wrong
+            for status, count in round_statuses.items():
+                statuses[status] = statuses.get(status, 0) + count
+            time.sleep(0.5)  # let finished connection threads exit
+            readings.append(_memory(server.url))
+    rss = [after["rss_kib"] - before["rss_kib"] for before, after in pairwise(readings)]
+    blocks = [after["blocks"] - before["blocks"] for before, after in pairwise(readings)]
     return LoadResult(
         kind,
-        requests,
+        2 * requests,
         concurrency,
         len(errors),
         wrong,
         errors[:20],
         statuses,
         round(seconds, 2),
-        round(requests / seconds, 1),
-        baseline["rss_kib"],
-        after["rss_kib"],
-        after["rss_kib"] - baseline["rss_kib"],
-        after["blocks"] - baseline["blocks"],
+        round(2 * requests / seconds, 1),
+        readings[0]["rss_kib"],
+        readings[-1]["rss_kib"],
+        rss,
+        blocks,
+        min(rss),
+        min(blocks),
     )
 
 
