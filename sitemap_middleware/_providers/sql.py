@@ -45,6 +45,7 @@ from .ranges import KeyRange, RangeStats
 from .shared_query import SharedQueries, SharedQuery
 from .sql_aggregates import checksum_sum, range_stats_statement, register_sqlite_checksum
 from .sql_arguments import check_columns, check_engine, check_entry_mode, source_rows
+from .sql_commits import Commits
 from .sql_keys import key_bounds, key_problem, python_type, unique_by_schema
 from .sql_ranges import MAX_CHANGED, KeptRanges, MeasureKeys, measured, updated_ranges
 from .sql_runner import StatementRunner
@@ -166,6 +167,8 @@ class SQLAlchemyProvider:
         self._bad_lastmod: object = None
         self._runner = StatementRunner(engine)
         self._dialect = engine.dialect.name
+        #: Versions kept while nothing is committed (see sql_commits.py).
+        self._commits = Commits(self._runner, self._dialect, source)
         if self._version_column is None and self._dialect == "sqlite":
             register_sqlite_checksum(engine)
         elif self._version_column is None and self._dialect not in ("postgresql", "mysql"):
@@ -331,6 +334,7 @@ class SQLAlchemyProvider:
         asks the database (after a write, to serve it at once)."""
         self._metadata.clear()
         self._ranges.clear()
+        self._commits.clear()
 
     async def range_version(self, after: Any, upto: Any) -> tuple[int, ProviderVersion]:
         """Rows and version of the key range ``after < key <= upto`` alone: what a
@@ -339,16 +343,21 @@ class SQLAlchemyProvider:
         bounds = self._bounds(after, upto)
         if bounds is None:
             return 0, ProviderVersion(token=f"0:{self._settings_tag}")
-        return await self._ranges.get(bounds, lambda: self._read_range(*bounds))
+        return await self._ranges.get(
+            bounds,
+            lambda: self._commits.read(bounds, lambda extra: self._read_range(*bounds, extra)),
+        )
 
-    async def _read_range(self, after: Any, upto: Any) -> tuple[int, ProviderVersion]:
-        statement = select(*self._aggregates()).select_from(self._sub)
+    async def _read_range(
+        self, after: Any, upto: Any, extra: Sequence[Any]
+    ) -> tuple[tuple[int, ProviderVersion], Sequence[Any]]:
+        statement = select(*self._aggregates(), *extra).select_from(self._sub)
         if after is not None:
             statement = statement.where(self._key > after)
         if upto is not None:
             statement = statement.where(self._key <= upto)
         row = (await self._all(statement))[0]
-        return int(row[0]), self._version(row)
+        return (int(row[0]), self._version(row)), row[len(row) - len(extra) :]
 
     def _aggregates(self) -> list[Any]:
         """``count(*)``, the checksum (or newest revision) and the newest lastmod."""
@@ -372,19 +381,22 @@ class SQLAlchemyProvider:
     async def _summary(self) -> tuple[int, ProviderVersion, Any]:
         """Row count, key checks and version from one aggregate query, kept ``metadata_ttl``
         and shared by concurrent callers (one query in flight)."""
-        return await self._metadata.get(self._read_summary)
+        return await self._metadata.get(lambda: self._commits.read(None, self._read_summary))
 
-    async def _read_summary(self) -> tuple[int, ProviderVersion, Any]:
+    async def _read_summary(
+        self, extra: Sequence[Any]
+    ) -> tuple[tuple[int, ProviderVersion, Any], Sequence[Any]]:
         checks = [] if self._unique else [func.count(self._key), func.count(self._key.distinct())]
         columns = [*self._aggregates(), *checks]
         if self._version_column is not None:
             # Each aggregate on its own: a lone max() of an indexed column is an index
             # lookup and count(*) a walk of the smallest index (together, a table scan).
             columns = [select(each).select_from(self._sub).scalar_subquery() for each in columns]
-            statement = select(*columns)
+            statement = select(*columns, *extra)
         else:
-            statement = select(*columns).select_from(self._sub)
-        row = (await self._all(statement))[0]
+            statement = select(*columns, *extra).select_from(self._sub)
+        found = (await self._all(statement))[0]
+        row, tail = found[: len(found) - len(extra)], found[len(found) - len(extra) :]
         rows = int(row[0])
         if checks:
             keyed, distinct = int(row[-2]), int(row[-1])
@@ -392,4 +404,4 @@ class SQLAlchemyProvider:
                 raise self._key_error(f"holds NULL in {rows - keyed} rows")
             if distinct != rows:
                 raise self._key_error(f"is not unique ({rows - distinct} duplicate values)")
-        return rows, self._version(row), row[1]
+        return (rows, self._version(row), row[1]), tail

@@ -200,7 +200,8 @@ async def test_an_index_of_plain_rows_reads_no_row(tmp_path: Path, anyio_backend
         await core.aclose()
         await engine.dispose()
     assert reply.status == 200 and len(child_urls(check_document(body))) == 6  # 990 a page
-    row_reads = [each for each in statements if "count(" not in each.lower()]
+    probes = ("PRAGMA database_list", "SELECT type, sql FROM sqlite_master")  # once (sql_commits)
+    row_reads = [e for e in statements if "count(" not in e.lower() and not e.startswith(probes)]
     assert len(row_reads) == 1, row_reads  # the odd row's range, bounded by its keys
     assert "sitemap_rows.id > ? AND sitemap_rows.id <= ?" in row_reads[0]
 

@@ -1,0 +1,239 @@
+"""Nothing committed since a version was read: that version stands, no aggregate.
+
+A version is an aggregate over rows (``sql_aggregates.py``); without a revision column it
+reads every row. Where the database tells cheaply that no transaction has committed
+anywhere in it since that aggregate was read, the answer is reused as it is:
+
+* SQLite: ``PRAGMA data_version`` on one connection of the provider's own, opened on
+  the database's file outside the engine's pool and never written through. Its value
+  changes when any other connection (of this process or another) commits to the file, so
+  every write through the engine's pool counts. It is read just before the aggregate.
+* PostgreSQL: the snapshot (``pg_current_snapshot()``, ``txid_current_snapshot()``
+  before 13) as ``xmin:xmax:xip``, read in the aggregate's own statement (so it is the
+  very snapshot the aggregate saw, on the same server). A transaction id below ``xmax``
+  not listed in ``xip`` has completed, and ``xmax`` is one past the newest completed one:
+  two equal snapshots have seen exactly the same commits. Any commit in the cluster
+  (any database, a subtransaction's parent, ``COMMIT PREPARED``) moves it.
+
+It falls back to the aggregate, every time, when it cannot hold: SQLite in memory or a
+temporary database (no file), a source naming another schema (an attached database), a
+view or a virtual table, or a textual ``FROM``; PostgreSQL on a hot standby
+(``pg_is_in_recovery()``: its snapshots list no transaction in progress), after a server
+restart, a source naming a view or a foreign table, or where the snapshot function is
+missing or refused; any error reading the signal. SQLite's connection is opened again
+(and forgets what it saw) after ``fork()`` or when the file at the path is another one.
+Data a source reads from outside the database (a function reading files or another
+server) is not covered: use ``metadata_ttl`` and ``forget()`` there.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Awaitable, Callable, Hashable, Sequence
+from typing import Any, TypeVar
+
+from sqlalchemy import Text, bindparam, cast, func, select, text
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.sql import ColumnElement, visitors
+from sqlalchemy.sql.elements import TextClause
+from sqlalchemy.sql.selectable import TableClause
+
+from .._logs import logger
+from .sql_runner import StatementRunner
+
+__all__ = ["Commits"]
+
+_T = TypeVar("_T")
+#: Answers kept per key (a key range's version): clients can name ranges without end.
+_MOST = 1024
+
+
+class _Signal:
+    """A value that changes whenever anything is committed (None: cannot tell now)."""
+
+    #: Read in the aggregate's own statement; empty: read just before it.
+    columns: tuple[ColumnElement[Any], ...] = ()
+
+    async def now(self) -> Hashable | None:
+        raise NotImplementedError
+
+    def of(self, values: Sequence[Any]) -> Hashable | None:
+        return None
+
+
+class _DataVersion(_Signal):
+    """SQLite's ``PRAGMA data_version`` on a connection of our own (see the module)."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._lock = threading.Lock()  # (a sync engine's provider serves several threads)
+        self._db: sqlite3.Connection | None = None
+        self._pid = 0
+        self._file: tuple[int, int] = (0, 0)
+        self._opened = 0  # values of two connections never compare equal
+        self._inherited: list[sqlite3.Connection] = []  # a parent's: never used nor closed
+
+    async def now(self) -> Hashable | None:
+        with self._lock:
+            try:
+                found = os.stat(self._path)
+                file = (found.st_dev, found.st_ino)
+                if self._db is None or self._pid != os.getpid() or self._file != file:
+                    self._open(file)
+                assert self._db is not None
+                value = self._db.execute("PRAGMA data_version").fetchone()[0]
+            except (OSError, sqlite3.Error):
+                return None  # (busy while a writer commits, say): the aggregate answers
+            return self._opened, value
+
+    def _open(self, file: tuple[int, int]) -> None:
+        if self._db is not None:
+            if self._pid == os.getpid():
+                self._db.close()
+            else:
+                self._inherited.append(self._db)  # SQLite forbids using it across fork()
+        self._db = None
+        # Autocommit (no transaction held open), never waiting on a writer's lock.
+        self._db = sqlite3.connect(
+            self._path, timeout=0, isolation_level=None, check_same_thread=False
+        )
+        self._pid, self._file = os.getpid(), file
+        self._opened += 1
+
+
+class _Snapshot(_Signal):
+    """PostgreSQL's snapshot, with what tells a standby or a restarted server apart."""
+
+    def __init__(self, runner: StatementRunner, function: str) -> None:
+        self._runner = runner
+        self.columns = (
+            cast(getattr(func, function)(), Text),
+            func.pg_is_in_recovery(),
+            cast(func.pg_postmaster_start_time(), Text),
+        )
+
+    async def now(self) -> Hashable | None:
+        try:
+            row = (await self._runner.all(select(*self.columns)))[0]
+        except Exception:  # (a failover under way, say): the aggregate answers
+            return None
+        return self.of(row)
+
+    def of(self, values: Sequence[Any]) -> Hashable | None:
+        snapshot, in_recovery, started = values
+        return None if in_recovery else (str(snapshot), str(started))
+
+
+def _tables(source: Any) -> list[TableClause] | None:
+    """The tables a source reads; None when it cannot be told (a textual ``FROM``)."""
+    tables: list[TableClause] = []
+    for element in visitors.iterate(source):
+        if isinstance(element, TextClause):
+            return None
+        if isinstance(element, TableClause):
+            tables.append(element)
+    return tables
+
+
+class Commits:
+    """Answers kept with the commit signal they were read at (see the module)."""
+
+    def __init__(self, runner: StatementRunner, dialect: str, source: Any) -> None:
+        self._runner = runner
+        self._dialect = dialect
+        self._source = source
+        self._signal: _Signal | None = None
+        self._resolved = False
+        #: key -> (signal, answer), the most recent last
+        self._seen: dict[Hashable, tuple[Hashable, Any]] = {}
+
+    def clear(self) -> None:
+        self._seen.clear()
+
+    @property
+    def applies(self) -> bool | None:
+        """Whether the fast path is taken (None: not known before the first version)."""
+        return self._signal is not None if self._resolved else None
+
+    async def read(
+        self,
+        key: Hashable,
+        query: Callable[[Sequence[ColumnElement[Any]]], Awaitable[tuple[_T, Sequence[Any]]]],
+    ) -> _T:
+        """``query(extra columns)``'s answer, or the kept one when nothing was committed
+        since it was read. ``query`` gives its answer and the extra columns' values."""
+        signal = await self._resolve()
+        if signal is None:
+            return (await query(()))[0]
+        seen = self._seen.get(key)
+        now = await signal.now() if seen is not None or not signal.columns else None
+        if seen is not None and now is not None and seen[0] == now:
+            self._seen[key] = self._seen.pop(key)  # the most recent last
+            return seen[1]  # type: ignore[no-any-return]
+        answer, values = await query(signal.columns)
+        at = signal.of(values) if signal.columns else now
+        self._seen.pop(key, None)
+        if at is not None:
+            self._seen[key] = (at, answer)
+            while len(self._seen) > _MOST:
+                del self._seen[next(iter(self._seen))]
+        return answer
+
+    async def _resolve(self) -> _Signal | None:
+        if not self._resolved:
+            try:
+                self._signal = await self._probe()
+            except DBAPIError as exc:
+                if isinstance(exc, OperationalError | InterfaceError):
+                    return None  # (the server unreachable, say): asked again next time
+                logger.info("version checks read the rows every time: %s", exc)
+                self._signal = None
+            self._resolved = True
+        return self._signal
+
+    async def _probe(self) -> _Signal | None:
+        tables = _tables(self._source)
+        if not tables:
+            return None
+        if self._dialect == "sqlite":
+            return await self._sqlite(tables)
+        if self._dialect == "postgresql":
+            return await self._postgresql(tables)
+        return None
+
+    async def _sqlite(self, tables: list[TableClause]) -> _Signal | None:
+        if any(getattr(each, "schema", None) not in (None, "main") for each in tables):
+            return None  # an attached database: its commits are not main's data_version
+        listed = await self._runner.all(text("PRAGMA database_list"))
+        path = next((row[2] for row in listed if row[1] == "main"), "")
+        if not path:
+            return None  # in memory, or a temporary database: no file to watch
+        kinds = text("SELECT type, sql FROM sqlite_master WHERE name = :name")
+        for each in tables:
+            found = await self._runner.all(kinds.bindparams(name=each.name))
+            if [row[0] for row in found] != ["table"]:
+                return None  # a view, or not found (a temporary table)
+            if str(found[0][1] or "").upper().startswith("CREATE VIRTUAL"):
+                return None  # a virtual table may read anything
+        return _DataVersion(path)
+
+    async def _postgresql(self, tables: list[TableClause]) -> _Signal | None:
+        kinds = text(
+            "SELECT c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE c.relname = :name AND (n.nspname = :schema "
+            "OR (:schema IS NULL AND pg_table_is_visible(c.oid)))"
+        ).bindparams(bindparam("schema", type_=Text))
+        for each in tables:
+            schema = getattr(each, "schema", None)
+            found = await self._runner.all(kinds.bindparams(name=each.name, schema=schema))
+            if len(found) != 1 or str(found[0][0]) not in ("r", "p", "m"):
+                return None  # a view or a foreign table (another server's commits)
+        numbered = await self._runner.all(text("SELECT current_setting('server_version_num')"))
+        modern = int(numbered[0][0]) >= 130000
+        signal = _Snapshot(
+            self._runner, "pg_current_snapshot" if modern else "txid_current_snapshot"
+        )
+        await self._runner.all(select(*signal.columns))  # (raises where refused)
+        return signal
