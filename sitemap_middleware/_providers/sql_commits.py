@@ -220,15 +220,18 @@ class Commits:
         return _DataVersion(path)
 
     async def _postgresql(self, tables: list[TableClause]) -> _Signal | None:
+        # The table and every partition or child it reads: tables of this server only.
         kinds = text(
-            "SELECT c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE c.relname = :name AND (n.nspname = :schema "
-            "OR (:schema IS NULL AND pg_table_is_visible(c.oid)))"
+            "WITH RECURSIVE tree(oid) AS (SELECT c.oid FROM pg_class c JOIN pg_namespace n "
+            "ON n.oid = c.relnamespace WHERE c.relname = :name AND (n.nspname = :schema "
+            "OR (:schema IS NULL AND pg_table_is_visible(c.oid))) UNION ALL SELECT i.inhrelid "
+            "FROM pg_inherits i JOIN tree t ON i.inhparent = t.oid) "
+            "SELECT c.relkind::text FROM tree t JOIN pg_class c ON c.oid = t.oid"
         ).bindparams(bindparam("schema", type_=Text))
         for each in tables:
             schema = getattr(each, "schema", None)
             found = await self._runner.all(kinds.bindparams(name=each.name, schema=schema))
-            if len(found) != 1 or str(found[0][0]) not in ("r", "p", "m"):
+            if not found or any(str(row[0]) not in ("r", "p", "m") for row in found):
                 return None  # a view or a foreign table (another server's commits)
         numbered = await self._runner.all(text("SELECT current_setting('server_version_num')"))
         modern = int(numbered[0][0]) >= 130000

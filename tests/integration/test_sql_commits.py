@@ -244,3 +244,27 @@ async def test_an_attached_database_always_reads_the_rows(tmp_path: Path) -> Non
         assert (await provider.version()).token != first.token
     finally:
         await engine.dispose()
+
+
+async def test_a_view_always_reads_the_rows(url: str) -> None:
+    """A view may read what no commit of this database moves (a foreign table, a virtual
+    one): every check of a view runs the aggregate."""
+    from sqlalchemy import text
+
+    engine = create_async_engine(url)
+    view = Table("sitemap_commit_view", MetaData(), *[c._copy() for c in items.c])
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(text("DROP VIEW IF EXISTS sitemap_commit_view"))
+            await conn.execute(
+                text("CREATE VIEW sitemap_commit_view AS SELECT * FROM sitemap_commit_items")
+            )
+        provider = SQLAlchemyProvider(engine, view, key="id", location="/{slug}", metadata_ttl=0)
+        first = await provider.version()
+        assert provider._commits.applies is False
+        await _write(engine, "renamed")
+        assert (await provider.version()).token != first.token
+    finally:
+        async with engine.begin() as conn:
+            await conn.execute(text("DROP VIEW IF EXISTS sitemap_commit_view"))
+        await engine.dispose()
