@@ -13,7 +13,9 @@ each SQLite connection). It reads every row, once per ``metadata_ttl``;
 ``benchmarks/sql_version.py`` measures it on 1,000,000 rows. A table that keeps a
 revision column bumped from one sequence on every insert and update can name it as
 ``version_column`` instead: then the token is the row count and ``max(revision)``
-(an index lookup).
+(an index lookup). Either way, while nothing at all was committed to the database since
+a version was read (SQLite ``PRAGMA data_version``, PostgreSQL's snapshot), that version
+is reused without the aggregate; ``sql_commits.py`` says when that holds.
 """
 
 from __future__ import annotations
@@ -95,6 +97,17 @@ class SQLAlchemyProvider:
     :param batch_size: rows fetched per query while streaming.
     :param metadata_ttl: seconds a count/version answer is reused. One request asks for
         both; with the checksum each reads the whole table.
+
+    Past ``metadata_ttl``, a version (the section's, or a key-range page's) is reused
+    without its aggregate when nothing was committed to the database since it was read:
+    on SQLite a file database (``PRAGMA data_version`` on a connection of the provider's
+    own; every write counts, through this engine or not), on PostgreSQL 13+ (earlier:
+    ``txid_current_snapshot``) a primary (an unchanged snapshot: no transaction ended
+    anywhere on the server). The source must read tables of that database only: a view,
+    a foreign or virtual table, another schema of SQLite (an attached database), a
+    textual ``FROM``, SQLite in memory or a hot standby read the rows every time.
+    A commit to any table of the database (any database of the PostgreSQL server) ends
+    the reuse, so it saves most on databases that are written to now and then.
     """
 
     def __init__(
