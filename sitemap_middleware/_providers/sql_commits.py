@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import weakref
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
@@ -74,6 +75,7 @@ class _DataVersion(_Signal):
         self._file: tuple[int, int] = (0, 0)
         self._opened = 0  # values of two connections never compare equal
         self._inherited: list[sqlite3.Connection] = []  # a parent's: never used nor closed
+        self._closing: weakref.finalize[Any, Any] | None = None
 
     async def now(self) -> Hashable | None:
         with self._lock:
@@ -90,6 +92,8 @@ class _DataVersion(_Signal):
 
     def _open(self, file: tuple[int, int]) -> None:
         if self._db is not None:
+            if self._closing is not None:
+                self._closing.detach()
             if self._pid == os.getpid():
                 self._db.close()
             else:
@@ -101,6 +105,13 @@ class _DataVersion(_Signal):
         )
         self._pid, self._file = os.getpid(), file
         self._opened += 1
+        # Closed with this object (Python 3.13 warns of a connection left to the collector).
+        self._closing = weakref.finalize(self, _close, self._db, self._pid)
+
+
+def _close(db: sqlite3.Connection, pid: int) -> None:
+    if pid == os.getpid():
+        db.close()
 
 
 class _Snapshot(_Signal):
