@@ -9,8 +9,7 @@ The version token must change whenever any URL could: a count plus ``max(key)`` 
 keep their lastmod. So by default it is an order-independent checksum computed in SQL:
 the sum of a per-row hash over the key and every selected column (``md5`` on
 PostgreSQL, ``crc32`` on MySQL/MariaDB, a deterministic ``crc32`` function registered on
-each SQLite connection). It reads every row, once per ``metadata_ttl`` (in the column
-mode, with the ranges the plan that follows needs: ``sql_versions.py``);
+each SQLite connection). It reads every row, once per ``metadata_ttl``;
 ``benchmarks/sql_version.py`` measures it on 1,000,000 rows. A table that keeps a
 revision column bumped from one sequence on every insert and update can name it as
 ``version_column`` instead: then the token is the row count and ``max(revision)``
@@ -31,42 +30,44 @@ from sqlalchemy import (
     Engine,
     Select,
     Table,
+    func,
     select,
 )
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ColumnElement
 
 from .._exceptions import ConfigurationError
+from .._logs import logger
 from .._sansio.models import Mapped
+from .._sansio.values import aware, to_datetime
 from .base import EntryLike, ProviderVersion
 from .columns import Location, RowEntries
 from .identity import function_identity
 from .ranges import KeyRange, RangeStats
 from .shared_query import SharedQueries, SharedQuery
-from .sql_aggregates import range_stats_statement, register_sqlite_checksum
+from .sql_aggregates import checksum_sum, range_stats_statement, register_sqlite_checksum
 from .sql_arguments import check_columns, check_engine, check_entry_mode, source_rows
 from .sql_commits import Commits
 from .sql_keys import key_bounds, key_problem, python_type, unique_by_schema
-from .sql_ranges import (
-    GUESSED_ROWS_PER_RANGE,
-    MAX_CHANGED,
-    KeptRanges,
-    MeasureKeys,
-    OnePass,
-    measured,
-    updated_ranges,
-)
+from .sql_ranges import MAX_CHANGED, KeptRanges, MeasureKeys, measured, updated_ranges
 from .sql_runner import StatementRunner
-from .sql_versions import SQLVersions
 
 __all__ = ["SQLAlchemyProvider"]
+
+
+def _aware(value: object) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return aware(value)
+    return to_datetime(value)  # type: ignore[arg-type]
 
 
 #: A zone written with the most characters (``+05:30``): the widest lastmod.
 _WIDEST_ZONE = timezone(timedelta(hours=5, minutes=30))
 
 
-class SQLAlchemyProvider(SQLVersions):
+class SQLAlchemyProvider:
     """Entries from a table or a ``select()``, one row per URL.
 
     :param engine: an ``AsyncEngine`` or a sync ``Engine``.
@@ -174,11 +175,6 @@ class SQLAlchemyProvider(SQLVersions):
         self._metadata: SharedQuery[tuple[int, ProviderVersion, Any]] = SharedQuery(metadata_ttl)
         #: The ranges of the last plan, with a revision column (see sql_ranges.py).
         self._kept_ranges: KeptRanges | None = None
-        #: Without one: ranges measured with the version, for the plan that follows it;
-        #: whether plans follow versions; the keys per range plans asked last.
-        self._one_pass: OnePass | None = None
-        self._plans_follow = True
-        self._rows_per_range = GUESSED_ROWS_PER_RANGE
         #: Key range -> its shared version query (see range_version), the newest last.
         self._ranges: SharedQueries[tuple[int, ProviderVersion]] = SharedQueries(metadata_ttl)
         self._bad_lastmod: object = None
@@ -270,13 +266,35 @@ class SQLAlchemyProvider(SQLVersions):
     async def version(self) -> ProviderVersion:
         return (await self._summary())[1]
 
+    def _newest(self, value: object) -> datetime | None:
+        """The newest lastmod as Last-Modified; a value that is no date leaves it out.
+
+        The rows holding such values are left out of ``<lastmod>`` (or of the page) like
+        any invalid value; the version's token still sees every change.
+        """
+        try:
+            return _aware(value)
+        except (ValueError, TypeError, AttributeError) as exc:
+            if self._bad_lastmod != value:
+                self._bad_lastmod = value
+                logger.warning(
+                    "lastmod column %r: the newest value %r is not a date (%s): "
+                    "Last-Modified is left out until it is",
+                    self._lastmod_key,
+                    value,
+                    exc,
+                )
+            return None
+
     async def range_stats(self, rows_per_range: int) -> RangeStats | None:
         """The section's key ranges from one grouped query (see ``ranges.py``); None
         for ``to_entry``, a location function, or a field with a format of its own."""
-        columns = self._range_fields()
-        if columns is None:
+        fields = self._columns.bare_fields() if self._columns is not None else None
+        if not fields or any(python_type(self._sub.c[name]) not in (int, str) for name in fields):
             return None
-        self._rows_per_range = rows_per_range
+        if self._lastmod is not None and python_type(self._lastmod) not in (datetime, date):
+            return None  # the greatest text is not the latest instant ('23:00-05:00')
+        columns = [self._sub.c[name] for name in fields]
 
         async def measure(after: Any, upto: Any) -> list[KeyRange]:
             statement = range_stats_statement(
@@ -287,30 +305,16 @@ class SQLAlchemyProvider(SQLVersions):
         ranges = await self._kept_or_measured(rows_per_range, measure)
         sample_lastmod = datetime(2000, 1, 1, tzinfo=_WIDEST_ZONE)
         samples = [
-            (self._columns.sample(value, sample_lastmod), len(value) * len(columns))  # type: ignore[union-attr]
+            (self._columns.sample(value, sample_lastmod), len(value) * len(fields))  # type: ignore[union-attr]
             for value in ("a", "/a")
         ]
         return RangeStats(ranges, samples)
 
-    def _range_fields(self) -> list[ColumnElement[Any]] | None:
-        """The location's columns when the database can size its ranges, else None."""
-        fields = self._columns.bare_fields() if self._columns is not None else None
-        if not fields or any(python_type(self._sub.c[name]) not in (int, str) for name in fields):
-            return None
-        if self._lastmod is not None and python_type(self._lastmod) not in (datetime, date):
-            return None  # the greatest text is not the latest instant ('23:00-05:00')
-        return [self._sub.c[name] for name in fields]
-
     async def _kept_or_measured(self, rows_per_range: int, measure: MeasureKeys) -> list[KeyRange]:
-        """The ranges the version check measured, every range measured, or with a revision
-        column the kept ranges with those holding changed rows measured again (see
-        ``sql_ranges.py``)."""
+        """Every range measured, or with a revision column the kept ranges with those
+        holding changed rows measured again (see ``sql_ranges.py``)."""
         if self._version_column is None:
             checked = self._metadata.latest()  # this request's version check (a full read)
-            stash, self._one_pass = self._one_pass, None
-            if stash and stash.rows_per_range == rows_per_range and stash.summary is checked:
-                return list(stash.ranges)  # measured with the version this plan is for
-            self._plans_follow = True
             return await self._measure_all(measure, checked[0] if checked else 0)
         rows, _, revision = await self._summary()  # read before the ranges: never newer
         kept, ranges = self._kept_ranges, None
@@ -356,3 +360,61 @@ class SQLAlchemyProvider(SQLVersions):
             bounds,
             lambda: self._commits.read(bounds, lambda extra: self._read_range(*bounds, extra)),
         )
+
+    async def _read_range(
+        self, after: Any, upto: Any, extra: Sequence[Any]
+    ) -> tuple[tuple[int, ProviderVersion], Sequence[Any]]:
+        statement = select(*self._aggregates(), *extra).select_from(self._sub)
+        if after is not None:
+            statement = statement.where(self._key > after)
+        if upto is not None:
+            statement = statement.where(self._key <= upto)
+        row = (await self._all(statement))[0]
+        return (int(row[0]), self._version(row)), row[len(row) - len(extra) :]
+
+    def _aggregates(self) -> list[Any]:
+        """``count(*)``, the checksum (or newest revision) and the newest lastmod."""
+        columns: list[Any] = [
+            func.count(),
+            checksum_sum(self._checksum_columns, self._dialect)
+            if self._version_column is None
+            else func.max(self._version_column),
+        ]
+        if self._lastmod is not None:
+            columns.append(func.max(self._lastmod))
+        return columns
+
+    def _version(self, row: Sequence[Any]) -> ProviderVersion:
+        """The version of what :meth:`_aggregates` read."""
+        modified = self._newest(row[2]) if self._lastmod is not None else None
+        return ProviderVersion(
+            token=f"{row[0]}:{row[1]}:{self._settings_tag}", last_modified=modified
+        )
+
+    async def _summary(self) -> tuple[int, ProviderVersion, Any]:
+        """Row count, key checks and version from one aggregate query, kept ``metadata_ttl``
+        and shared by concurrent callers (one query in flight)."""
+        return await self._metadata.get(lambda: self._commits.read(None, self._read_summary))
+
+    async def _read_summary(
+        self, extra: Sequence[Any]
+    ) -> tuple[tuple[int, ProviderVersion, Any], Sequence[Any]]:
+        checks = [] if self._unique else [func.count(self._key), func.count(self._key.distinct())]
+        columns = [*self._aggregates(), *checks]
+        if self._version_column is not None:
+            # Each aggregate on its own: a lone max() of an indexed column is an index
+            # lookup and count(*) a walk of the smallest index (together, a table scan).
+            columns = [select(each).select_from(self._sub).scalar_subquery() for each in columns]
+            statement = select(*columns, *extra)
+        else:
+            statement = select(*columns, *extra).select_from(self._sub)
+        found = (await self._all(statement))[0]
+        row, tail = found[: len(found) - len(extra)], found[len(found) - len(extra) :]
+        rows = int(row[0])
+        if checks:
+            keyed, distinct = int(row[-2]), int(row[-1])
+            if keyed != rows:
+                raise self._key_error(f"holds NULL in {rows - keyed} rows")
+            if distinct != rows:
+                raise self._key_error(f"is not unique ({rows - distinct} duplicate values)")
+        return (rows, self._version(row), row[1]), tail

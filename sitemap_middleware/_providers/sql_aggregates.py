@@ -35,7 +35,7 @@ from .checksum import MD5_HEX_DIGITS, NULL_TEXT, SEPARATOR, SQLITE_CHECKSUM, sql
 from .ranges import PLAIN_CHARACTERS
 from .sql_keys import python_type
 
-__all__ = ["checksum_sum", "range_stats_statement", "register_sqlite_checksum", "row_checksum"]
+__all__ = ["checksum_sum", "range_stats_statement", "register_sqlite_checksum"]
 
 
 def _length_prefixed(column: Any, dialect: str) -> ColumnElement[Any]:
@@ -66,23 +66,18 @@ def register_sqlite_checksum(engine: AsyncEngine | Engine) -> None:
 
 def checksum_sum(columns: Sequence[Any], dialect: str) -> ColumnElement[Any]:
     """The sum over rows of a hash of ``columns`` (order-independent)."""
-    return func.sum(row_checksum(columns, dialect))
-
-
-def row_checksum(columns: Sequence[Any], dialect: str) -> ColumnElement[Any]:
-    """One row's hash of ``columns``: an integer whose sum is :func:`checksum_sum`'s."""
     if dialect == "sqlite":
-        return getattr(func, SQLITE_CHECKSUM)(*columns)  # type: ignore[no-any-return]
+        return func.sum(getattr(func, SQLITE_CHECKSUM)(*columns))
     separator = literal(SEPARATOR)
     parts = [_length_prefixed(column, dialect) for column in columns]
     if dialect == "mysql":
-        return func.crc32(func.concat_ws(SEPARATOR, *parts))
+        return func.sum(func.crc32(func.concat_ws(SEPARATOR, *parts)))
     text: ColumnElement[Any] = parts[0]
     for part in parts[1:]:
         text = text.op("||")(separator).op("||")(part)
     # md5 is documented and stable; its first 60 bits as a bigint, summed as numeric.
     hexed = literal("x").op("||")(func.substr(func.md5(text), 1, MD5_HEX_DIGITS))
-    return cast(cast(hexed, BIT(4 * MD5_HEX_DIGITS)), BigInteger)
+    return func.sum(cast(cast(hexed, BIT(4 * MD5_HEX_DIGITS)), BigInteger))
 
 
 def _octets(column: ColumnElement[Any], dialect: str) -> ColumnElement[Any]:
@@ -127,16 +122,12 @@ def range_stats_statement(
     dialect: str,
     after: Any = None,
     upto: Any = None,
-    checksum: ColumnElement[Any] | None = None,
-    tail: Sequence[ColumnElement[Any]] = (),
 ) -> Select[Any]:
     """One grouped query: per run of ``rows_per_range`` keys, what :class:`KeyRange` holds.
 
     ``fields`` are the columns the location is the text of, one per template field (text
     or integer columns: an integer's text is always plain). ``after``/``upto`` bound the
-    keys read (None: open). With ``checksum`` (a :func:`row_checksum`) each range also
-    gives the sum of its rows' and the newest lastmod of every row (what a version is
-    made of, see ``sql_ranges.py``), then the ``tail`` columns.
+    keys read (None: open).
     """
     read = list(dict.fromkeys(fields))
     number = func.row_number().over(order_by=key) - 1
@@ -159,7 +150,6 @@ def range_stats_statement(
         bucket.label("bucket"),
         kind.label("kind"),  # computed once a row: the window keeps this query whole
         octets.label("octets"),
-        *([] if checksum is None else [checksum.label("row_hash")]),
     )
     if after is not None:
         rows = rows.where(key > after)
@@ -178,15 +168,6 @@ def range_stats_statement(
             func.sum(case((ranges.c.kind == 1, ranges.c.octets), else_=0)),
             func.sum(case((ranges.c.kind == 2, 1), else_=0)),
             newest,
-            *(
-                []
-                if checksum is None
-                else [
-                    func.sum(ranges.c.row_hash),
-                    literal(None) if lastmod is None else func.max(ranges.c.lastmod),
-                    *tail,
-                ]
-            ),
         )
         .group_by(ranges.c.bucket)
         .order_by(ranges.c.bucket)

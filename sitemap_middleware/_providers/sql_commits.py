@@ -171,11 +171,10 @@ class Commits:
     async def read(
         self,
         key: Hashable,
-        query: Callable[[Sequence[ColumnElement[Any]]], Awaitable[tuple[_T, Sequence[Any] | None]]],
+        query: Callable[[Sequence[ColumnElement[Any]]], Awaitable[tuple[_T, Sequence[Any]]]],
     ) -> _T:
         """``query(extra columns)``'s answer, or the kept one when nothing was committed
-        since it was read. ``query`` gives its answer and the extra columns' values
-        (None: not one snapshot's, so not kept)."""
+        since it was read. ``query`` gives its answer and the extra columns' values."""
         signal = await self._resolve()
         if signal is None:
             return (await query(()))[0]
@@ -185,7 +184,7 @@ class Commits:
             self._seen[key] = self._seen.pop(key)  # the most recent last
             return seen[1]  # type: ignore[no-any-return]
         answer, values = await query(signal.columns)
-        at = (None if values is None else signal.of(values)) if signal.columns else now
+        at = signal.of(values) if signal.columns else now
         self._seen.pop(key, None)
         if at is not None:
             self._seen[key] = (at, answer)

@@ -7,12 +7,6 @@ past the last range form new ranges at the end. Deletions leave no revision, so 
 ranges' row counts must add up to the table's ``count(*)``: when they do not (a row was
 deleted from a range nothing else touched), every range is measured again. Without a
 revision column every plan measures every range (one grouped query).
-
-Without one, the first plan (and the first after a change) reads the table once: the
-version check that comes before it measures the ranges too, each with the sum of its rows'
-checksums, its rows and its newest lastmod, and the section's version is made of those
-(:func:`version_sums`: the very token one aggregate over every row gives). The ranges
-are kept (:class:`OnePass`) for the plan that follows that version.
 """
 
 from __future__ import annotations
@@ -27,24 +21,18 @@ import anyio
 from .ranges import KeyRange
 
 __all__ = [
-    "GUESSED_ROWS_PER_RANGE",
     "MAX_CHANGED",
-    "OnePass",
     "PARALLEL_ROWS",
     "KeptRanges",
     "MeasureKeys",
     "measured",
     "updated_ranges",
-    "version_sums",
 ]
 
 #: Changed rows beyond which measuring every range is the cheaper way.
 MAX_CHANGED = 10_000
 #: Rows from which a section's ranges are measured in two halves at once.
 PARALLEL_ROWS = 200_000
-
-#: Keys per range before any plan asked (the engine's for 50,000 URLs a page).
-GUESSED_ROWS_PER_RANGE = 500
 
 #: Measures the ranges of ``after < key <= upto`` (None: open).
 MeasureKeys = Callable[[Any, Any], Awaitable[list[KeyRange]]]
@@ -57,24 +45,6 @@ class KeptRanges:
     rows_per_range: int
     revision: Any
     ranges: tuple[KeyRange, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class OnePass:
-    """Ranges measured by the pass that made ``summary`` (the section's version)."""
-
-    rows_per_range: int
-    ranges: tuple[KeyRange, ...]
-    summary: Any
-
-
-def version_sums(found: Sequence[Sequence[Any]]) -> tuple[int, Any, Any]:
-    """Rows, checksum and newest lastmod of the whole table from its ranges' (each row:
-    a :class:`KeyRange`'s fields, its checksum sum, its newest lastmod of every row)."""
-    sums = [int(row[7]) for row in found if row[7] is not None]
-    newest = [row[8] for row in found if row[8] is not None]
-    checksum = sum(sums) if sums else None  # (no row: NULL, as sum() over none gives)
-    return sum(int(row[2]) for row in found), checksum, max(newest) if newest else None
 
 
 async def measured(
