@@ -10,11 +10,12 @@ queryset proves its key is never NULL.
 from __future__ import annotations
 
 import string
-from datetime import timezone
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import ConfigurationError
 from .._providers.columns import RowEntries
+from .ranges import QuerySetRanges
 from .times import naive_zone, zoned
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ class ValueRows:
                 "or lookups such as {category__slug})"
             ) from None
         self._lastmod = lastmod
+        self._key = key
         self._rows = RowEntries(
             self.names,
             template,
@@ -64,6 +66,20 @@ class ValueRows:
             changefreq=changefreq,
             priority=priority,
         )
+
+    def ranges(self, queryset: QuerySet[Any]) -> QuerySetRanges | None:
+        """The queryset's key ranges from its database (``ranges.py``), or None when only
+        Python can size its rows (a field with a format of its own, a type not planned)."""
+        fields = self._rows.bare_fields()
+        if not fields:
+            return None
+        # The samples (see RangeStats): one-character values, the widest lastmod (+05:30).
+        lastmod = datetime(2000, 1, 1, tzinfo=timezone(timedelta(hours=5, minutes=30)))
+        samples = [
+            (self._rows.sample(value, lastmod), len(value) * len(fields)) for value in ("a", "/a")
+        ]
+        ranges = QuerySetRanges(queryset, self._key, fields, self._lastmod, samples)
+        return ranges if ranges.types is not None else None
 
     def pairs(self, queryset: QuerySet[Any], size: int) -> list[tuple[Any, Any]]:
         """The first ``size`` rows of ``queryset`` as (key, entry), one query."""
