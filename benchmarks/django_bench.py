@@ -1,20 +1,25 @@
-"""Issue #17's benchmark: the same Django models served by django.contrib.sitemaps and by us.
+"""Issues #17 and #23: the same Django models served by django.contrib.sitemaps and by us.
 
-``python -m benchmarks.django_bench --rows 1000000 --page 50000 --out result.json``
-(benchmarks/run.py runs it in a subprocess, because Django's settings are per process).
+``python -m benchmarks.django_bench --rows 1000000 --page 50000 --database postgresql
+--out result.json`` (benchmarks/run.py runs it in a subprocess, because Django's settings
+are per process).
 
-One table of ``rows`` products (the test project's ``shop.Product`` model, SQLite), one
-``Sitemap`` class. Measured in process, medians of ``--repeats`` runs, with tracemalloc
-peaks from a separate run:
+One table of ``rows`` products (the test project's ``shop.Product`` model) on SQLite
+(cached under the temporary folder) or PostgreSQL (``SITEMAP_TEST_POSTGRES_URL``'s
+server, database ``<name>_django_bench``, filled once), one ``Sitemap`` class. Measured
+in process, medians of ``--repeats`` runs, with tracemalloc peaks from a separate run:
 
-* the floor: a raw ``sqlite3`` keyset read of the page plus the plain-Python join
+* the floor: a raw cursor keyset read of the page plus the plain-Python join
   (``benchmarks/floor.py``), with the URL built by string formatting;
 * Django's own ``sitemap`` view (template rendered) for page 1 and a far page;
 * ``DjangoSitemapProvider`` around the very same ``Sitemap`` class;
 * ``DjangoQuerySetProvider`` over the same table (keyset pages), with the default
   ``get_absolute_url()`` (a ``reverse()`` per row, as the Sitemap) and with the URL
   formatted as the floor formats it;
-* the index of the whole table, by Django's ``index`` view and by both providers.
+* the index of the whole table: Django's ``index`` view (and the same view with
+  ``get_latest_lastmod()`` as one aggregate, what a tuned site writes) beside the *first*
+  index of each provider (a new middleware each time: nothing planned), timed in
+  alternation, one round after another, as ratios to Django's view in the same round.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from benchmarks import floor
 
@@ -44,28 +50,67 @@ def _database(rows: int) -> Path:
     return directory / f"django-products-{rows}.sqlite3"
 
 
-def _setup(path: Path, rows: int) -> None:
-    """Django on the test project's settings, on a table of ``rows`` products (built once)."""
+def _postgres_url() -> str:
+    """The benchmark's own database on the test server (created once): the tests'
+    database keeps its few rows."""
+    import psycopg
+
+    url = os.environ.get("SITEMAP_TEST_POSTGRES_URL")
+    if not url:
+        raise SystemExit("--database postgresql needs SITEMAP_TEST_POSTGRES_URL")
+    parts = urlsplit(url)
+    name = f"{parts.path.lstrip('/') or 'postgres'}_django_bench"
+    server = urlunsplit(("postgresql", parts.netloc, "/postgres", "", ""))
+    with psycopg.connect(server, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", "", ""))
+
+
+def _setup(rows: int, database: str) -> Path | None:
+    """Django on the test project's settings, on a table of ``rows`` products (built
+    once); the SQLite file, if SQLite."""
     os.environ["DJANGO_SETTINGS_MODULE"] = "tests.djangoproject.settings"
-    os.environ["SITEMAP_DJANGO_DB"] = str(path)
-    os.environ.pop("SITEMAP_TEST_POSTGRES_URL", None)  # SQLite only: one database here
+    path = _database(rows) if database == "sqlite" else None
+    if path is None:
+        os.environ["SITEMAP_TEST_POSTGRES_URL"] = _postgres_url()
+        os.environ["SITEMAP_DJANGO_DB"] = "postgres"
+    else:
+        os.environ["SITEMAP_DJANGO_DB"] = str(path)
+        os.environ.pop("SITEMAP_TEST_POSTGRES_URL", None)  # one database here
     import django
 
     django.setup()
     from django.core.management import call_command
+    from django.db import connection
 
     call_command("migrate", verbosity=0)
-    with sqlite3.connect(path) as conn:
-        (have,) = conn.execute("SELECT count(*) FROM shop_product").fetchone()
-        if have != rows:
-            conn.execute("DELETE FROM shop_product")
-            conn.executemany(
-                "INSERT INTO shop_product (id, slug, updated_at) VALUES (?, ?, ?)",
-                (
-                    (i, f"product-{i}", (START + timedelta(seconds=i)).isoformat(" "))
-                    for i in range(1, rows + 1)
-                ),
+    if path is not None:
+        with sqlite3.connect(path) as conn:
+            (have,) = conn.execute("SELECT count(*) FROM shop_product").fetchone()
+            if have != rows:
+                conn.execute("DELETE FROM shop_product")
+                conn.executemany(
+                    "INSERT INTO shop_product (id, slug, updated_at) VALUES (?, ?, ?)",
+                    (
+                        (i, f"product-{i}", (START + timedelta(seconds=i)).isoformat(" "))
+                        for i in range(1, rows + 1)
+                    ),
+                )
+        return path
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM shop_product")
+        if cursor.fetchone()[0] != rows:
+            cursor.execute("TRUNCATE shop_product")
+            cursor.execute(
+                "INSERT INTO shop_product (id, slug, updated_at) SELECT g, 'product-' || g, "
+                "timestamptz '2024-01-01 00:00:00+00' + g * interval '1 second' "
+                "FROM generate_series(1, %s) g",
+                [rows],
             )
+            cursor.execute("ANALYZE shop_product")
+    connection.close()
+    return None
 
 
 def _sitemap_class(page: int) -> Any:
@@ -104,23 +149,32 @@ def _django_view(name: str, sitemaps: dict[str, Any], **query: str) -> Callable[
     return call
 
 
-def _floor(path: Path, first_key: int, page: int) -> Callable[[], bytes]:
-    """Raw sqlite3 keyset read of one page plus the plain-Python join: nothing to spare."""
+def _floor(path: Path | None, first_key: int, page: int) -> Callable[[], bytes]:
+    """A raw cursor's keyset read of one page plus the plain-Python join: nothing to spare
+    (sqlite3, or Django's PostgreSQL connection)."""
+    sql = "SELECT slug, updated_at FROM shop_product WHERE id >= %s ORDER BY id LIMIT %s"
+
+    def read() -> list[tuple[str, Any]]:
+        if path is not None:
+            with sqlite3.connect(path) as conn:
+                return conn.execute(sql.replace("%s", "?"), (first_key, page)).fetchall()
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [first_key, page])
+            return list(cursor.fetchall())
 
     def call() -> bytes:
-        with sqlite3.connect(path) as conn:
-            rows = conn.execute(
-                "SELECT slug, updated_at FROM shop_product WHERE id >= ? ORDER BY id LIMIT ?",
-                (first_key, page),
-            ).fetchall()
         items = [
             {
                 "loc": f"https://example.com/products/{slug}/",
-                "lastmod": updated.replace(" ", "T") + "+00:00",
+                "lastmod": updated.replace(" ", "T") + "+00:00"
+                if isinstance(updated, str)
+                else updated.isoformat(),
                 "changefreq": "daily",
                 "priority": 0.5,
             }
-            for slug, updated in rows
+            for slug, updated in read()
         ]
         return floor.render(items).encode()
 
@@ -146,9 +200,8 @@ def _peak_kib(call: Callable[[], object]) -> int:
         tracemalloc.stop()
 
 
-def run(rows: int, page: int, repeats: int) -> dict[str, Any]:
-    path = _database(rows)
-    _setup(path, rows)
+def run(rows: int, page: int, repeats: int, database: str = "sqlite") -> dict[str, Any]:
+    path = _setup(rows, database)
     from benchmarks.common import _home_asgi
     from benchmarks.run import asgi_drain, asgi_get
     from sitemap_middleware import ASGISitemapMiddleware, Section
@@ -207,7 +260,7 @@ def run(rows: int, page: int, repeats: int) -> dict[str, Any]:
     for number in sorted({1, min(20, far)}):
         ours = f"/sitemap-products-{number}.xml"
         pages[f"page {number}"] = {
-            "floor (sqlite3 + plain join)": _floor(path, (number - 1) * page + 1, page),
+            "floor (raw cursor + plain join)": _floor(path, (number - 1) * page + 1, page),
             "django.contrib.sitemaps view": _django_view(
                 "sitemap", {"products": sitemap}, p=str(number)
             ),
@@ -226,7 +279,13 @@ def run(rows: int, page: int, repeats: int) -> dict[str, Any]:
         "ours: DjangoQuerySetProvider, location formatted (no reverse())": keyset_formatted,
         "ours: DjangoQuerySetProvider, location template (values)": keyset_templated,
     }
-    results: dict[str, Any] = {"rows": rows, "page_size": page, "pages": far, "cases": []}
+    results: dict[str, Any] = {
+        "rows": rows,
+        "page_size": page,
+        "pages": far,
+        "database": database,
+        "cases": [],
+    }
     for label, cases in pages.items():
         number = int(label.split()[1])
         for name, call in cases.items():
@@ -247,50 +306,87 @@ def run(rows: int, page: int, repeats: int) -> dict[str, Any]:
                     ),
                 }
             )
-    index_cases: dict[str, tuple[Callable[[], object], int]] = {
-        "django.contrib.sitemaps index view": (
-            _django_view("index", {"products": sitemap}),
-            1,
-        ),
-        "ours: DjangoSitemapProvider (get_latest_lastmod, as Django)": (
-            partial(asgi_get, adapter, "/sitemap_index.xml"),
-            1,
-        ),
-        "ours: DjangoQuerySetProvider (page plan cached)": (
-            partial(asgi_get, keyset, "/sitemap_index.xml"),
-            repeats,
-        ),
-    }
+    results["cases"].append(
+        {
+            "document": "index",
+            "case": "ours: DjangoQuerySetProvider, location template (page plan cached)",
+            "seconds": _median(partial(asgi_get, keyset_templated, "/sitemap_index.xml"), repeats),
+            "bytes": 0,
+        }
+    )
+    results["cases"].extend(_first_indexes(sitemap, page, repeats))
+    return results
 
-    def cold_index(location: Any) -> bytes:
-        """A first index: a new provider and middleware, so the plan is measured."""
-        provider = DjangoQuerySetProvider(
-            Product.objects.all(),
-            lastmod="updated_at",
-            changefreq="daily",
-            priority=0.5,
-            location=location,
-        )
-        config = sitemap_config(
-            {},
-            base_url="https://example.com",
-            sections={"products": Section(provider, max_urls=page)},
-        )
+
+def _first_indexes(sitemap: Any, page: int, repeats: int) -> list[dict[str, Any]]:
+    """Django's index view and each provider's first index (a new middleware: nothing
+    planned), timed in alternation, round after round; each ratio is to Django's view
+    in the same round, and the figures are medians over the rounds."""
+    from benchmarks.common import _home_asgi
+    from benchmarks.run import asgi_get
+    from sitemap_middleware import ASGISitemapMiddleware, Section
+    from sitemap_middleware.django import DjangoQuerySetProvider, sitemap_config
+    from tests.djangoproject.shop.models import Product
+
+    def first_index(sitemaps: dict[str, Any], provider: Any = None) -> bytes:
+        sections = {} if provider is None else {"products": Section(provider, max_urls=page)}
+        config = sitemap_config(sitemaps, base_url="https://example.com", sections=sections)
         return asgi_get(ASGISitemapMiddleware(_home_asgi, config=config), "/sitemap_index.xml")
 
-    index_cases["ours: DjangoQuerySetProvider, first index, location formatted"] = (
-        partial(cold_index, lambda product: f"/products/{product.slug}/"),
-        1,
-    )
-    index_cases["ours: DjangoQuerySetProvider, first index, location template (values)"] = (
-        partial(cold_index, "/products/{slug}/"),
-        1,
-    )
-    for name, (call, times) in index_cases.items():
-        results["cases"].append(
-            {"document": "index", "case": name, "seconds": _median(call, times), "bytes": 0}
-        )
-    return results
+    def queryset(location: Any) -> Callable[[], bytes]:
+        def call() -> bytes:
+            provider = DjangoQuerySetProvider(
+                Product.objects.all(),
+                lastmod="updated_at",
+                changefreq="daily",
+                priority=0.5,
+                location=location,
+            )
+            return first_index({}, provider)
+
+        return call
+
+    class Aggregated(sitemap):  # type: ignore[misc,valid-type]
+        def get_latest_lastmod(self) -> Any:
+            from django.db.models import Max
+
+            return Product.objects.aggregate(latest=Max("updated_at"))["latest"]
+
+    reference = "django.contrib.sitemaps index view"
+    cases: dict[str, Callable[[], object]] = {
+        reference: _django_view("index", {"products": sitemap}),
+        "django.contrib.sitemaps index view, get_latest_lastmod() one aggregate": _django_view(
+            "index", {"products": Aggregated}
+        ),
+        "ours: DjangoSitemapProvider, first index (same Sitemap class)": partial(
+            first_index, {"products": sitemap}
+        ),
+        "ours: DjangoQuerySetProvider, first index, location template (values)": queryset(
+            "/products/{slug}/"
+        ),
+        "ours: DjangoQuerySetProvider, first index, location function": queryset(
+            lambda product: f"/products/{product.slug}/"
+        ),
+    }
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(repeats):
+        for name, call in cases.items():
+            started = time.perf_counter()
+            call()
+            times[name].append(time.perf_counter() - started)
+    return [
+        {
+            "document": "index",
+            "case": name,
+            "seconds": statistics.median(spent),
+            "bytes": 0,
+            "x_django_in_round": statistics.median(
+                mine / theirs for mine, theirs in zip(spent, times[reference], strict=True)
+            ),
+            "rounds": spent,
+        }
+        for name, spent in times.items()
+    ]
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -298,9 +394,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--page", type=int, default=50_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--database", choices=["sqlite", "postgresql"], default="sqlite")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
-    results = run(args.rows, args.page, args.repeats)
+    results = run(args.rows, args.page, args.repeats, args.database)
     if args.out:
         args.out.write_text(json.dumps(results, indent=2))
     else:
