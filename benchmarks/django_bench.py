@@ -346,7 +346,7 @@ def _first_indexes(sitemap: Any, page: int, repeats: int) -> list[dict[str, Any]
 
         return call
 
-    class Aggregated(sitemap):  # type: ignore[misc,valid-type]
+    class Aggregated(sitemap):
         def get_latest_lastmod(self) -> Any:
             from django.db.models import Max
 

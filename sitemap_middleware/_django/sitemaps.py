@@ -409,8 +409,10 @@ def django_sections(
     item_dates: bool = False,
 ) -> dict[str, Section]:
     """The ``sitemaps`` dict of a Django URLconf as sections, each paged by its ``limit``
-    (``item_dates``: see :class:`DjangoSitemapProvider`)."""
+    (``item_dates``: see :class:`DjangoSitemapProvider`); a sitemap that declares a
+    ``location_template`` is served as a QuerySet (``templated.py``)."""
     from .._config import Section
+    from .templated import templated_provider
 
     if not isinstance(sitemaps, Mapping):
         raise TypeError(f"sitemaps must be a mapping of section name to Sitemap, got {sitemaps!r}")
@@ -425,7 +427,9 @@ def django_sections(
                 f"section {name!r}: {provider.name}.limit is {provider.limit}, but a sitemap "
                 f"page holds at most {MAX_URLS:,} URLs"
             )
-        sections[name] = Section(provider, max_urls=provider.limit)
+        # A location_template: served as a QuerySet, planned in the database.
+        templated = templated_provider(sitemap, name)
+        sections[name] = Section(templated or provider, max_urls=provider.limit)
     return sections
 
 
