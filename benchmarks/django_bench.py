@@ -352,6 +352,12 @@ def _first_indexes(sitemap: Any, page: int, repeats: int) -> list[dict[str, Any]
 
             return Product.objects.aggregate(latest=Max("updated_at"))["latest"]
 
+    class Templated(sitemap):
+        """The same Sitemap declaring its URLs as a template of fields (documented rule)."""
+
+        location_template = "/products/{slug}/"
+        lastmod_field = "updated_at"
+
     reference = "django.contrib.sitemaps index view"
     cases: dict[str, Callable[[], object]] = {
         reference: _django_view("index", {"products": sitemap}),
@@ -360,6 +366,9 @@ def _first_indexes(sitemap: Any, page: int, repeats: int) -> list[dict[str, Any]
         ),
         "ours: DjangoSitemapProvider, first index (same Sitemap class)": partial(
             first_index, {"products": sitemap}
+        ),
+        "ours: the same Sitemap declaring location_template, first index": partial(
+            first_index, {"products": Templated}
         ),
         "ours: DjangoQuerySetProvider, first index, location template (values)": queryset(
             "/products/{slug}/"
