@@ -279,13 +279,8 @@ def run(rows: int, page: int, repeats: int, database: str = "sqlite") -> dict[st
         "ours: DjangoQuerySetProvider, location formatted (no reverse())": keyset_formatted,
         "ours: DjangoQuerySetProvider, location template (values)": keyset_templated,
     }
-    results: dict[str, Any] = {
-        "rows": rows,
-        "page_size": page,
-        "pages": far,
-        "database": database,
-        "cases": [],
-    }
+    results: dict[str, Any] = {"rows": rows, "page_size": page, "pages": far}
+    results.update(database=database, cases=[])
     for label, cases in pages.items():
         number = int(label.split()[1])
         for name, call in cases.items():
@@ -398,6 +393,34 @@ def _first_indexes(sitemap: Any, page: int, repeats: int) -> list[dict[str, Any]
     ]
 
 
+def markdown(runs: list[dict[str, Any]]) -> str:
+    """The README's Django tables from runs of this benchmark (one per database)."""
+    names = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
+    head = " | ".join(names[run["database"]] for run in runs)
+    lines = [
+        f"| first index, {runs[0]['rows']:,} rows | {head} |",
+        "| --- |" + " --- |" * len(runs),
+    ]
+    cases = [c["case"] for c in runs[0]["cases"] if "x_django_in_round" in c]
+    for case in cases:
+        cells = []
+        for run in runs:
+            row = next(c for c in run["cases"] if c["case"] == case)
+            ratio = row["x_django_in_round"]
+            cells.append(f"{row['seconds']:,.2f} s ({ratio:.2f}x Django)")
+        lines.append(f"| {case} | {' | '.join(cells)} |")
+    lines += ["", f"| page of {runs[0]['page_size']:,} URLs | {head} |"]
+    lines.append("| --- |" + " --- |" * len(runs))
+    pages = [(c["document"], c["case"]) for c in runs[0]["cases"] if c["document"] != "index"]
+    for document, case in pages:
+        cells = []
+        for run in runs:
+            row = next(c for c in run["cases"] if (c["document"], c["case"]) == (document, case))
+            cells.append(f"{row['seconds'] * 1000:,.0f} ms, {row['traced_peak_kib']:,} KiB")
+        lines.append(f"| {document}: {case} | {' | '.join(cells)} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -405,7 +428,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--database", choices=["sqlite", "postgresql"], default="sqlite")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--table", type=Path, nargs="+", help="print README tables of runs")
     args = parser.parse_args(argv)
+    if args.table:
+        runs = [json.loads(path.read_text()) for path in args.table]
+        print(markdown(runs))
+        return {"runs": runs}
     results = run(args.rows, args.page, args.repeats, args.database)
     if args.out:
         args.out.write_text(json.dumps(results, indent=2))
