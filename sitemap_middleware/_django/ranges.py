@@ -66,6 +66,8 @@ class QuerySetRanges:
         if lastmod is not None:
             expressions["sitemap_m"] = F(lastmod)
         self._queryset = queryset.order_by().values(**expressions)
+        #: Alias -> the field name (or lookup) it reads.
+        self._names = {alias: str(expression.name) for alias, expression in expressions.items()}
         self._key = key
         self._lastmod = lastmod
         self._samples = samples
@@ -97,12 +99,13 @@ class QuerySetRanges:
             return None
         if connections[self._queryset.db].vendor not in _VENDORS:
             return None
-        annotations = self._queryset.query.annotations
+        annotations = self._queryset.query.annotations  # (the queryset's own ones too)
         out: dict[str, tuple[str, bool]] = {}
-        for alias, expression in annotations.items():
-            field = expression.output_field
+        for alias, name in self._names.items():
+            field = annotations[alias].output_field
             kind = field.get_internal_type()
-            null = bool(getattr(field, "null", True))
+            # A joined lookup (a LEFT JOIN) may be NULL whatever its field says.
+            null = bool(getattr(field, "null", True)) or "__" in name
             if alias == "sitemap_m":
                 self._date_only = kind == "DateField"
                 out[alias] = ("date", null)
@@ -112,14 +115,7 @@ class QuerySetRanges:
                 out[alias] = ("str", null)
             else:
                 return None
-        # A joined lookup (a LEFT JOIN) may be NULL whatever its field says.
-        return {
-            alias: (kind, null or "__" in self._name(alias)) for alias, (kind, null) in out.items()
-        }
-
-    def _name(self, alias: str) -> str:
-        named = {value: name for name, value in self._alias.items()}
-        return named.get(alias, self._key if alias == "sitemap_k" else self._lastmod or "")
+        return out
 
     def measure(
         self,

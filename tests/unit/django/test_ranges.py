@@ -156,3 +156,26 @@ def test_an_index_of_plain_rows_reads_no_row(alias: str, monkeypatch: pytest.Mon
         assert sum(reads) == 3000 and planned == measured
     finally:
         write_tags(alias, [])
+
+
+@pytest.mark.parametrize("alias", ALIASES)
+def test_a_queryset_with_annotations_of_its_own_is_planned(alias: str) -> None:
+    """Annotations of the queryset's own (a datetime here) are not location columns:
+    the section is still planned in the database, and lists every row once."""
+    import anyio
+    from django.db.models import F
+
+    from sitemap_middleware.django import DjangoQuerySetProvider
+    from tests.djangoproject.shop.models import Tag
+
+    alias = alias_or_skip(alias)
+    write_tags(alias, [(f"t{i}", START) for i in range(50)])
+    try:
+        queryset = Tag.objects.using(alias).annotate(seen=F("updated")).filter(seen__isnull=False)
+        provider = DjangoQuerySetProvider(queryset, lastmod="updated", location=TEMPLATE)
+        stats = anyio.run(provider.range_stats, 5)
+        urls = _crawl(provider, 20, 10**6)
+    finally:
+        write_tags(alias, [])
+    assert stats is not None and sum(each.urls for each in stats.ranges) == 50
+    assert len(urls) == len(set(urls)) == 50
