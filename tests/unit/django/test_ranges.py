@@ -179,3 +179,32 @@ def test_a_queryset_with_annotations_of_its_own_is_planned(alias: str) -> None:
         write_tags(alias, [])
     assert stats is not None and sum(each.urls for each in stats.ranges) == 50
     assert len(urls) == len(set(urls)) == 50
+
+
+@pytest.mark.parametrize("alias", ALIASES)
+def test_a_text_key_is_planned_in_the_databases_order(alias: str) -> None:
+    """Ranges of a text key (the database's collation orders them, as it orders the
+    pages' reads): the planned pages list what the row-by-row pages list, each once."""
+    from sitemap_middleware.django import DjangoQuerySetProvider
+    from tests.djangoproject.shop.models import Tag
+
+    alias = alias_or_skip(alias)
+    codes = ["B", "a", "é", "Z", "a b", "a-b", "_x", "中", "😀", "&", "~", "0", "A", "ab"]
+    write_tags(alias, [(f"{code}{i}{code}", START) for i, code in enumerate(codes * 9)])
+    try:
+
+        class RowByRow(DjangoQuerySetProvider):
+            async def range_stats(self, rows_per_range: int) -> None:
+                return None
+
+        def provider(planned: bool) -> Any:
+            queryset = Tag.objects.using(alias).filter(code__isnull=False)
+            kind = DjangoQuerySetProvider if planned else RowByRow
+            return kind(queryset, key="code", location="/t/{code}/{id}")
+
+        by_ranges = _crawl(provider(True), 20, 10**6)
+        by_rows = _crawl(provider(False), 20, 10**6)
+    finally:
+        write_tags(alias, [])
+    assert len(by_ranges) == len(set(by_ranges)) == len(set(by_rows)) == len(codes) * 9
+    assert sorted(by_ranges) == sorted(by_rows)
