@@ -126,6 +126,7 @@ class QuerySetRanges:
     ) -> list[KeyRange]:
         """The ranges of ``after < key <= upto`` (None: open), in key order: one query
         (runs in a worker thread, as every ORM call here does)."""
+        from django.core.exceptions import EmptyResultSet
         from django.db import connections
 
         queryset = self._queryset
@@ -134,7 +135,10 @@ class QuerySetRanges:
         if upto is not None:
             queryset = queryset.filter(**{f"{self._key}__lte": upto})
         connection = connections[queryset.db]
-        inner, params = queryset.query.get_compiler(using=queryset.db).as_sql()
+        try:
+            inner, params = queryset.query.get_compiler(using=queryset.db).as_sql()
+        except EmptyResultSet:  # (``pk__in=[]``, ``none()``: Django sends no query)
+            return []
         outer = _wrapper(types, self._fields_aliases(), rows_per_range, connection.vendor)
         head, tail = outer.split(f"FROM {_SOURCE}", 1)
         sql = f"{head}FROM ({inner}) AS {_SOURCE}{tail}"

@@ -208,3 +208,22 @@ def test_a_text_key_is_planned_in_the_databases_order(alias: str) -> None:
         write_tags(alias, [])
     assert len(by_ranges) == len(set(by_ranges)) == len(set(by_rows)) == len(codes) * 9
     assert sorted(by_ranges) == sorted(by_rows)
+
+
+def test_a_queryset_that_can_hold_no_row_is_planned_empty() -> None:
+    """``filter(pk__in=[])``: Django compiles no SQL for it (EmptyResultSet); the section
+    is empty, not an error."""
+    import anyio
+
+    from sitemap_middleware.django import DjangoQuerySetProvider
+    from tests.djangoproject.shop.models import Tag
+
+    write_tags("default", [("a", START)])
+    try:
+        for queryset in (Tag.objects.filter(pk__in=[]), Tag.objects.none()):
+            provider = DjangoQuerySetProvider(queryset, location=TEMPLATE)
+            stats = anyio.run(provider.range_stats, 5)
+            assert stats is not None and list(stats.ranges) == []
+            assert _crawl(provider, 20, 10**6) == []
+    finally:
+        write_tags("default", [])
