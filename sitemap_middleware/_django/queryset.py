@@ -54,7 +54,8 @@ class DjangoQuerySetProvider:
     :param location: the object's URL path (default ``obj.get_absolute_url()``),
         percent-encoded where a URI may not hold a character (``/a b`` is ``/a%20b``);
         or a template of field names (``"/tags/{code}/"``): read as values, no model
-        instance and no ``reverse()`` per row (the fast way, ``_django/values.py``).
+        instance and no ``reverse()`` per row (the fast way, ``_django/values.py``); on
+        SQLite and PostgreSQL its index is planned in the database (``_django/ranges.py``).
     :param changefreq: a changefreq word for every entry (or ``None``).
     :param priority: a priority for every entry, 0.0 to 1.0 (or ``None``).
     :param to_entry: builds the whole entry (a ``SitemapEntry``, URL or mapping) from an
