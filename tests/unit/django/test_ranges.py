@@ -227,3 +227,25 @@ def test_a_queryset_that_can_hold_no_row_is_planned_empty() -> None:
             assert _crawl(provider, 20, 10**6) == []
     finally:
         write_tags("default", [])
+
+
+@pytest.mark.parametrize("alias", ALIASES)
+def test_a_filtered_queryset_is_planned_with_its_parameters(alias: str) -> None:
+    """The queryset's own SQL parameters (a LIKE, a %) reach the database with the
+    wrapper around them: the planned section lists exactly the rows the filter keeps."""
+    import anyio
+
+    from sitemap_middleware.django import DjangoQuerySetProvider
+    from tests.djangoproject.shop.models import Tag
+
+    alias = alias_or_skip(alias)
+    write_tags(alias, [(f"{i}%{i % 3}", START) for i in range(60)])
+    try:
+        queryset = Tag.objects.using(alias).filter(code__contains="%1")
+        provider = DjangoQuerySetProvider(queryset, location="/t/{id}")
+        stats = anyio.run(provider.range_stats, 5)
+        urls = _crawl(provider, 20, 10**6)
+    finally:
+        write_tags(alias, [])
+    assert stats is not None and sum(each.rows for each in stats.ranges) == 20
+    assert len(urls) == len(set(urls)) == 20
