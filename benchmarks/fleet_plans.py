@@ -1,0 +1,140 @@
+"""A fleet's second instance (issue 23, item 4): its first index from a plan another made.
+
+``python -m benchmarks.fleet_plans [--rows 1000000] [--databases sqlite,postgresql]``
+
+The table of ``benchmarks/large_sites.py`` (``(id, slug, updated_at, revision)``, column
+mode, gzip, library defaults), served by instances sharing one ``RedisRenderStore``
+(``SITEMAP_TEST_REDIS_URL`` names the Redis; without one the benchmark says so and stops).
+Instance A serves the first ``/sitemap_index.xml`` (it plans, and keeps the plan in Redis);
+then, ``--repeat`` times, a new core B with a new store client on the same Redis serves its
+first index, timed in alternation with the window query of ``large_sites.py``. Reported:
+B's first index (median), its ratio to the window query, and what B did (planning passes).
+Both versions: the default checksum (the version check reads every row) and
+``version_column="revision"``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import uuid
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from benchmarks.common import core_get, markdown_table
+from benchmarks.large_sites import _build, _provider, _timed, _window
+
+
+def _core(provider: Any, redis_url: str, prefix: str) -> Any:
+    from sitemap_middleware import Renders, SitemapConfig
+    from sitemap_middleware._engine.core import SitemapCore
+    from sitemap_middleware.stores import RedisRenderStore
+
+    store = RedisRenderStore(redis_url, prefix=prefix)
+    config = SitemapConfig(
+        base_url="https://example.com",
+        sections={"products": provider},
+        renders=Renders(store=store),
+    )
+    return SitemapCore(config)
+
+
+async def _measure(
+    engine: AsyncEngine, rows: int, revision: bool, repeat: int, redis_url: str
+) -> dict[str, Any]:
+    gzip = {"accept_encoding": "gzip"}
+    prefix = f"bench-fleet-{uuid.uuid4().hex}:"
+    first = _core(_provider(engine, revision), redis_url, prefix)
+    planned = await _timed(core_get, first, "/sitemap_index.xml", **gzip)
+    await first.aclose()
+    window: list[float] = []
+    second: list[float] = []
+    passes = 0
+    for _ in range(repeat):
+        window.append(await _timed(_window, engine))
+        core = _core(_provider(engine, revision), redis_url, prefix)
+        second.append(await _timed(core_get, core, "/sitemap_index.xml", **gzip))
+        passes += core._documents.plans.passes
+        await core.aclose()
+    median_window = statistics.median(window)
+    median_second = statistics.median(second)
+    return {
+        "rows": rows,
+        "version": "revision" if revision else "checksum",
+        "window_query_s": round(median_window, 4),
+        "first_instance_index_s": round(planned, 4),
+        "second_instance_index_s": round(median_second, 4),
+        "second_instance_index_x_window": round(median_second / median_window, 4),
+        "second_instance_passes": passes,
+    }
+
+
+async def run(
+    databases: list[str], sizes: list[int], repeat: int, redis_url: str
+) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = []
+    folder = os.path.join(os.environ.get("TMPDIR", "/tmp"), "sitemap_middleware_bench")
+    os.makedirs(folder, exist_ok=True)
+    for database in databases:
+        for rows in sizes:
+            if database == "sqlite":
+                url = f"sqlite+aiosqlite:///{folder}/large-{rows}.sqlite3"
+            else:
+                url = os.environ.get("SITEMAP_TEST_POSTGRES_URL", "")
+                if not url:
+                    print("postgresql: SITEMAP_TEST_POSTGRES_URL is not set, skipped")
+                    break
+            engine = create_async_engine(url)
+            try:
+                await _build(engine, rows)
+                for revision in (False, True):
+                    measured = await _measure(engine, rows, revision, repeat, redis_url)
+                    row = {"database": database, **measured}
+                    print(row, flush=True)
+                    results.append(row)
+            finally:
+                await engine.dispose()
+    return results
+
+
+def report(results: list[dict[str, Any]]) -> str:
+    """The README's table: B's first index in ms and as a ratio to the window query."""
+    header = ["database", "rows", "version", "window query", "A: first index"]
+    header += ["B: first index", "B's planning passes"]
+    rows = []
+    for row in results:
+        cells = [row["database"], f"{row['rows']:,}", row["version"]]
+        cells.append(f"{row['window_query_s']:.3f} s")
+        cells.append(f"{row['first_instance_index_s']:.2f} s")
+        second = row["second_instance_index_s"] * 1000
+        cells.append(f"{second:,.1f} ms ({row['second_instance_index_x_window']}×)")
+        cells.append(str(row["second_instance_passes"]))
+        rows.append(cells)
+    return markdown_table(header, rows)
+
+
+def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--rows", default="1000000")
+    parser.add_argument("--databases", default="sqlite,postgresql")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--json", type=Path, help="write the results here")
+    args = parser.parse_args(argv)
+    redis_url = os.environ.get("SITEMAP_TEST_REDIS_URL", "")
+    if not redis_url:
+        raise SystemExit("SITEMAP_TEST_REDIS_URL is not set: a fleet shares a Redis store")
+    sizes = [int(each) for each in args.rows.split(",")]
+    results = asyncio.run(run(args.databases.split(","), sizes, args.repeat, redis_url))
+    print(report(results))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return results
+
+
+if __name__ == "__main__":
+    main()
