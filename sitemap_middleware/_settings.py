@@ -314,7 +314,9 @@ class Renders:
     :param plan_ttl: seconds the section plans (page counts and lastmods) of a site are
         reused when some provider reports no version (with versions: while they hold).
     :param warm_up: plan every section in the background once an ASGI app has started
-        (lifespan), so the first index finds its plans (WSGI has no start-up to hook).
+        (lifespan), so the first index finds its plans; under WSGI, which has no start-up
+        to hook, from the first request the middleware sees (any path), once per process
+        (or from ``WSGISitemapMiddleware.warm_up()``, e.g. in a server's start-up hook).
     """
 
     etag: Literal["version", "content"] = "version"

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import atexit
 import io
+import os
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
@@ -39,6 +43,9 @@ _PROBE_ENVIRON_KEYS = frozenset(
     {"wsgi.errors", "wsgi.version", "wsgi.multithread", "wsgi.multiprocess", "wsgi.run_once"}
     | {"wsgi.file_wrapper", "SERVER_SOFTWARE", "GATEWAY_INTERFACE"}
 )
+#: Warm-ups under way in this process: cancelled at exit (a hanging provider would keep
+#: the portal, which waits for its tasks, from stopping), forgotten in a forked child.
+_WARMING: weakref.WeakSet[Future[None]] = weakref.WeakSet()
 
 
 class WSGISitemapMiddleware:
@@ -55,6 +62,11 @@ class WSGISitemapMiddleware:
     in batches through the portal; when the server calls ``close()`` (client gone) the
     provider's iterator is closed. Call :meth:`close` when shutting the app down to
     release what the configuration holds open (a :class:`RedisRenderStore`'s connections).
+
+    ``Renders(warm_up=True)``: WSGI has no start-up to hook, so every section is planned
+    in the background from the first request this middleware sees (any path), once per
+    process (each forked worker its own); a server's start-up hook (gunicorn's
+    ``post_worker_init``) may call :meth:`warm_up` to start it before any request.
 
     :param app: the WSGI application to wrap.
     :param config: the :class:`SitemapConfig`, or :class:`Tenants` for several sites.
@@ -73,12 +85,33 @@ class WSGISitemapMiddleware:
         self._portal = portal
         self._template: WSGIEnvironment | None = None  # the latest request's (guard probes)
         self.core.probe_with(wsgi_probe(app, lambda: self._template))
+        self._warms = _warms_up(config)
+        self._warming: tuple[int, Future[None]] | None = None  # (pid, the warm-up task)
+        self._warm_lock = threading.Lock()
+
+    def warm_up(self) -> None:
+        """Plan every section in the background now (``Renders(warm_up=True)``; else
+        nothing), once per process: what the first request does anyway."""
+        if not self._warms:
+            return
+        with self._warm_lock:
+            if self._warming is not None and self._warming[0] == os.getpid():
+                return
+            task = (self._portal or get_portal()).start_task_soon(self.core.warm_up)
+            self._warming = (os.getpid(), task)
+            _WARMING.add(task)
 
     def close(self) -> None:
-        """Release held resources on the portal's loop (WSGI has no shutdown hook)."""
+        """Release held resources on the portal's loop (WSGI has no shutdown hook); a
+        warm-up still planning stops."""
+        warming = self._warming
+        if warming is not None and warming[0] == os.getpid():
+            warming[1].cancel()
         (self._portal or get_portal()).call(self.core.aclose)
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        if self._warms and (self._warming is None or self._warming[0] != os.getpid()):
+            self.warm_up()
         root_path = _decoded(environ.get("SCRIPT_NAME", ""))
         request = RequestInfo(
             environ.get("REQUEST_METHOD", "GET"),
@@ -105,6 +138,21 @@ class WSGISitemapMiddleware:
         if isinstance(reply.body, StoredBody):  # whole in memory: the server sends it as is
             return [reply.body.data]
         return PortalBody(portal, reply.body)
+
+
+def _warms_up(config: SitemapConfig | Tenants) -> bool:
+    """Whether some site of ``config`` plans at start-up (``Renders(warm_up=True)``)."""
+    sites = config.sites.values() if isinstance(config, Tenants) else [config]
+    return any(site.renders.warm_up for site in sites)
+
+
+@atexit.register  # before the portal's own (registered first, run last): see _WARMING
+def _stop_warming() -> None:
+    for task in list(_WARMING):
+        task.cancel()
+
+
+os.register_at_fork(after_in_child=_WARMING.clear)  # (the parent's loop is not ours)
 
 
 def _decoded(path: str) -> str:
