@@ -8,6 +8,7 @@ headers :class:`HTTPSettings`, stored renders and their ETags :class:`Renders`).
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -317,6 +318,12 @@ class Renders:
         (lifespan), so the first index finds its plans; under WSGI, which has no start-up
         to hook, from the first request the middleware sees (any path), once per process
         (or from ``WSGISitemapMiddleware.warm_up()``, e.g. in a server's start-up hook).
+    :param plan_directory: a folder where section plans are kept as files, so that a
+        restarted process serves its first index without planning again (each plan is
+        for one version: a section that changed meanwhile is planned anew). For a site
+        without Redis; a store that shares plans (:class:`RedisRenderStore`) keeps them
+        itself and this is not used. Sections taking part in ``dedupe`` are never kept
+        (their fingerprints are the process's own): see ``Section(dedupe=False)``.
     """
 
     etag: Literal["version", "content"] = "version"
@@ -330,6 +337,7 @@ class Renders:
     lock_ttl: float = 10.0
     plan_ttl: float = 5.0
     warm_up: bool = False
+    plan_directory: str | os.PathLike[str] | None = None
 
     def __post_init__(self) -> None:
         if self.store is not None and not isinstance(self.store, RenderStore):
@@ -356,3 +364,9 @@ class Renders:
         check_positive("Renders", "lock_ttl", self.lock_ttl, 3600)
         if not isinstance(self.warm_up, bool):
             raise ConfigurationError(f"Renders.warm_up must be True or False, got {self.warm_up!r}")
+        if self.plan_directory is not None and not isinstance(
+            self.plan_directory, str | os.PathLike
+        ):
+            raise ConfigurationError(
+                f"Renders.plan_directory must be a path, got {self.plan_directory!r}"
+            )

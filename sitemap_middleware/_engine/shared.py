@@ -33,6 +33,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
+from .._caches.file_plans import FilePlanStore
 from .._caches.store import MemoryRenderStore, PlanStore, RenderMeta, RenderStore
 from .._config import SitemapConfig
 from .._logs import logger
@@ -104,6 +105,8 @@ class SharedRenders:
         self.renders = config.renders
         self.keys = keys
         self.store: RenderStore = self.renders.store or MemoryRenderStore(self.renders.memory_bytes)
+        folder = self.renders.plan_directory
+        self._file_plans = FilePlanStore(folder) if folder is not None else None
         self._calls = StoreCalls()  # logging, and the back-off after a failure
         max_bytes = self.renders.max_bytes or config.max_bytes_per_page
         tagging = self.renders.etag == "content"
@@ -197,9 +200,10 @@ class SharedRenders:
 
     @property
     def plan_store(self) -> PlanStore | None:
-        """The store, when it shares section plans across a fleet."""
+        """Where section plans outlive this process: the store, when it shares them across
+        a fleet, else the files of ``Renders.plan_directory``."""
         store = self.store
-        return store if store.shared and isinstance(store, PlanStore) else None
+        return store if store.shared and isinstance(store, PlanStore) else self._file_plans
 
     @property
     def calls(self) -> StoreCalls:

@@ -427,6 +427,49 @@ async def test_a_fleet_plans_a_section_once(tmp_path: Path, anyio_backend: str) 
         await engine.dispose()
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_restarted_instance_reads_its_kept_plan(tmp_path: Path, anyio_backend: str) -> None:
+    """Without Redis, ``Renders(plan_directory=...)`` keeps each plan in a file: a new
+    process (a new core and store) on the same folder serves its first index from the
+    kept plan (no planning pass, no grouped query, the same index); after a write the
+    version differs and the plan is made again (issue 23, item 4)."""
+    from sitemap_middleware import Renders
+
+    engine = await _engine(str(tmp_path))
+    table = _Table(engine)
+    await table.fill(3000)
+
+    def instance() -> SitemapCore:
+        config = SitemapConfig(
+            base_url="https://example.com",
+            sections={"items": _revisioned_provider(engine)},
+            max_urls_per_page=1000,
+            renders=Renders(plan_directory=tmp_path / "plans"),
+        )
+        return SitemapCore(config)
+
+    first = instance()
+    try:
+        _, planned = await fetch(first, "/sitemap_index.xml")
+        assert first._documents.plans.passes == 1
+    finally:
+        await first.aclose()
+    restarted = instance()
+    try:
+        with recorded_statements(engine) as statements:
+            _, kept = await fetch(restarted, "/sitemap_index.xml")
+        assert kept == planned and len(child_urls(check_document(kept))) == 4
+        assert restarted._documents.plans.passes == 0
+        assert not [each for each in statements if "row_number()" in each], statements
+        await table.write("insert", 10**6)  # a row past the others: a new version
+        _, again = await fetch(restarted, "/sitemap_index.xml")
+        assert restarted._documents.plans.passes == 1 and again != planned
+    finally:
+        await restarted.aclose()
+        await engine.dispose()
+
+
 # -- found by the hostile review of issue 23 ------------------------------------------------
 
 

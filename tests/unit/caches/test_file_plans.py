@@ -1,0 +1,88 @@
+"""Section plans kept in files (``Renders(plan_directory=...)``): what a restart reads."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sitemap_middleware._caches.file_plans import FilePlanStore
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def test_a_plan_saved_is_read_back_by_another_store_on_the_folder(tmp_path: Path) -> None:
+    """A second store on the same folder (a restarted process) reads what the first saved;
+    the folder is made when missing; a key never saved is None."""
+    folder = tmp_path / "plans" / "deeper"
+    await FilePlanStore(folder).save_plan("plan|f|https://example.com|items", b"{}", 3600)
+    again = FilePlanStore(folder)
+    assert await again.plan("plan|f|https://example.com|items") == b"{}"
+    assert await again.plan("plan|f|https://example.com|other") is None
+
+
+async def test_a_plan_past_its_keep_is_gone(tmp_path: Path) -> None:
+    store = FilePlanStore(tmp_path)
+    await store.save_plan("k", b"data", 0)
+    assert await store.plan("k") is None
+
+
+async def test_a_damaged_or_unreadable_file_is_no_plan(tmp_path: Path) -> None:
+    """What is not a file this store wrote (cut short, foreign, a folder) reads as None:
+    the section is planned again."""
+    store = FilePlanStore(tmp_path)
+    await store.save_plan("k", b"data", 3600)
+    (path,) = [p for p in tmp_path.iterdir() if p.is_file()]
+    path.write_bytes(b"not a header")
+    assert await store.plan("k") is None
+    path.unlink()
+    path.mkdir()
+    assert await store.plan("k") is None
+
+
+async def test_saving_leaves_no_partial_file(tmp_path: Path) -> None:
+    """A plan is written under a temporary name and renamed: a reader (another process)
+    sees the old file or the new one, never half of one; nothing else is left behind."""
+    store = FilePlanStore(tmp_path)
+    await store.save_plan("k", b"one", 3600)
+    await store.save_plan("k", b"two" * 1000, 3600)
+    assert await store.plan("k") == b"two" * 1000
+    assert len(os.listdir(tmp_path)) == 1
+
+
+async def test_a_folder_that_cannot_be_written_is_a_store_error(tmp_path: Path) -> None:
+    """Saving fails loudly (the engine logs a failing store call and goes on without it)."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(OSError):
+        await FilePlanStore(blocker / "plans").save_plan("k", b"x", 60)
+
+
+@settings(max_examples=30, deadline=None)
+@given(keys=st.lists(st.text(min_size=1, max_size=40), min_size=1, max_size=5, unique=True))
+def test_any_keys_map_to_their_own_files(
+    tmp_path_factory: pytest.TempPathFactory, keys: list[str]
+) -> None:
+    """Keys name files by digest: any text (slashes, dots, NUL) is a safe name, and two
+    keys never share a file."""
+    import anyio
+
+    folder = tmp_path_factory.mktemp("plans")
+
+    async def check() -> None:
+        store = FilePlanStore(folder)
+        for i, key in enumerate(keys):
+            await store.save_plan(key, str(i).encode(), 3600)
+        assert [await store.plan(key) for key in keys] == [
+            str(i).encode() for i in range(len(keys))
+        ]
+
+    anyio.run(check)
