@@ -60,6 +60,9 @@ class Section:
     pages of at most 1,000 URLs unless ``max_urls`` says fewer, and articles older than
     ``SitemapConfig.news_max_age`` left out (its validators move with that window, hourly).
     ``exclude`` globs leave matching URLs out (docs: *Leave URLs out*).
+    ``dedupe=False`` keeps the section out of the site's ``dedupe``: its URLs are listed
+    as they are and compared with no other section's (for a large section whose URLs no
+    other section lists: no fingerprint pass, and its plan can be kept by a store).
     A plain provider in ``SitemapConfig.sections`` is a section with defaults.
     """
 
@@ -68,9 +71,12 @@ class Section:
     languages: Languages | None = None
     news: bool = False
     exclude: Sequence[str] = ()
+    dedupe: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "exclude", check_patterns("Section", "exclude", self.exclude))
+        if not isinstance(self.dedupe, bool):
+            raise ConfigurationError(f"Section.dedupe must be True or False, got {self.dedupe!r}")
         if self.max_urls is not None:
             check_int("Section", "max_urls", self.max_urls, 1, MAX_URLS)
         if not isinstance(self.news, bool):
@@ -315,7 +321,9 @@ class SitemapConfig:
             )
             kept = kept if robots is not None else kept or None  # (append: rules come later)
             resolved.append(
-                _ResolvedSection(name, provider, max_urls, section.news, kept, self.dedupe)
+                _ResolvedSection(
+                    name, provider, max_urls, section.news, kept, self.dedupe and section.dedupe
+                )
             )
         return tuple(resolved)
 

@@ -4,7 +4,8 @@ A plan store (``PlanStore``) for a site without Redis: one file per key, named b
 key's SHA-256, holding when it expires and the plan's bytes (each carries the version it
 was made for: ``_engine/plan_codec.py``). A file is written under a temporary name and
 renamed, so a reader (this process or another) sees a whole plan or the one before;
-anything else in the folder (cut short, foreign) reads as no plan. I/O through aiofiles.
+anything else in the folder (cut short, foreign) reads as no plan. The I/O runs in a
+worker thread (anyio's, so under trio too: aiofiles is asyncio's alone).
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ import os
 import time
 from pathlib import Path
 
-import aiofiles
-import aiofiles.os
+import anyio.to_thread
 
 __all__ = ["FilePlanStore"]
 
@@ -34,28 +34,33 @@ class FilePlanStore:
         return self.directory / f"{name}.plan"
 
     async def plan(self, key: str) -> bytes | None:
-        try:
-            async with aiofiles.open(self._path(key), "rb") as handle:
-                data = await handle.read()
-        except OSError:  # none yet, or not a file we can read: planned again
-            return None
-        header, _, body = data.partition(b"\n")
-        if not header.startswith(_MAGIC):
-            return None
-        try:
-            expires = float(header[len(_MAGIC) :])
-        except ValueError:
-            return None
-        return body if time.time() < expires else None
+        return await anyio.to_thread.run_sync(_read, self._path(key))
 
     async def save_plan(self, key: str, data: bytes, keep: float) -> None:
-        await aiofiles.os.makedirs(self.directory, exist_ok=True)
-        path = self._path(key)
-        partial = path.with_name(f"{path.name}.{os.getpid()}.{time.monotonic_ns()}.partial")
-        try:
-            async with aiofiles.open(partial, "wb") as handle:
-                await handle.write(_MAGIC + f"{time.time() + keep:.3f}\n".encode() + data)
-            await aiofiles.os.replace(partial, path)
-        finally:
-            if await aiofiles.os.path.exists(partial):
-                await aiofiles.os.remove(partial)
+        header = _MAGIC + f"{time.time() + keep:.3f}\n".encode()
+        await anyio.to_thread.run_sync(_write, self._path(key), header + data)
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        data = path.read_bytes()
+    except OSError:  # none yet, or not a file we can read: planned again
+        return None
+    header, _, body = data.partition(b"\n")
+    if not header.startswith(_MAGIC):
+        return None
+    try:
+        expires = float(header[len(_MAGIC) :])
+    except ValueError:
+        return None
+    return body if time.time() < expires else None
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.name}.{os.getpid()}.{time.monotonic_ns()}.partial")
+    try:
+        partial.write_bytes(data)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)

@@ -14,11 +14,6 @@ from sitemap_middleware._caches.file_plans import FilePlanStore
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_a_plan_saved_is_read_back_by_another_store_on_the_folder(tmp_path: Path) -> None:
     """A second store on the same folder (a restarted process) reads what the first saved;
     the folder is made when missing; a key never saved is None."""

@@ -345,3 +345,35 @@ async def test_two_spellings_of_one_url_are_listed_once() -> None:
     assert [url for _, url in await _index_counts(core)] == [2, 1]
     (answer,) = await explain(config, ["/caf%C3%A9"])
     assert answer.listed == [("a", "sitemap-a-1.xml", 0)]
+
+
+@pytest.mark.anyio
+async def test_a_section_may_stay_out_of_the_sites_dedupe(tmp_path: Any) -> None:
+    """``Section(dedupe=False)`` under ``dedupe=True``: its URLs are listed as they are and
+    compared with no other section's (a large section whose URLs no other lists pays no
+    fingerprint pass); the others are deduplicated among themselves. Its plan, taking
+    no part, is kept by a plan store (``Renders(plan_directory=...)``); theirs are not."""
+    from sitemap_middleware import Section
+
+    config = SitemapConfig(
+        base_url=BASE,
+        sections={
+            "a": ["/x", "/y"],
+            "b": Section(["/x", "/z"], dedupe=False),
+            "c": ["/x", "/w"],
+        },
+        dedupe=True,
+        renders=Renders(plan_directory=tmp_path),
+    )
+    core = SitemapCore(config)
+    listed = {}
+    for name in "abc":
+        _, body = await fetch(core, f"/sitemap-{name}-1.xml")
+        listed[name] = [url.removeprefix(BASE) for url in page_urls(check_document(body))]
+    assert listed == {"a": ["/x", "/y"], "b": ["/x", "/z"], "c": ["/w"]}
+    plans, _ = await core._documents.plans.plan_all(config.base)
+    assert [plan.prints is None for plan in plans] == [False, True, False]
+    assert len(list(tmp_path.iterdir())) == 1  # b's plan alone
+    with pytest.raises(ConfigurationError, match="Section.dedupe must be True or False"):
+        Section(["/"], dedupe="no")  # type: ignore[arg-type]
+    await core.aclose()
