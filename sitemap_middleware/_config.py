@@ -59,11 +59,8 @@ class Section:
     alternates (see :class:`Languages`). ``news=True`` makes it a Google News section:
     pages of at most 1,000 URLs unless ``max_urls`` says fewer, and articles older than
     ``SitemapConfig.news_max_age`` left out (its validators move with that window, hourly).
-    ``exclude`` globs leave matching URLs out (docs: *Leave URLs out*).
-    ``dedupe=False`` keeps the section out of the site's ``dedupe``: its URLs are listed
-    as they are and compared with no other section's (for a large section whose URLs no
-    other section lists: no fingerprint pass, and its plan can be kept by a store).
-    A plain provider in ``SitemapConfig.sections`` is a section with defaults.
+    ``exclude`` globs leave matching URLs out; ``dedupe=False`` keeps the section out of the
+    site's ``dedupe`` (docs: *Leave URLs out*). A plain provider is a section with defaults.
     """
 
     provider: ProviderLike
@@ -75,12 +72,11 @@ class Section:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "exclude", check_patterns("Section", "exclude", self.exclude))
-        if not isinstance(self.dedupe, bool):
-            raise ConfigurationError(f"Section.dedupe must be True or False, got {self.dedupe!r}")
         if self.max_urls is not None:
             check_int("Section", "max_urls", self.max_urls, 1, MAX_URLS)
-        if not isinstance(self.news, bool):
-            raise ConfigurationError(f"Section.news must be True or False, got {self.news!r}")
+        for name in ("news", "dedupe"):
+            if not isinstance(value := getattr(self, name), bool):
+                raise ConfigurationError(f"Section.{name} must be True or False, got {value!r}")
         if self.languages is not None and not isinstance(self.languages, Languages):
             raise ConfigurationError(f"Section.languages must be Languages, got {self.languages!r}")
 
@@ -320,11 +316,8 @@ class SitemapConfig:
                 section.exclude, robots, self.guard_book, name, ledger
             )
             kept = kept if robots is not None else kept or None  # (append: rules come later)
-            resolved.append(
-                _ResolvedSection(
-                    name, provider, max_urls, section.news, kept, self.dedupe and section.dedupe
-                )
-            )
+            dedupe = self.dedupe and section.dedupe
+            resolved.append(_ResolvedSection(name, provider, max_urls, section.news, kept, dedupe))
         return tuple(resolved)
 
     def _html_view(self) -> HTMLView | None:

@@ -204,7 +204,9 @@ def make_config(
         base_url=base_url,
         sections={
             "pages": pages,
-            "products": Section(products, languages=PRODUCT_LANGUAGES),
+            # No other section lists a product: kept out of dedupe, its plan (a pass over
+            # 360,000 URLs) is kept in plan_directory, so the next start reads it.
+            "products": Section(products, languages=PRODUCT_LANGUAGES, dedupe=False),
             "docs": DirectoryProvider(directory / "docs", url_prefix="/docs/"),
             "landing": TextFileProvider(directory / "landing.txt"),
             "videos": VIDEOS,
@@ -242,7 +244,10 @@ def make_config(
         # bytes (etag="content"). Plans made once the ASGI app has started: the guard
         # probes without waiting for a first request (under WSGI: from the first sitemap
         # request, which serve.py makes).
-        renders=Renders(etag="content", store=store, warm_up=True),
+        # Plans are kept in files beside the catalog (a restart does not plan again).
+        renders=Renders(
+            etag="content", store=store, warm_up=True, plan_directory=directory / "plans"
+        ),
         # /deals/today's lastmod from the deal it shows (its provider's lastmod is fixed):
         # the time that deal was first seen, kept in the render store.
         ledger=Ledger(source="digest", sections=["deals"]),
