@@ -18,6 +18,7 @@ for every request:
 from __future__ import annotations
 
 import contextlib
+import os
 from collections import OrderedDict
 from time import monotonic
 
@@ -93,6 +94,7 @@ class PlanMemo:
         self._deduped: dict[tuple[str, str], list[tuple[list[SectionPlan], list[SectionPlan]]]]
         self._deduped = {}
         self._deduping = anyio.Lock()  # (one pass reads again what two would)
+        self._pid = os.getpid()
         #: The fingerprints of plans from key ranges, read a chunk at a time.
         self._scans = ScanBook()
 
@@ -148,6 +150,7 @@ class PlanMemo:
     ) -> list[SectionPlan]:
         raw = [plan for _, plan in taking]
         key = (base.prefix, group)
+        self._forked()
         async with self._deduping:
             kept = self._deduped.setdefault(key, [])
             for last in kept:
@@ -247,6 +250,7 @@ class PlanMemo:
     ) -> SectionPlan:
         key = (base.prefix, section.name)
         token = _identity(version)
+        self._forked()
         while True:
             kept = self._reusable(key, token)
             if kept is not None:
@@ -294,6 +298,14 @@ class PlanMemo:
         if not plan.ranged or not takes_part(section):
             return plan
         return await self._scans.scanned(self.config, section, base, plan, self._retain)
+
+    def _forked(self) -> None:
+        """In a process forked while planning (a pre-fork server's master warming up),
+        drop the passes under way: they run on the parent's loop, never ending here."""
+        if self._pid != os.getpid():
+            self._pid = os.getpid()
+            self._planning.clear()
+            self._deduping = anyio.Lock()
 
     def _store_key(self, key: _Key) -> str:
         return f"plan|{self.config.fingerprint}|{key[0]}|{key[1]}"

@@ -10,7 +10,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 
 import anyio
 import anyio.from_thread
@@ -19,8 +21,8 @@ import pytest
 
 from sitemap_middleware import Renders
 from tests.harness.core import make_config
-from tests.harness.ports import bound_socket
-from tests.harness.servers import ROOT, serve_werkzeug, wsgi_app
+from tests.harness.ports import bound_socket, free_port
+from tests.harness.servers import ROOT, serve_werkzeug, serving, wsgi_app
 
 
 @pytest.mark.parametrize("warm", [True, False])
@@ -84,3 +86,26 @@ def test_a_process_whose_warm_up_hangs_still_exits() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "exiting\n"
+
+
+def test_each_gunicorn_worker_warms_up_its_own_plans(tmp_path: Path) -> None:
+    """gunicorn --preload: the master's warm-up, still planning when it forks, belongs to
+    its own loop; a worker's first request (no sitemap asked for) plans in that worker,
+    and its sitemap answers (it does not wait on the master's planning pass)."""
+    port = free_port()
+    argv = [sys.executable, "-m", "gunicorn", "--preload", "--workers=2"]
+    argv += ["--worker-class=gthread", "--threads=4", f"--bind=127.0.0.1:{port}"]
+    argv += ["--log-level=warning", "tests.integration.gunicorn_warm_app:app"]
+    with serving(argv, port, {"SITEMAP_TEST_MARKERS": str(tmp_path)}) as server:
+        for _ in range(4):
+            assert httpx.get(server.url + "/", timeout=5).text == "home page"
+        deadline = time.monotonic() + 10
+        while True:
+            planned = {int(path.name.split("-")[1]) for path in tmp_path.glob("planned-*")}
+            if planned - {server.pid} or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        reply = httpx.get(server.url + "/sitemap-a-1.xml", timeout=10)
+        assert reply.status_code == 200 and "/a</loc>" in reply.text
+    assert server.pid in planned  # the master's, at import
+    assert planned - {server.pid}  # and a worker's own
