@@ -125,6 +125,23 @@ def test_large_sites_benchmark_runs_on_a_small_table(tmp_path: Path) -> None:
     assert all(row[f"{name}_x_window"] > 0 for row in rows for name in measures)
 
 
+@pytest.mark.slow
+def test_fleet_plans_benchmark_runs_on_a_small_table(tmp_path: Path) -> None:
+    """benchmarks/fleet_plans.py: a second instance's first index from the plan the first
+    kept in Redis (it never plans), beside the window query."""
+    import os
+
+    if not os.environ.get("SITEMAP_TEST_REDIS_URL"):
+        pytest.skip("SITEMAP_TEST_REDIS_URL is not set: no Redis server (.ci/run starts one)")
+    out = tmp_path / "fleet.json"
+    argv = ["--rows", "20000", "--databases", "sqlite", "--repeat", "1", "--json", str(out)]
+    run_python("-m", "benchmarks.fleet_plans", *argv)
+    rows = json.loads(out.read_text())
+    assert [row["version"] for row in rows] == ["checksum", "revision"]
+    assert all(row["second_instance_passes"] == 0 for row in rows)
+    assert all(row["second_instance_index_x_window"] > 0 for row in rows)
+
+
 def test_ledger_benchmark_runs_on_a_tiny_section(tmp_path: Path) -> None:
     """benchmarks/ledger.py renders a section with and without the content ledger."""
     out = tmp_path / "l.json"
