@@ -65,10 +65,12 @@ async def _writer(
     present: set[int],
     writes: list[int],
     inserts: list[bool],
+    stop: anyio.Event,
 ) -> None:
-    """Writes without pause (one statement per transaction) until cancelled; inserts only
-    while ``inserts[0]``."""
-    while True:
+    """Writes without pause (one statement per transaction) until told to stop; inserts
+    only while ``inserts[0]``. Stopped, not cancelled: SQLAlchemy ends a connection
+    cancelled mid-transaction in a task that can outlive the engine (and hang the loop)."""
+    while not stop.is_set():
         writes[0] += 1
         choice = rng.random() if inserts[0] else rng.uniform(0.3, 1)
         async with engine.begin() as conn:
@@ -144,9 +146,10 @@ async def _run(url: str, columns: bool) -> None:
     logging.getLogger("sitemap_middleware").addHandler(outgrown)
     present = set(range(2, 400, 2))
     writes, during, inserts, whole = [0], [], [False], 0
+    stop = anyio.Event()
     try:
         async with anyio.create_task_group() as group:
-            group.start_soon(_writer, engine, random.Random(23), present, writes, inserts)
+            group.start_soon(_writer, engine, random.Random(23), present, writes, inserts, stop)
             for crawl in range(CRAWLS):
                 # Inserts fill planned pages past their budget (rows left for the next
                 # index, logged), so every other crawl runs under renames and touches only.
@@ -154,9 +157,12 @@ async def _run(url: str, columns: bool) -> None:
                 done = writes[0]
                 whole += await _crawl(core, engine, outgrown)
                 during.append(writes[0] - done)
-            group.cancel_scope.cancel()
+            stop.set()
     finally:
         logging.getLogger("sitemap_middleware").removeHandler(outgrown)
+        # Background work (a replan, a shared query) ends before its connections close:
+        # a task left awaiting a closed aiosqlite connection would never finish.
+        await core.aclose()
         await engine.dispose()
     print(f"writes during each crawl: {during}; outgrown ranges logged: {outgrown.count}")
     assert min(during) > 0, "the writer did not write while crawls ran"
