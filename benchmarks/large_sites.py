@@ -49,34 +49,57 @@ table = Table(
     Column("updated_at", DateTime, nullable=False, index=True),
     Column("revision", Integer, nullable=False, index=True),
 )
-WINDOW = (
-    "SELECT count(*), max(updated_at) FROM (SELECT updated_at, "
-    "(row_number() OVER (ORDER BY id) - 1) / 49500 AS b FROM large_products) AS r GROUP BY b"
-)
+
+
+def window_sql(name: str) -> str:
+    """The database's own index of table ``name``: ``count(*)`` and ``max(updated_at)``
+    per run of 49,500 rows (a key-range page) by ``row_number()``."""
+    return (
+        "SELECT count(*), max(updated_at) FROM (SELECT updated_at, "
+        f"(row_number() OVER (ORDER BY id) - 1) / 49500 AS b FROM {name}) AS r GROUP BY b"
+    )
+
+
+WINDOW = window_sql("large_products")
 START = datetime(2024, 1, 1)
 
 
-async def _build(engine: AsyncEngine, rows: int) -> None:
-    """The table of ``rows`` rows, kept between runs (rebuilt when its size differs)."""
+async def build(
+    engine: AsyncEngine, rows: int, table: Table = table, row: Callable[[int], Any] | None = None
+) -> None:
+    """``table`` of ``rows`` rows (``row(i)``: row ``i``, from 1), kept between runs
+    (rebuilt when its size differs)."""
+    make = row or _row
     async with engine.begin() as conn:
-        await conn.run_sync(metadata.create_all)
-        have = (await conn.execute(text("SELECT count(*) FROM large_products"))).scalar()
+        await conn.run_sync(table.metadata.create_all)
+        have = (await conn.execute(text(f"SELECT count(*) FROM {table.name}"))).scalar()
         if have == rows:
             return
         await conn.execute(table.delete())
     chunk = 50_000
     for first in range(1, rows + 1, chunk):
-        batch = [
-            {
-                "id": i,
-                "slug": f"product-{i}",
-                "updated_at": START + timedelta(seconds=i),
-                "revision": i,
-            }
-            for i in range(first, min(first + chunk, rows + 1))
-        ]
+        batch = [make(i) for i in range(first, min(first + chunk, rows + 1))]
         async with engine.begin() as conn:
             await conn.execute(table.insert(), batch)
+
+
+def _row(i: int) -> dict[str, Any]:
+    return {
+        "id": i,
+        "slug": f"product-{i}",
+        "updated_at": START + timedelta(seconds=i),
+        "revision": i,
+    }
+
+
+def database_url(database: str, rows: int, stem: str = "large") -> str | None:
+    """The URL of ``database`` ("sqlite": a file kept under the bench folder; else
+    ``SITEMAP_TEST_POSTGRES_URL``, None when unset)."""
+    if database == "sqlite":
+        folder = os.path.join(os.environ.get("TMPDIR", "/tmp"), "sitemap_middleware_bench")
+        os.makedirs(folder, exist_ok=True)
+        return f"sqlite+aiosqlite:///{folder}/{stem}-{rows}.sqlite3"
+    return os.environ.get("SITEMAP_TEST_POSTGRES_URL") or None
 
 
 def _provider(engine: AsyncEngine, revision: bool) -> Any:
@@ -102,7 +125,7 @@ def _core(provider: Any) -> Any:
     )
 
 
-async def _timed(call: Callable[..., Awaitable[Any]], *args: Any, **kwargs: Any) -> float:
+async def timed(call: Callable[..., Awaitable[Any]], *args: Any, **kwargs: Any) -> float:
     started = time.perf_counter()
     await call(*args, **kwargs)
     return time.perf_counter() - started
@@ -121,12 +144,12 @@ async def _measure(engine: AsyncEngine, rows: int, revision: bool, repeat: int) 
         figures.setdefault(name, []).append(seconds)
 
     for run in range(repeat):
-        note("window_query", await _timed(_window, engine))
+        note("window_query", await timed(_window, engine))
         provider = _provider(engine, revision)
         core = _core(provider)
-        note("first_index", await _timed(core_get, core, "/sitemap_index.xml", **gzip))
+        note("first_index", await timed(core_get, core, "/sitemap_index.xml", **gzip))
         await asyncio.sleep(1.1)
-        note("index_again", await _timed(core_get, core, "/sitemap_index.xml", **gzip))
+        note("index_again", await timed(core_get, core, "/sitemap_index.xml", **gzip))
         status, body, _ = await core_get(core, "/sitemap_index.xml")
         page = body.split(b"<loc>https://example.com", 2)[1].split(b"</loc>")[0].decode()
         _, _, _ = await core_get(core, page, **gzip)
@@ -136,7 +159,7 @@ async def _measure(engine: AsyncEngine, rows: int, revision: bool, repeat: int) 
         await asyncio.sleep(1.1)
         note(
             "page_304",
-            await _timed(core_get, core, page, if_none_match=etag, **gzip),
+            await timed(core_get, core, page, if_none_match=etag, **gzip),
         )
         async with engine.begin() as conn:
             await conn.execute(
@@ -147,7 +170,7 @@ async def _measure(engine: AsyncEngine, rows: int, revision: bool, repeat: int) 
         await asyncio.sleep(1.1)
         note(
             "index_after_write",
-            await _timed(core_get, core, "/sitemap_index.xml", **gzip),
+            await timed(core_get, core, "/sitemap_index.xml", **gzip),
         )
         await core.aclose()
         async with engine.begin() as conn:  # the table back as built
@@ -177,20 +200,14 @@ async def _measure(engine: AsyncEngine, rows: int, revision: bool, repeat: int) 
 async def run(databases: list[str], sizes: list[int], repeat: int) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []
     for database in databases:
-        if database == "sqlite":
-            folder = os.path.join(os.environ.get("TMPDIR", "/tmp"), "sitemap_middleware_bench")
-            os.makedirs(folder, exist_ok=True)
         for rows in sizes:
-            if database == "sqlite":
-                url = f"sqlite+aiosqlite:///{folder}/large-{rows}.sqlite3"
-            else:
-                url = os.environ.get("SITEMAP_TEST_POSTGRES_URL", "")
-                if not url:
-                    print("postgresql: SITEMAP_TEST_POSTGRES_URL is not set, skipped")
-                    break
+            url = database_url(database, rows)
+            if url is None:
+                print(f"{database}: SITEMAP_TEST_POSTGRES_URL is not set, skipped")
+                break
             engine = create_async_engine(url)
             try:
-                await _build(engine, rows)
+                await build(engine, rows)
                 for revision in (False, True):
                     row = {"database": database, **await _measure(engine, rows, revision, repeat)}
                     print(row, flush=True)

@@ -149,3 +149,27 @@ def test_ledger_benchmark_runs_on_a_tiny_section(tmp_path: Path) -> None:
     rows = json.loads(out.read_text())
     assert [row["case"] for row in rows] == ["no ledger", "fields", "digest"]
     assert all(row["first_ms"] > 0 and row["steady_ms"] > 0 for row in rows)
+
+
+@pytest.mark.slow
+def test_large_features_benchmark_runs_on_a_small_table(tmp_path: Path) -> None:
+    """benchmarks/large_features.py times dedupe and the ledger beside the same
+    configuration without them, the window query and the page floor (no timing is
+    asserted)."""
+    out = tmp_path / "features.json"
+    argv = ["--rows", "3000", "--databases", "sqlite", "--repeat", "1"]
+    argv += ["--groups", "columns/one,to_entry/two", "--json", str(out)]
+    run_python("-m", "benchmarks.large_features", *argv)
+    rows = json.loads(out.read_text())
+    cases = [(row["shape"], row["sections"], row["feature"]) for row in rows]
+    assert cases == [
+        ("columns", "one", "none"),
+        ("columns", "one", "dedupe"),
+        ("columns", "one", "ledger fields"),
+        ("to_entry", "two", "none"),
+        ("to_entry", "two", "dedupe"),
+    ]
+    measures = ("first_index", "index_again", "page_cold", "page_warm", "index_after_write")
+    assert all(row[f"{name}_x_none"] > 0 for row in rows for name in measures)
+    assert all(row["page_cold_x_floor"] > 0 and row["first_index_x_window"] > 0 for row in rows)
+    assert all(row["first_index_peak_mib"] > 0 for row in rows)
