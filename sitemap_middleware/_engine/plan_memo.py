@@ -36,7 +36,7 @@ from .dedupe import deduplicated, takes_part
 from .dedupe_scan import ScanBook
 from .observe import tell_observers
 from .plan_codec import decode_plan, encode_plan
-from .planning import SectionPlan, plan_section, section_version
+from .planning import SectionPlan, ledger_rules, plan_section, restamped, section_version
 from .store_calls import StoreCalls
 
 __all__ = ["LOG_EXCLUDED", "LOG_SECTION_FAILED", "LOG_STALE_PLAN", "LOG_UNLISTED", "PlanMemo"]
@@ -274,11 +274,14 @@ class PlanMemo:
                 self._keep(key, token, shared)
                 return shared
             self.passes += 1
+            rules = ledger_rules(section)
             plan = await plan_section(
                 self.config, section, base, version, keep=keep, retain=self._retain
             )
             planning.plan = await self._scanned(section, base, plan)
             self._report(token, planning.plan)
+            # The records the pass made move the version: its plan is the next one's.
+            token = _identity(restamped(section, version, rules) or version)
             self._keep(key, token, planning.plan)
             if not takes_part(section):  # (its fingerprints are this process's alone)
                 await self._share(key, token, planning.plan)

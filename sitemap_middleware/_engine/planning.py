@@ -51,6 +51,7 @@ __all__ = [
     "page_room",
 ]
 __all__ += ["plan_section", "range_version", "section_version", "stylesheet_href", "takes_part"]
+__all__ += ["ledger_rules", "restamped"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +200,36 @@ def _in_news_window(
     if rules and version.token:  # so are the app's robots.txt rules, once read
         version = ProviderVersion(f"{version.token}|{rules}", version.last_modified)
     return version
+
+
+def ledger_rules(section: _ResolvedSection) -> str | None:
+    """The rules' token of a section whose in-process ledger a pass stamps (see
+    :func:`restamped`), else None."""
+    exclusion = section.exclusion
+    book = exclusion.ledger if exclusion is not None else None
+    if book is None or book.loader is not None or book.ledger.source == "guard":
+        return None  # (a fleet's records, or a guard's digests, arrive on their own)
+    return exclusion.token if exclusion is not None else None
+
+
+def restamped(
+    section: _ResolvedSection, version: ProviderVersion | None, before: str | None
+) -> ProviderVersion | None:
+    """``version`` (named by the rules' token ``before``, from :func:`ledger_rules`)
+    naming the ledger's records as a planning pass under it left them, or None when
+    they did not move. The pass wrote what its records say: a pass under this version
+    would write the same, so its plan holds for it."""
+    if before is None or version is None or not version.token:
+        return None
+    after = ledger_rules(section)
+    if after is None or after == before:
+        return None
+    token = version.token
+    if before:
+        if not token.endswith("|" + before):
+            return None
+        token = token[: -len(before) - 1]
+    return ProviderVersion(f"{token}|{after}", version.last_modified)
 
 
 def allows_empty(section: _ResolvedSection) -> bool:
