@@ -202,34 +202,38 @@ def _in_news_window(
     return version
 
 
-def ledger_rules(section: _ResolvedSection) -> str | None:
-    """The rules' token of a section whose in-process ledger a pass stamps (see
-    :func:`restamped`), else None."""
+def ledger_rules(section: _ResolvedSection) -> tuple[str, str] | None:
+    """The rules' token of a section whose in-process ledger a pass stamps, and that
+    token's other rules (robots.txt, the guard): see :func:`restamped`; else None."""
     exclusion = section.exclusion
     book = exclusion.ledger if exclusion is not None else None
-    if book is None or book.loader is not None or book.ledger.source == "guard":
-        return None  # (a fleet's records, or a guard's digests, arrive on their own)
-    return exclusion.token if exclusion is not None else None
+    if exclusion is None or book is None or book.loader is not None:
+        return None  # (a fleet's records arrive on their own)
+    if book.ledger.source == "guard":
+        return None  # (so do the guard's digests)
+    robots = exclusion.robots.token if exclusion.robots is not None else ""
+    guard = exclusion.guard.token(exclusion.section) if exclusion.guard is not None else ""
+    return exclusion.token, f"{robots}|{guard}"
 
 
 def restamped(
-    section: _ResolvedSection, version: ProviderVersion | None, before: str | None
+    section: _ResolvedSection, version: ProviderVersion | None, before: tuple[str, str] | None
 ) -> ProviderVersion | None:
-    """``version`` (named by the rules' token ``before``, from :func:`ledger_rules`)
-    naming the ledger's records as a planning pass under it left them, or None when
-    they did not move. The pass wrote what its records say: a pass under this version
-    would write the same, so its plan holds for it."""
+    """``version`` (named by the rules ``before``, from :func:`ledger_rules`) naming the
+    ledger's records as a planning pass under it left them, or None when they did not
+    move (or another rule did). The pass wrote what its records say: a pass under this
+    version would write the same, so its plan holds for it."""
     if before is None or version is None or not version.token:
         return None
     after = ledger_rules(section)
-    if after is None or after == before:
+    if after is None or after[0] == before[0] or after[1] != before[1]:
         return None
-    token = version.token
-    if before:
-        if not token.endswith("|" + before):
+    token, rules = version.token, before[0]
+    if rules:
+        if not token.endswith("|" + rules):
             return None
-        token = token[: -len(before) - 1]
-    return ProviderVersion(f"{token}|{after}", version.last_modified)
+        token = token[: -len(rules) - 1]
+    return ProviderVersion(f"{token}|{after[0]}", version.last_modified)
 
 
 def allows_empty(section: _ResolvedSection) -> bool:
