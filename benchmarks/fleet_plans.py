@@ -27,7 +27,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from benchmarks.common import core_get, markdown_table
-from benchmarks.large_sites import _build, _provider, _timed, _window
+from benchmarks.large_sites import _provider, _window, build, database_url, timed
 
 
 def _core(provider: Any, redis_url: str, prefix: str) -> Any:
@@ -50,15 +50,15 @@ async def _measure(
     gzip = {"accept_encoding": "gzip"}
     prefix = f"bench-fleet-{uuid.uuid4().hex}:"
     first = _core(_provider(engine, revision), redis_url, prefix)
-    planned = await _timed(core_get, first, "/sitemap_index.xml", **gzip)
+    planned = await timed(core_get, first, "/sitemap_index.xml", **gzip)
     await first.aclose()
     window: list[float] = []
     second: list[float] = []
     passes = 0
     for _ in range(repeat):
-        window.append(await _timed(_window, engine))
+        window.append(await timed(_window, engine))
         core = _core(_provider(engine, revision), redis_url, prefix)
-        second.append(await _timed(core_get, core, "/sitemap_index.xml", **gzip))
+        second.append(await timed(core_get, core, "/sitemap_index.xml", **gzip))
         passes += core._documents.plans.passes
         await core.aclose()
     median_window = statistics.median(window)
@@ -78,20 +78,15 @@ async def run(
     databases: list[str], sizes: list[int], repeat: int, redis_url: str
 ) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []
-    folder = os.path.join(os.environ.get("TMPDIR", "/tmp"), "sitemap_middleware_bench")
-    os.makedirs(folder, exist_ok=True)
     for database in databases:
         for rows in sizes:
-            if database == "sqlite":
-                url = f"sqlite+aiosqlite:///{folder}/large-{rows}.sqlite3"
-            else:
-                url = os.environ.get("SITEMAP_TEST_POSTGRES_URL", "")
-                if not url:
-                    print("postgresql: SITEMAP_TEST_POSTGRES_URL is not set, skipped")
-                    break
+            url = database_url(database, rows)
+            if url is None:
+                print("postgresql: SITEMAP_TEST_POSTGRES_URL is not set, skipped")
+                break
             engine = create_async_engine(url)
             try:
-                await _build(engine, rows)
+                await build(engine, rows)
                 for revision in (False, True):
                     measured = await _measure(engine, rows, revision, repeat, redis_url)
                     row = {"database": database, **measured}
