@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import statistics
 import uuid
@@ -27,7 +26,14 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from benchmarks.common import core_get, markdown_table
-from benchmarks.large_sites import _provider, _window, build, database_url, timed
+from benchmarks.large_sites import (
+    _provider,
+    _window,
+    build,
+    database_url,
+    publish,
+    timed,
+)
 
 
 def _core(provider: Any, redis_url: str, prefix: str) -> Any:
@@ -125,9 +131,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         raise SystemExit("SITEMAP_TEST_REDIS_URL is not set: a fleet shares a Redis store")
     sizes = [int(each) for each in args.rows.split(",")]
     results = asyncio.run(run(args.databases.split(","), sizes, args.repeat, redis_url))
-    print(report(results))
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
+    publish(results, report(results), args.json)
     return results
 
 

@@ -30,16 +30,13 @@ apart from the timings.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import gc
-import json
 import statistics
 import time
 import tracemalloc
 from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Column, Date, DateTime, Integer, MetaData, Numeric, String, Table, text
@@ -47,7 +44,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from benchmarks import floor
 from benchmarks.common import core_get, markdown_table, raw_items
-from benchmarks.large_sites import build, database_url, timed, window_sql
+from benchmarks.large_sites import build, database_url, publish, table_arguments, timed, window_sql
 from sitemap_middleware import Ledger, SitemapConfig
 
 table = Table(
@@ -308,25 +305,19 @@ def report(results: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", default="100000,1000000")
-    parser.add_argument("--databases", default="sqlite,postgresql")
-    parser.add_argument("--repeat", type=int, default=2)
+    parser = table_arguments(__doc__, "100000,1000000", 2)
     parser.add_argument(
         "--groups",
         default=",".join(f"{shape}/{sections}" for shape, sections in GROUPS),
         help="shape/sections pairs, e.g. columns/one,to_entry/two",
     )
-    parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args(argv)
     sizes = [int(each) for each in args.rows.split(",")]
     groups = [tuple(each.split("/")) for each in args.groups.split(",")]
     assert all(group in GROUPS for group in groups), groups
     chosen = [(shape, sections) for shape, sections in groups]
     results = asyncio.run(run(args.databases.split(","), sizes, args.repeat, chosen))
-    print(report(results))
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
+    publish(results, report(results), args.json)
     return results
 
 

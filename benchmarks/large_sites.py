@@ -241,18 +241,28 @@ def report(results: list[dict[str, Any]]) -> str:
     return markdown_table(header, rows)
 
 
-def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", default="100000,1000000")
+def table_arguments(doc: str, rows: str, repeat: int) -> argparse.ArgumentParser:
+    """The options every large-table benchmark takes: sizes, databases, repeats, JSON."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--rows", default=rows)
     parser.add_argument("--databases", default="sqlite,postgresql")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=repeat)
     parser.add_argument("--json", type=Path, help="write the results here")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def publish(results: list[dict[str, Any]], table: str, path: Path | None) -> None:
+    """Print the markdown table; write the results as JSON when asked."""
+    print(table)
+    if path:
+        path.write_text(json.dumps(results, indent=2))
+
+
+def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
+    args = table_arguments(__doc__, "100000,1000000", 3).parse_args(argv)
     sizes = [int(each) for each in args.rows.split(",")]
     results = asyncio.run(run(args.databases.split(","), sizes, args.repeat))
-    print(report(results))
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
+    publish(results, report(results), args.json)
     return results
 
 
