@@ -180,9 +180,11 @@ class Commits:
             return (await query(()))[0]
         seen = self._seen.get(key)
         now = await signal.now() if seen is not None or not signal.columns else None
+        # Still kept after the await (forget() may have dropped it): the most recent last.
         if seen is not None and now is not None and seen[0] == now:
-            self._seen[key] = self._seen.pop(key)  # the most recent last
-            return seen[1]  # type: ignore[no-any-return]
+            if self._seen.pop(key, None) is seen:
+                self._seen[key] = seen
+                return seen[1]  # type: ignore[no-any-return]
         answer, values = await query(signal.columns)
         at = signal.of(values) if signal.columns else now
         self._seen.pop(key, None)

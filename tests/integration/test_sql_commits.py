@@ -268,3 +268,37 @@ async def test_a_view_always_reads_the_rows(url: str) -> None:
         async with engine.begin() as conn:
             await conn.execute(text("DROP VIEW IF EXISTS sitemap_commit_view"))
         await engine.dispose()
+
+
+async def test_forget_while_a_kept_version_is_checked_does_not_crash() -> None:
+    """A check finds a kept version and awaits the signal (PostgreSQL: a query); meanwhile
+    ``forget()`` (after a write) drops what was kept. The check still answers."""
+    import asyncio
+
+    from sitemap_middleware._providers import sql_commits
+
+    gate = asyncio.Event()
+
+    class Slow(sql_commits._Signal):
+        columns = ()
+
+        async def now(self) -> Any:
+            await gate.wait()
+            return "same"
+
+    commits = sql_commits.Commits(None, "postgresql", items)  # type: ignore[arg-type]
+    commits._signal, commits._resolved = Slow(), True
+    reads: list[int] = []
+
+    async def query(extra: Any) -> tuple[int, list[Any]]:
+        reads.append(1)
+        return len(reads), []
+
+    gate.set()
+    assert await commits.read("k", query) == 1
+    gate.clear()
+    checking = asyncio.ensure_future(commits.read("k", query))
+    await asyncio.sleep(0)
+    commits.clear()  # forget(): a write was made
+    gate.set()
+    assert await checking == 2  # forgotten: read again, not the kept answer
