@@ -21,7 +21,8 @@ view or a virtual table, or a textual ``FROM``; PostgreSQL on a hot standby
 (``pg_is_in_recovery()``: its snapshots list no transaction in progress), after a server
 restart, a source naming a view or a foreign table, or where the snapshot function is
 missing or refused; any error reading the signal. SQLite's connection is opened again
-(and forgets what it saw) after ``fork()`` or when the file at the path is another one.
+(and forgets what it saw) after ``fork()``; once the file at the path is another one (a
+new file renamed over it), SQLite reads the rows every time in this process.
 Data a source reads from outside the database (a function reading files or another
 server) is not covered: use ``metadata_ttl`` and ``forget()`` there.
 """
@@ -76,12 +77,18 @@ class _DataVersion(_Signal):
         self._opened = 0  # values of two connections never compare equal
         self._inherited: list[sqlite3.Connection] = []  # a parent's: never used nor closed
         self._closing: weakref.finalize[Any, Any] | None = None
+        #: Another file renamed over the path: the pool's connections may still read the
+        #: old one (and later the new one, with no commit to tell), so never again.
+        self._replaced = False
 
     async def now(self) -> Hashable | None:
         with self._lock:
             try:
                 found = os.stat(self._path)
                 file = (found.st_dev, found.st_ino)
+                self._replaced |= self._db is not None and self._file != file
+                if self._replaced:
+                    return None
                 if self._db is None or self._pid != os.getpid() or self._file != file:
                     self._open(file)
                 assert self._db is not None

@@ -302,3 +302,38 @@ async def test_forget_while_a_kept_version_is_checked_does_not_crash() -> None:
     commits.clear()  # forget(): a write was made
     gate.set()
     assert await checking == 2  # forgotten: read again, not the kept answer
+
+
+def test_a_database_file_replaced_under_the_pool_is_never_trusted_again(tmp_path: Path) -> None:
+    """A new file renamed over the database (a deploy): pooled connections may still read
+    the old one, so a version read then is the old file's. Once the pool reconnects, the
+    version must be the new file's, though nothing was committed to it."""
+    import sqlite3
+
+    import anyio
+
+    def make(path: Path, slug: str) -> None:
+        with sqlite3.connect(path) as db:
+            db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, slug TEXT NOT NULL)")
+            db.execute("INSERT INTO t VALUES (1, ?)", (slug,))
+        db.close()
+
+    make(tmp_path / "site.sqlite3", "a")
+    make(tmp_path / "new.sqlite3", "b")
+    table = Table("t", MetaData(), Column("id", Integer, primary_key=True), Column("slug", String))
+
+    def provider(engine: Any) -> SQLAlchemyProvider:
+        return SQLAlchemyProvider(engine, table, key="id", location="/{slug}", metadata_ttl=0)
+
+    engine = create_engine(f"sqlite:///{tmp_path / 'site.sqlite3'}")
+    fresh = create_engine(f"sqlite:///{tmp_path / 'site.sqlite3'}")
+    try:
+        served = provider(engine)
+        anyio.run(served.version)
+        os.replace(tmp_path / "new.sqlite3", tmp_path / "site.sqlite3")
+        anyio.run(served.version)  # read through a pooled connection: the old file's
+        engine.dispose()  # the pool reconnects (pool_recycle, an invalidated connection)
+        assert anyio.run(served.version) == anyio.run(provider(fresh).version)
+    finally:
+        engine.dispose()
+        fresh.dispose()
