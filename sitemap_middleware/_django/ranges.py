@@ -97,13 +97,18 @@ class QuerySetRanges:
             import sqlalchemy  # noqa: F401  (writes the wrapper)
         except ImportError:  # pragma: no cover - the django extra installs it
             return None
-        if connections[self._queryset.db].vendor not in _VENDORS:
+        connection = connections[self._queryset.db]
+        if connection.vendor not in _VENDORS:
             return None
         annotations = self._queryset.query.annotations  # (the queryset's own ones too)
         out: dict[str, tuple[str, bool]] = {}
         for alias, name in self._names.items():
-            field = annotations[alias].output_field
+            expression = annotations[alias]
+            field = expression.output_field
             kind = field.get_internal_type()
+            converted = expression.get_db_converters(connection)
+            if alias != "sitemap_m" and (converted or connection.ops.get_db_converters(expression)):
+                return None  # (from_db_value): Django gives another value than the row's
             # A joined lookup (a LEFT JOIN) may be NULL whatever its field says.
             null = bool(getattr(field, "null", True)) or "__" in name
             if alias == "sitemap_m":

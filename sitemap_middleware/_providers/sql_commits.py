@@ -188,10 +188,11 @@ class Commits:
         seen = self._seen.get(key)
         now = await signal.now() if seen is not None or not signal.columns else None
         # Still kept after the await (forget() may have dropped it): the most recent last.
-        if seen is not None and now is not None and seen[0] == now:
-            if self._seen.pop(key, None) is seen:
-                self._seen[key] = seen
-                return seen[1]  # type: ignore[no-any-return]
+        kept = seen is not None and now is not None and seen[0] == now
+        if kept and self._seen.pop(key, None) is seen:
+            assert seen is not None
+            self._seen[key] = seen
+            return seen[1]  # type: ignore[no-any-return]
         answer, values = await query(signal.columns)
         at = signal.of(values) if signal.columns else now
         self._seen.pop(key, None)

@@ -249,3 +249,30 @@ def test_a_filtered_queryset_is_planned_with_its_parameters(alias: str) -> None:
         write_tags(alias, [])
     assert stats is not None and sum(each.rows for each in stats.ranges) == 20
     assert len(urls) == len(set(urls)) == 20
+
+
+@pytest.mark.parametrize("alias", ALIASES)
+def test_a_field_converting_its_values_is_measured_row_by_row(
+    alias: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CharField subclass with ``from_db_value`` (an enum, a decoded or expanded value):
+    the URL is built from what Django gives, not from what the database holds, so the
+    database cannot measure it: no page outgrows its budget, every URL listed once."""
+    from tests.djangoproject.shop.models import Tag
+
+    alias = alias_or_skip(alias)
+    field = Tag._meta.get_field("code")
+    monkeypatch.setattr(
+        field,
+        "from_db_value",
+        lambda value, *_: None if value is None else value * 8,
+        raising=False,
+    )
+    write_tags(alias, [(f"c{i}", START) for i in range(120)])
+    try:
+        by_ranges = _crawl(_provider(alias, planned=True), 50, 4000)
+        by_rows = _crawl(_provider(alias, planned=False), 50, 4000)
+    finally:
+        write_tags(alias, [])
+    assert len(by_ranges) == len(set(by_ranges)) == 120
+    assert sorted(by_ranges) == sorted(by_rows)
