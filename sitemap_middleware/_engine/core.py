@@ -81,7 +81,7 @@ class SitemapCore:
         keys = DocumentKeys(config)
         self._shared = SharedRenders(config, keys)
         self._refreshes = BackgroundRefreshes()  # stale-while-revalidate's renders
-        self._documents = Documents(config, keys, self._shared.plan_store, self._shared.calls)
+        self._documents = Documents(config, keys, self._shared.plan_store, self._shared.plan_calls)
         self._vary = vary_headers(config.hosts)
         self._cache_control = cache_control(config.http.cache_control, config) or ""
         self._observers = Observers(config.observers)

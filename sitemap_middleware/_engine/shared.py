@@ -45,7 +45,7 @@ from .bodies import stored_body
 from .content_tags import ContentTags
 from .keys import DocumentKeys
 from .render_once import Keep, RenderOnce
-from .store_calls import LOG_STORE_FAILED, StoreCalls
+from .store_calls import LOG_PLANS_BACKING_OFF, LOG_PLANS_FAILED, LOG_STORE_FAILED, StoreCalls
 
 __all__ = [
     "LOG_STALE",
@@ -108,6 +108,8 @@ class SharedRenders:
         folder = self.renders.plan_directory
         self._file_plans = FilePlanStore(folder) if folder is not None else None
         self._calls = StoreCalls()  # logging, and the back-off after a failure
+        # Its own: a failing plan folder must not leave the render store unasked.
+        self._file_calls = StoreCalls(LOG_PLANS_FAILED, LOG_PLANS_BACKING_OFF)
         max_bytes = self.renders.max_bytes or config.max_bytes_per_page
         tagging = self.renders.etag == "content"
         fresh = max(self.renders.ttl, self.renders.content_ttl if tagging else 0.0)
@@ -204,6 +206,11 @@ class SharedRenders:
         a fleet, else the files of ``Renders.plan_directory``."""
         store = self.store
         return store if store.shared and isinstance(store, PlanStore) else self._file_plans
+
+    @property
+    def plan_calls(self) -> StoreCalls:
+        """How :attr:`plan_store`'s calls are made: the store's, or the files' own."""
+        return self._calls if self.plan_store is self.store else self._file_calls
 
     @property
     def calls(self) -> StoreCalls:

@@ -81,3 +81,34 @@ def test_any_keys_map_to_their_own_files(
         ]
 
     anyio.run(check)
+
+
+async def test_a_plan_folder_that_cannot_be_written_leaves_the_render_store_alone(
+    tmp_path: Path,
+) -> None:
+    """A plan folder failing (read-only, disk full) costs the plans a restart would read,
+    nothing else: the render store (in memory, never failing) still stamps Last-Modified
+    and keeps renders, as it does with a folder that works."""
+    from sitemap_middleware import Renders, SitemapConfig
+    from sitemap_middleware._engine.core import SitemapCore
+    from tests.harness.core import fetch, header
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+
+    async def served(folder: Path) -> list[tuple[int, str | None]]:
+        config = SitemapConfig(
+            base_url="https://example.com",
+            sections={"a": ["/x", "/y"]},
+            renders=Renders(etag="content", plan_directory=folder),
+        )
+        core = SitemapCore(config)
+        out = []
+        for _ in range(2):
+            for path in ("/sitemap_index.xml", "/sitemap-a-1.xml"):
+                reply, _ = await fetch(core, path)
+                out.append((reply.status, header(reply, "last-modified") is not None))
+        await core.aclose()
+        return out
+
+    assert await served(blocker / "plans") == await served(tmp_path / "plans")
