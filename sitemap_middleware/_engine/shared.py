@@ -210,7 +210,7 @@ class SharedRenders:
     @property
     def plan_calls(self) -> StoreCalls:
         """How :attr:`plan_store`'s calls are made: the store's, or the files' own."""
-        return self._calls if self.plan_store is self.store else self._file_calls
+        return self._file_calls if self.plan_store is self._file_plans else self._calls
 
     @property
     def calls(self) -> StoreCalls:

@@ -96,7 +96,7 @@ async def test_a_plan_folder_that_cannot_be_written_leaves_the_render_store_alon
     blocker = tmp_path / "file"
     blocker.write_text("")
 
-    async def served(folder: Path) -> list[tuple[int, str | None]]:
+    async def served(folder: Path) -> list[tuple[int, bool]]:
         config = SitemapConfig(
             base_url="https://example.com",
             sections={"a": ["/x", "/y"]},
