@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from typing import Protocol
 
 from .._exceptions import SitemapError
@@ -185,6 +185,7 @@ async def urlset_body(
     writer: URLWriter,
     streams: list[EntryStream],
     first: Batch,
+    outgrew: Callable[[], None] | None = None,
 ) -> AsyncGenerator[bytes, None]:
     """Render a urlset (or text sitemap) from open streams; abort, never truncate quietly."""
     chunker = Chunker()
@@ -199,6 +200,8 @@ async def urlset_body(
                     yield out
                 if writer.full:  # a key-range page that outgrew its budget: close it here
                     logger.warning(LOG_OUTGREW, writer.label, writer.count)
+                    if outgrew is not None:
+                        outgrew()
                     break
                 if isinstance(writer, UrlsetWriter) and writer.oversize:
                     for loc, size in writer.oversize:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
+from functools import partial
 
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import InvalidEntryError, ProviderError
@@ -104,7 +105,8 @@ class Pages:
             replay_once(stream, kept)
             writer = writers.page(name, base, planned, capped=keyed)
             # An empty page the XML answers with 200 (Django's) is an empty view too.
-            return await self.urlsets.open(name, [stream], writer, allows_empty(section))
+            outgrew = partial(self.plans.outgrew, base, section.name)
+            return await self.urlsets.open(name, [stream], writer, allows_empty(section), outgrew)
 
         return Document(
             writers.content_type,
@@ -151,7 +153,8 @@ class Pages:
             stream = self.urlsets.keyed_stream(section, base, key_range=keys)
             stream.exclusion = left
             writer = writers.urlset(name, base, section.max_urls, capped=True)
-            return await self.urlsets.open(name, [stream], writer)
+            outgrew = partial(self.plans.outgrew, base, section.name)
+            return await self.urlsets.open(name, [stream], writer, outgrew=outgrew)
 
         return Document(
             writers.content_type,

@@ -79,6 +79,9 @@ class PlanMemo:
         #: (prefix, section) -> the key ranges its kept plan lists (see lists_range)
         self._listed: dict[_Key, frozenset[str | None]] = {}
         self._planning: dict[_Key, _Planning] = {}
+        #: Plans read from the store, and the tokens whose stored plan outgrew a page.
+        self._stored: dict[_Key, SectionPlan] = {}
+        self._distrusted: dict[_Key, str] = {}
         #: Planning passes made (for tests and benchmarks).
         self.passes = 0
         #: What was last reported of a section listing nothing (see _report), and of
@@ -270,7 +273,7 @@ class PlanMemo:
         try:
             shared = await self._shared_plan(key, token) if not takes_part(section) else None
             if shared is not None:
-                planning.plan = shared
+                planning.plan = self._stored[key] = shared
                 self._keep(key, token, shared)
                 return shared
             self.passes += 1
@@ -315,7 +318,7 @@ class PlanMemo:
 
     async def _shared_plan(self, key: _Key, token: str) -> SectionPlan | None:
         """The plan another instance made for this version, if the store has it."""
-        if self._store is None or not token.startswith("t"):
+        if self._store is None or not token.startswith("t") or self._distrusted.get(key) == token:
             return None  # only a token says two instances saw the same content
         data = await self._calls.guard("reading", self._store.plan(self._store_key(key)))
         return decode_plan(data, token) if isinstance(data, bytes) else None
@@ -371,6 +374,16 @@ class PlanMemo:
         worth storing (the index sends crawlers to it); ranges anyone can make up are
         not. Any kept plan will do: a range page is validated by its own rows."""
         return key_range in self._listed.get((base.prefix, section), ())
+
+    def outgrew(self, base: BaseURL, section: str) -> None:
+        """A page outgrew its budget: a plan read from the store (made by other code, before
+        a deploy, say: same token) is dropped, and planned here at the next request."""
+        key = (base.prefix, section)
+        kept = self._kept.get(key)
+        if kept is not None and self._stored.pop(key, None) is kept[2]:
+            self._distrusted[key] = kept[0]
+            del self._kept[key]
+            self._listed.pop(key, None)
 
     def _stale(self, key: _Key, planning: _Planning) -> SectionPlan | None:
         """The last plan of a keyset section while it is planned again (stale-while-

@@ -6,7 +6,7 @@ entry in strict mode 500, no entry at all 404) before the status line is committ
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import InvalidEntryError, ProviderError
@@ -98,6 +98,7 @@ class Urlsets:
         streams: list[EntryStream],
         writer: URLWriter,
         allow_empty: bool = False,
+        outgrew: Callable[[], None] | None = None,
     ) -> AsyncIterator[bytes]:
         """Fetch the first batch (errors become 503/404 here), then stream the rest.
 
@@ -118,4 +119,4 @@ class Urlsets:
             for stream in streams:
                 await stream.aclose()
             raise HTTPError(404, "Not Found: this sitemap page has no entries")
-        return ClosingBody(urlset_body(writer, streams, first), streams)
+        return ClosingBody(urlset_body(writer, streams, first, outgrew), streams)

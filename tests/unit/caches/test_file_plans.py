@@ -112,3 +112,66 @@ async def test_a_plan_folder_that_cannot_be_written_leaves_the_render_store_alon
         return out
 
     assert await served(blocker / "plans") == await served(tmp_path / "plans")
+
+
+#: What the location function below calls: a deploy may change it, not the function.
+_PREFIX = {"value": "/a"}
+
+
+def _url_of(slug: str) -> str:
+    return f"{_PREFIX['value']}/{slug}"
+
+
+async def test_a_kept_plan_that_outgrows_its_pages_after_a_deploy_is_planned_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The location function calls a helper whose code a deploy changed (longer URLs):
+    the provider's version (rows, settings, the function's own code) is the same, so the
+    restarted process reads the plan kept in the folder. Its pages outgrow the budget;
+    the plan is then made again, and the next crawl lists every URL, each once."""
+    import sqlite3
+
+    from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine
+
+    from sitemap_middleware import Renders, Section, SitemapConfig
+    from sitemap_middleware._engine.core import SitemapCore
+    from sitemap_middleware.providers import SQLAlchemyProvider
+    from tests.harness.core import fetch
+    from tests.harness.documents import check_document, child_urls, page_urls
+
+    with sqlite3.connect(tmp_path / "db") as db:
+        db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, slug TEXT NOT NULL)")
+        db.executemany("INSERT INTO t VALUES (?, ?)", [(i, f"s{i}") for i in range(1, 601)])
+    db.close()
+    table = Table("t", MetaData(), Column("id", Integer, primary_key=True), Column("slug", String))
+    engine = create_engine(f"sqlite:///{tmp_path / 'db'}")
+
+    def started() -> SitemapCore:
+        provider = SQLAlchemyProvider(engine, table, key="id", location=lambda row: _url_of(row[1]))
+        return SitemapCore(
+            SitemapConfig(
+                base_url="https://example.com",
+                max_bytes_per_page=8000,
+                sections={"t": Section(provider)},
+                renders=Renders(plan_directory=tmp_path / "plans"),
+            )
+        )
+
+    async def crawl(core: SitemapCore) -> list[str]:
+        _, index = await fetch(core, "/sitemap_index.xml")
+        urls: list[str] = []
+        for child in child_urls(check_document(index)):
+            reply, body = await fetch(core, child.removeprefix("https://example.com"))
+            assert reply.status == 200 and len(body) <= 8000
+            urls.extend(page_urls(check_document(body)))
+        return urls
+
+    try:
+        assert len(await crawl(started())) == 600
+        monkeypatch.setitem(_PREFIX, "value", "/a-much-longer-prefix-after-the-deploy/en")
+        restarted = started()
+        await crawl(restarted)  # pages from the kept plan: what fits of each
+        urls = await crawl(restarted)
+        assert len(urls) == len(set(urls)) == 600
+    finally:
+        engine.dispose()
