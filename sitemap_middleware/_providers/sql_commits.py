@@ -86,7 +86,9 @@ class _DataVersion(_Signal):
             try:
                 found = os.stat(self._path)
                 file = (found.st_dev, found.st_ino)
-                self._replaced |= self._db is not None and self._file != file
+                if self._db is not None and self._file != file:
+                    self._replaced = True
+                    self._drop()  # (the old file's space is freed only once closed)
                 if self._replaced:
                     return None
                 if self._db is None or self._pid != os.getpid() or self._file != file:
@@ -97,7 +99,7 @@ class _DataVersion(_Signal):
                 return None  # (busy while a writer commits, say): the aggregate answers
             return self._opened, value
 
-    def _open(self, file: tuple[int, int]) -> None:
+    def _drop(self) -> None:
         if self._db is not None:
             if self._closing is not None:
                 self._closing.detach()
@@ -106,6 +108,9 @@ class _DataVersion(_Signal):
             else:
                 self._inherited.append(self._db)  # SQLite forbids using it across fork()
         self._db = None
+
+    def _open(self, file: tuple[int, int]) -> None:
+        self._drop()
         # Autocommit (no transaction held open), never waiting on a writer's lock.
         self._db = sqlite3.connect(
             self._path, timeout=0, isolation_level=None, check_same_thread=False
