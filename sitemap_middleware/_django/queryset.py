@@ -417,9 +417,12 @@ class DjangoQuerySetProvider:
         from django.db.models import F, Max, Window
         from django.db.models.functions import RowNumber
 
-        numbered = self._queryset.order_by().alias(
-            **{_ROW: Window(RowNumber(), order_by=F(self._key).asc())}
-        )
+        rows = self._queryset.order_by()
+        if rows.query.group_by is not None:
+            # Grouped rows (an aggregate annotation) refuse a window in the same query.
+            keys = rows.values(self._key)
+            rows = rows.model._base_manager.db_manager(rows.db).filter(**{f"{self._key}__in": keys})
+        numbered = rows.alias(**{_ROW: Window(RowNumber(), order_by=F(self._key).asc())})
         # Every page's first row: row numbers 1, 1 + page_size, ... (one scan, no OFFSET).
         firsts = numbered.annotate(**{f"{_ROW}_page": (F(_ROW) - 1) % page_size}).filter(
             **{f"{_ROW}_page": 0}

@@ -317,3 +317,33 @@ def test_a_deploy_that_changes_location_changes_the_etag(alias: str) -> None:
         )
         etags.add(get(core_for({}, sections={"tags": Section(tags)}), PATH)[1]["etag"])
     assert len(etags) == 2
+
+
+@pytest.mark.parametrize("alias", ALIASES, indirect=True)
+def test_a_queryset_grouped_by_an_aggregate_is_planned(alias: str) -> None:
+    """``annotate(Count(...)).filter(...)`` groups the rows: numbering them for page
+    starts in the same query is refused by SQLite ("misuse of window function") and
+    PostgreSQL ("window functions are not allowed in GROUP BY"), which left the section
+    out (503). The grouped queryset is numbered as a subquery of its keys."""
+    import anyio
+    from django.db.models import Count
+
+    from sitemap_middleware.django import DjangoQuerySetProvider
+    from tests.djangoproject.shop.models import Tag
+
+    write_tags(alias, [(f"t{i}", DAY + timedelta(minutes=i)) for i in range(30)])
+    grouped = Tag.objects.using(alias).annotate(n=Count("id")).filter(n__gt=0)
+    provider = DjangoQuerySetProvider(
+        grouped, lastmod="updated", location=lambda tag: f"/tags/{tag.code}/"
+    )
+    core = core_for({}, sections={"tags": Section(provider, max_urls=7)})
+    status, _, index = get(core, "/sitemap_index.xml")
+    assert status == 200, index
+    urls: list[str] = []
+    for page in range(1, 6):
+        status, _, body = get(core, f"/sitemap-tags-{page}.xml")
+        assert status == 200, (page, body)
+        urls += locs(body)
+    assert sorted(urls) == sorted(f"https://example.com/tags/t{i}/" for i in range(30))
+    dates = anyio.run(provider.page_last_modified, 7)
+    assert dates == [DAY + timedelta(minutes=m) for m in (6, 13, 20, 27, 29)]
