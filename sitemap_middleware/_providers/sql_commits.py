@@ -34,6 +34,7 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import Awaitable, Callable, Hashable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import Text, bindparam, cast, func, select, text
@@ -111,9 +112,14 @@ class _DataVersion(_Signal):
 
     def _open(self, file: tuple[int, int]) -> None:
         self._drop()
-        # Autocommit (no transaction held open), never waiting on a writer's lock.
+        # Autocommit (no transaction held open), never waiting on a writer's lock; mode=rw
+        # never creates the file (gone since the stat: a deploy removing it).
         self._db = sqlite3.connect(
-            self._path, timeout=0, isolation_level=None, check_same_thread=False
+            f"{Path(self._path).absolute().as_uri()}?mode=rw",
+            timeout=0,
+            isolation_level=None,
+            check_same_thread=False,
+            uri=True,
         )
         self._pid, self._file = os.getpid(), file
         self._opened += 1

@@ -337,3 +337,20 @@ def test_a_database_file_replaced_under_the_pool_is_never_trusted_again(tmp_path
     finally:
         engine.dispose()
         fresh.dispose()
+
+
+def test_the_signal_never_creates_a_database_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file gone between the signal's ``stat`` and its connection (a deploy removing
+    it): the signal answers None, and no empty database appears at the path."""
+    import anyio
+
+    from sitemap_middleware._providers.sql_commits import _DataVersion
+
+    path = tmp_path / "gone.sqlite3"
+    signal = _DataVersion(str(path))
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "stat", lambda _path: os.stat_result((0,) * 10))
+        assert anyio.run(signal.now) is None
+    assert not path.exists()
