@@ -15,23 +15,21 @@ Both versions: the default checksum (the version check reads every row) and
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import statistics
 import uuid
-from pathlib import Path
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from benchmarks.common import core_get, markdown_table
 from benchmarks.large_sites import (
     _provider,
     _window,
-    build,
-    database_url,
+    each_table,
     publish,
+    table_arguments,
     timed,
 )
 
@@ -83,24 +81,10 @@ async def _measure(
 async def run(
     databases: list[str], sizes: list[int], repeat: int, redis_url: str
 ) -> list[dict[str, Any]]:
-    results: list[dict[str, Any]] = []
-    for database in databases:
-        for rows in sizes:
-            url = database_url(database, rows)
-            if url is None:
-                print("postgresql: SITEMAP_TEST_POSTGRES_URL is not set, skipped")
-                break
-            engine = create_async_engine(url)
-            try:
-                await build(engine, rows)
-                for revision in (False, True):
-                    measured = await _measure(engine, rows, revision, repeat, redis_url)
-                    row = {"database": database, **measured}
-                    print(row, flush=True)
-                    results.append(row)
-            finally:
-                await engine.dispose()
-    return results
+    async def measure(engine: AsyncEngine, rows: int, revision: bool) -> dict[str, Any]:
+        return await _measure(engine, rows, revision, repeat, redis_url)
+
+    return await each_table(databases, sizes, measure)
 
 
 def report(results: list[dict[str, Any]]) -> str:
@@ -120,12 +104,7 @@ def report(results: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--rows", default="1000000")
-    parser.add_argument("--databases", default="sqlite,postgresql")
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--json", type=Path, help="write the results here")
-    args = parser.parse_args(argv)
+    args = table_arguments(__doc__, "1000000", 5).parse_args(argv)
     redis_url = os.environ.get("SITEMAP_TEST_REDIS_URL", "")
     if not redis_url:
         raise SystemExit("SITEMAP_TEST_REDIS_URL is not set: a fleet shares a Redis store")

@@ -197,7 +197,14 @@ async def _measure(engine: AsyncEngine, rows: int, revision: bool, repeat: int) 
     return out
 
 
-async def run(databases: list[str], sizes: list[int], repeat: int) -> list[dict[str, Any]]:
+Measure = Callable[[AsyncEngine, int, bool], Awaitable[dict[str, Any]]]
+
+
+async def each_table(
+    databases: list[str], sizes: list[int], measure: Measure
+) -> list[dict[str, Any]]:
+    """``measure(engine, rows, revision)`` on the table of each database and size, in both
+    version modes (the checksum, then the revision column); each row printed as it comes."""
     results: list[dict[str, Any]] = []
     for database in databases:
         for rows in sizes:
@@ -209,12 +216,19 @@ async def run(databases: list[str], sizes: list[int], repeat: int) -> list[dict[
             try:
                 await build(engine, rows)
                 for revision in (False, True):
-                    row = {"database": database, **await _measure(engine, rows, revision, repeat)}
+                    row = {"database": database, **await measure(engine, rows, revision)}
                     print(row, flush=True)
                     results.append(row)
             finally:
                 await engine.dispose()
     return results
+
+
+async def run(databases: list[str], sizes: list[int], repeat: int) -> list[dict[str, Any]]:
+    async def measure(engine: AsyncEngine, rows: int, revision: bool) -> dict[str, Any]:
+        return await _measure(engine, rows, revision, repeat)
+
+    return await each_table(databases, sizes, measure)
 
 
 def report(results: list[dict[str, Any]]) -> str:
@@ -241,9 +255,9 @@ def report(results: list[dict[str, Any]]) -> str:
     return markdown_table(header, rows)
 
 
-def table_arguments(doc: str, rows: str, repeat: int) -> argparse.ArgumentParser:
+def table_arguments(doc: str | None, rows: str, repeat: int) -> argparse.ArgumentParser:
     """The options every large-table benchmark takes: sizes, databases, repeats, JSON."""
-    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
     parser.add_argument("--rows", default=rows)
     parser.add_argument("--databases", default="sqlite,postgresql")
     parser.add_argument("--repeat", type=int, default=repeat)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from ._exceptions import ConfigurationError
+from ._feed_settings import DocumentNames
 from ._providers.i18n import Languages
 from ._sansio.routing import Routes, match
 from ._sansio.urls import BaseURL
@@ -45,18 +46,10 @@ def page_like(prefix: str, name: str) -> bool:
     return bool(section) and number.isascii() and number.isdigit()
 
 
-class Names(Protocol):
+class Names(DocumentNames, Protocol):
     """What :func:`check_names` reads of a ``SitemapConfig`` (the config imports this
     module, never the other way round)."""
 
-    @property
-    def sitemap_name(self) -> str: ...
-    @property
-    def index_name(self) -> str: ...
-    @property
-    def page_prefix(self) -> str: ...
-    @property
-    def indexnow_key(self) -> str | None: ...
     @property
     def observers(self) -> Sequence[object]: ...
     @property

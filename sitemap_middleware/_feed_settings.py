@@ -17,7 +17,8 @@ from ._sansio.limits import MAX_URLS
 from ._sansio.values import check_text
 from ._settings import check_int, check_positive
 
-__all__ = ["CHANGES_NAME", "MAX_FEED_ENTRIES", "Changes", "Feed", "LlmsTxt", "check_documents"]
+__all__ = ["CHANGES_NAME", "MAX_FEED_ENTRIES", "Changes", "DocumentNames", "Feed", "LlmsTxt"]
+__all__ += ["check_documents"]
 
 #: A feed lists at most this many entries: they are held in memory while a section is read.
 MAX_FEED_ENTRIES = 10_000
@@ -177,16 +178,10 @@ class Changes:
         return repr((self.name, self.sections, self.hours, self.limit))
 
 
-class Site(Protocol):
-    """What :func:`check_documents` reads of a ``SitemapConfig`` (the config imports
-    this module, never the other way round)."""
+class DocumentNames(Protocol):
+    """The names a ``SitemapConfig`` gives its own documents (the config imports this
+    module, never the other way round)."""
 
-    @property
-    def feeds(self) -> Sequence[Feed]: ...
-    @property
-    def llms_txt(self) -> LlmsTxt | None: ...
-    @property
-    def changes(self) -> Changes | None: ...
     @property
     def sitemap_name(self) -> str: ...
     @property
@@ -195,6 +190,17 @@ class Site(Protocol):
     def page_prefix(self) -> str: ...
     @property
     def indexnow_key(self) -> str | None: ...
+
+
+class Site(DocumentNames, Protocol):
+    """What :func:`check_documents` reads of a ``SitemapConfig``."""
+
+    @property
+    def feeds(self) -> Sequence[Feed]: ...
+    @property
+    def llms_txt(self) -> LlmsTxt | None: ...
+    @property
+    def changes(self) -> Changes | None: ...
     def section(self, name: str) -> object | None: ...
 
 

@@ -14,6 +14,7 @@ from sitemap_middleware._engine.core import Reply, RequestInfo, SitemapCore
 
 __all__ = [
     "BASE",
+    "Clock",
     "Reply",
     "RequestInfo",
     "SitemapCore",
@@ -81,3 +82,13 @@ async def revalidated_together(
         for _ in range(times):
             group.start_soon(revalidate)
     return statuses
+
+
+class Clock:
+    """A wall clock tests move by hand (``clock.now += 61``)."""
+
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        return self.now

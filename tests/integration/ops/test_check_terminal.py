@@ -14,16 +14,10 @@ import re
 import socket
 import subprocess
 import sys
-from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
-import anyio
-import httpx
-
-from sitemap_middleware._ops.check import CheckOptions, run_check
-from sitemap_middleware._ops.fetch import Fetcher
-from sitemap_middleware._ops.findings import CheckReport
 from sitemap_middleware._ops.hints import HintContext, hints
+from tests.harness.checking import check_report
 from tests.harness.core import make_config
 from tests.harness.ports import bound_socket
 from tests.harness.servers import serve
@@ -162,17 +156,6 @@ def test_no_colour_in_pipes_unless_forced_and_never_with_json() -> None:
 # -- hints --------------------------------------------------------------------------------
 
 
-def _check(
-    url: str, client: AbstractAsyncContextManager[httpx.AsyncClient] | None = None
-) -> CheckReport:
-    async def main() -> CheckReport:
-        async with client or httpx.AsyncClient() as http:
-            options = CheckOptions(http_checks=False)
-            return await run_check(url, Fetcher(http, rate=0), options)
-
-    return anyio.run(main)
-
-
 def test_hint_when_nothing_answers() -> None:
     """A real closed port: refused, and the hint asks whether the server runs."""
     port = closed_port()
@@ -197,14 +180,14 @@ def test_hint_for_tls_to_a_plain_server() -> None:
     sock = bound_socket()
     port = sock.getsockname()[1]
     with serve("uvicorn", make_config({"pages": ["/"]}, base_url=f"http://127.0.0.1:{port}"), sock):
-        report = _check(f"https://127.0.0.1:{port}/")
+        report = check_report(f"https://127.0.0.1:{port}/")
     assert report.failures.keys() == {"tls"}
     (hint,) = hints(report, HintContext(timeout=30))
     assert hint.startswith(f"TLS failed with 127.0.0.1:{port}: an expired or self-signed")
 
 
 def test_hint_when_the_host_does_not_resolve() -> None:
-    report = _check("http://no-such-host.invalid/")
+    report = check_report("http://no-such-host.invalid/")
     assert report.failures.keys() == {"dns"}
     assert hints(report, HintContext(timeout=30))[0].startswith(
         "no-such-host.invalid does not resolve"
@@ -216,7 +199,7 @@ def test_hint_when_base_url_is_not_the_url_checked() -> None:
     sock = bound_socket()
     elsewhere = f"http://localhost:{closed_port()}"
     with serve("uvicorn", make_config({"pages": ["/"]}, base_url=elsewhere), sock) as url:
-        report = _check(url + "/")
+        report = check_report(url + "/")
     said = hints(report, HintContext(timeout=30))
     assert said[0] == (
         f"{url}/robots.txt names sitemaps on {elsewhere}: is base_url your public URL? On "

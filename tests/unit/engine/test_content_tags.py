@@ -17,7 +17,7 @@ from sitemap_middleware import HTTPSettings, Ledger, Renders, SitemapConfig
 from sitemap_middleware._engine import shared
 from sitemap_middleware._engine.core import RequestInfo, SitemapCore
 from sitemap_middleware.providers import ProviderVersion
-from tests.harness.core import collect, fetch, header, make_core
+from tests.harness.core import Clock, collect, fetch, header, make_core
 
 pytestmark = pytest.mark.anyio
 
@@ -35,21 +35,6 @@ class Rows:
             if i % 100 == 0:
                 await anyio.sleep(0)  # rows come in batches: concurrent requests interleave
             yield url
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    fake = Clock()
-    monkeypatch.setattr(shared, "wall_clock", fake)
-    return fake
 
 
 def _core(provider: Any, renders: dict[str, Any] | None = None, **options: Any) -> SitemapCore:

@@ -12,10 +12,9 @@ from werkzeug.http import http_date
 
 from sitemap_middleware import ConfigurationError, Renders
 from sitemap_middleware._caches.store import RenderMeta
-from sitemap_middleware._engine import shared
 from sitemap_middleware.providers import ProviderVersion
 from sitemap_middleware.stores import MemoryRenderStore
-from tests.harness.core import RequestInfo, SitemapCore, collect, fetch, header, make_core
+from tests.harness.core import Clock, RequestInfo, SitemapCore, collect, fetch, header, make_core
 
 pytestmark = pytest.mark.anyio
 asyncio_only = pytest.mark.parametrize("anyio_backend", ["asyncio"])
@@ -42,21 +41,6 @@ class Flaky:
         if self.fail_version:
             raise RuntimeError("database went away")
         return ProviderVersion(token=self.token)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    fake = Clock()
-    monkeypatch.setattr(shared, "wall_clock", fake)
-    return fake
 
 
 def _core(provider: Flaky, **renders: object) -> SitemapCore:

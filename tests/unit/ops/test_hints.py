@@ -6,17 +6,15 @@ from __future__ import annotations
 import socket
 import ssl
 import sys
-from contextlib import AbstractAsyncContextManager
 
-import anyio
 import httpx
 from starlette.applications import Starlette
 
 from sitemap_middleware._ops.apps import client_for_app
-from sitemap_middleware._ops.check import CheckOptions, run_check
-from sitemap_middleware._ops.fetch import Fetcher, failure_kind
+from sitemap_middleware._ops.fetch import failure_kind
 from sitemap_middleware._ops.findings import CheckReport
 from sitemap_middleware._ops.hints import HintContext, hints
+from tests.harness.checking import check_report
 from tests.harness.core import make_config
 from tests.harness.servers import asgi_app
 
@@ -24,20 +22,9 @@ if sys.version_info < (3, 11):
     from exceptiongroup import ExceptionGroup
 
 
-def _check(
-    url: str, client: AbstractAsyncContextManager[httpx.AsyncClient] | None = None
-) -> CheckReport:
-    async def main() -> CheckReport:
-        async with client or httpx.AsyncClient() as http:
-            options = CheckOptions(http_checks=False)
-            return await run_check(url, Fetcher(http, rate=0), options)
-
-    return anyio.run(main)
-
-
 def test_hint_when_no_sitemap_is_served() -> None:
     """An app without the middleware: robots.txt and /sitemap.xml are 404."""
-    report = _check("https://example.com/", client_for_app(Starlette()))
+    report = check_report("https://example.com/", client_for_app(Starlette()))
     assert hints(report, HintContext(timeout=30, app=True)) == [
         "https://example.com/sitemap.xml is not found (nor robots.txt): is the sitemap "
         "middleware installed around the app answering here, and is this its path? (a "
@@ -85,7 +72,7 @@ def test_hint_when_robots_txt_names_a_sitemap_that_is_not_found() -> None:
         return []
 
     app = asgi_app(make_config({"pages": nothing}, base_url="https://example.com"))
-    report = _check("https://example.com/", client_for_app(app))
+    report = check_report("https://example.com/", client_for_app(app))
     (hint,) = hints(report, HintContext(timeout=30, app=True))
     assert hint.startswith(
         "https://example.com/sitemap.xml is not found, though robots.txt names it: is every "
