@@ -284,7 +284,8 @@ class PlanMemo:
             planning.plan = await self._scanned(section, base, plan)
             self._report(token, planning.plan)
             # The records the pass made move the version: its plan is the next one's.
-            token = _identity(restamped(section, version, rules) or version)
+            moved = restamped(section, version, rules, planning.plan.span)
+            token = _identity(moved or version)
             self._keep(key, token, planning.plan)
             if not takes_part(section):  # (its fingerprints are this process's alone)
                 await self._share(key, token, planning.plan)

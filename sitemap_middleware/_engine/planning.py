@@ -84,6 +84,8 @@ class SectionPlan:
     #: read since for the fingerprints (``dedupe_scan.py``).
     ranged: bool = field(default=False, compare=False)
     chunks: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+    #: The ledger's tokens before and after the pass, when no other stream moved them.
+    span: tuple[str, str] | None = field(default=None, compare=False, repr=False)
 
     def key_ranges(self) -> list[str | None]:
         """The key range naming each page of a keyset plan (what the index links)."""
@@ -202,9 +204,9 @@ def _in_news_window(
     return version
 
 
-def ledger_rules(section: _ResolvedSection) -> tuple[str, str] | None:
-    """The rules' token of a section whose in-process ledger a pass stamps, and that
-    token's other rules (robots.txt, the guard): see :func:`restamped`; else None."""
+def ledger_rules(section: _ResolvedSection) -> tuple[str, str, str] | None:
+    """The rules' token of a section whose in-process ledger a pass stamps, that token's
+    other rules (robots.txt, the guard) and its ledger's: see :func:`restamped`."""
     exclusion = section.exclusion
     book = exclusion.ledger if exclusion is not None else None
     if exclusion is None or book is None or book.loader is not None:
@@ -213,20 +215,27 @@ def ledger_rules(section: _ResolvedSection) -> tuple[str, str] | None:
         return None  # (so do the guard's digests)
     robots = exclusion.robots.token if exclusion.robots is not None else ""
     guard = exclusion.guard.token(exclusion.section) if exclusion.guard is not None else ""
-    return exclusion.token, f"{robots}|{guard}"
+    return exclusion.token, f"{robots}|{guard}", book.token(exclusion.section)
 
 
 def restamped(
-    section: _ResolvedSection, version: ProviderVersion | None, before: tuple[str, str] | None
+    section: _ResolvedSection,
+    version: ProviderVersion | None,
+    before: tuple[str, str, str] | None,
+    span: tuple[str, str] | None,
 ) -> ProviderVersion | None:
     """``version`` (named by the rules ``before``, from :func:`ledger_rules`) naming the
     ledger's records as a planning pass under it left them, or None when they did not
     move (or another rule did). The pass wrote what its records say: a pass under this
-    version would write the same, so its plan holds for it."""
+    version would write the same, so its plan holds for it, if the records moved by
+    that pass alone (``span``: see ``Reading.span``; a render dating new content
+    meanwhile left records the plan does not write)."""
     if before is None or version is None or not version.token:
         return None
     after = ledger_rules(section)
     if after is None or after[0] == before[0] or after[1] != before[1]:
+        return None
+    if span is None or span != (before[2], after[2]):
         return None
     token, rules = version.token, before[0]
     if rules:
@@ -349,6 +358,7 @@ async def plan_section(
         excluded=tuple(sorted(stream.excluded.items())),
         prints=prints,
         repeated=repeated,
+        span=stream.ledger_span,
     )
 
 

@@ -117,6 +117,11 @@ class EntryStream:
         self.pulled = 0  # raw items pulled so far (valid or not): what page plans count
         self._replay: list[PlainBatch] | None = None
 
+    @property
+    def ledger_span(self) -> tuple[str, str] | None:
+        """The ledger tokens this stream's records went from and to, alone (``Reading``)."""
+        return self._ledger.span if self._ledger is not None else None
+
     def replay(self, batches: list[PlainBatch]) -> None:
         """Serve these admitted batches instead of reading the provider.
 

@@ -18,6 +18,8 @@ class Book(Protocol):
 
     repeated: dict[str, dict[int, int]]
 
+    def token(self, section: str) -> str: ...
+
     async def ready(self, section: str, again: bool) -> None: ...
 
     def split(self, raw: list[Any]) -> tuple[list[Any], list[int | None] | None]: ...
@@ -61,7 +63,17 @@ class Reading:
     starts after a URL's first listing writes it with that listing's time.
     """
 
-    __slots__ = ("book", "section", "seen", "repeats", "offset", "start", "digests")
+    __slots__ = (
+        "book",
+        "section",
+        "seen",
+        "repeats",
+        "offset",
+        "start",
+        "digests",
+        "span",
+        "started",
+    )
 
     def __init__(self, book: Book, section: str, offset: int) -> None:
         self.book = book
@@ -73,6 +85,11 @@ class Reading:
         self.start = offset
         #: The provider's digests of the current raw batch (``source="digest"``).
         self.digests: list[int | None] | None = None
+        #: The section's ledger token before this stream's first batch and after its
+        #: last; None once another stream moved it between two of its batches (then
+        #: the records are not all this stream's word: see ``planning.restamped``).
+        self.span: tuple[str, str] | None = None
+        self.started = False
 
     async def ready(self, again: bool) -> None:
         """Before the first batch: a shared store's records (``again``: a planning pass)."""
@@ -97,10 +114,26 @@ class Reading:
         return first
 
     def stamp_plain(self, plain: PlainBatch, positions: list[int] | None) -> PlainBatch:
-        return self.book.stamp_plain(self.section, plain, self.digests, positions, self)
+        self._before()
+        plain = self.book.stamp_plain(self.section, plain, self.digests, positions, self)
+        self._after()
+        return plain
 
     def stamp_admitted(self, admitted: list[Admitted | None]) -> None:
+        self._before()
         self.book.stamp_admitted(self.section, admitted, self.digests, self)
+        self._after()
+
+    def _before(self) -> None:
+        now = self.book.token(self.section)
+        if not self.started:
+            self.started, self.span = True, (now, now)
+        elif self.span is not None and self.span[1] != now:
+            self.span = None
+
+    def _after(self) -> None:
+        if self.span is not None:
+            self.span = (self.span[0], self.book.token(self.section))
 
     def done(self) -> None:
         """The pass read every item: a pass from the start tells later pages its repeats."""

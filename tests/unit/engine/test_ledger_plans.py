@@ -54,3 +54,34 @@ async def test_the_records_a_planning_pass_makes_do_not_plan_the_section_again(
     await fetch(core, "/sitemap_index.xml")
     await fetch(core, "/sitemap_index.xml")
     assert plans.passes == 2
+
+
+async def test_a_plan_is_not_kept_for_records_another_pass_moved_while_it_was_made() -> None:
+    """A page render during the planning pass dates a row's new content (a digest the
+    provider's version does not name): the plan wrote the old record, so it must not
+    be kept under the records as they are now (its index would keep the old lastmod)."""
+    revisions = {f"/p/{i}": "r1" for i in range(1500)}
+    hooked: list[bytes] = []
+
+    class Provider:
+        async def entries(self) -> AsyncIterator[dict[str, Any]]:
+            for i in range(1500):
+                if i == 1200 and revisions["/p/0"] == "r1":  # (past /p/0's batch)
+                    revisions["/p/0"] = "r2"
+                    hooked.append((await fetch(core, "/sitemap-p-1.xml"))[1])  # (a render)
+                yield {"loc": f"/p/{i}"}
+
+        async def version(self) -> ProviderVersion:
+            return ProviderVersion(token="v1")
+
+    core = make_core(
+        {"p": Provider()},
+        ledger=Ledger(source="digest", digest=lambda item: revisions[item["loc"]]),
+        max_urls_per_page=1000,
+    )
+    await fetch(core, "/sitemap_index.xml")
+    _, page = await fetch(core, "/sitemap-p-1.xml")
+    assert hooked and page == hooked[0]  # (the render's record holds)
+    _, index = await fetch(core, "/sitemap_index.xml")
+    newest = page.split(b"<lastmod>")[1].split(b"<")[0]
+    assert index.split(b"<lastmod>")[1].split(b"<")[0] == newest
