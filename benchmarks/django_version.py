@@ -8,7 +8,7 @@ updated_at), on SQLite (the file ``benchmarks/django_bench.py`` builds) and, whe
 ``--repeats`` calls of ``version()`` with ``metadata_ttl=0`` (each call runs the query):
 
 * ``checksum``: the default, count + max key + max lastmod + the row checksum over every
-  concrete field (SQLite: the registered CRC-32 function; PostgreSQL: 60 bits of md5);
+  concrete field (SQLite: the registered CRC-32 function; PostgreSQL: hashtextextended);
 * ``checksum_slug``: ``checksum_fields=["slug"]`` (the key is always covered);
 * ``count_max``: ``version_field="id"``, i.e. count and maxima only: the query the
   version was before the checksum (and what a revision column costs without an index).

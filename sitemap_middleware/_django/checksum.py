@@ -2,9 +2,10 @@
 
 ``row_checksum(vendor, names)`` is ``Sum`` over a per-row hash of the named fields, for
 an ``aggregate()`` beside the count and maxima: SQLite calls the CRC-32 function that
-:func:`register_sqlite_checksum` puts on the connection, PostgreSQL sums 60 bits of
-``md5()`` as numeric, MySQL/MariaDB sums ``CRC32(CONCAT_WS(...))``. The same rule (text
-of each column, NULL as ``\\N``, joined by ``|``) as the SQLAlchemy provider's.
+:func:`register_sqlite_checksum` puts on the connection, PostgreSQL sums
+``hashtextextended(text COLLATE "C", 0)`` as numeric, MySQL/MariaDB sums
+``CRC32(CONCAT_WS(...))``. The same rule (text of each column, NULL as ``\\N``, joined
+by ``|``) as the SQLAlchemy provider's.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from .._providers.checksum import (
-    MD5_HEX_DIGITS,
     NULL_TEXT,
     SEPARATOR,
     SQLITE_CHECKSUM,
@@ -63,8 +63,7 @@ def row_checksum(names: list[str]) -> Any:
             sql, params = texts[0]
             for text, more in texts[1:]:
                 sql, params = f"{sql} || %s || {text}", [*params, SEPARATOR, *more]
-            hexed = f"('x' || substr(md5({sql}), 1, {MD5_HEX_DIGITS}))"
-            return f"CAST(CAST({hexed} AS bit({4 * MD5_HEX_DIGITS})) AS bigint)", params
+            return f'hashtextextended(({sql}) COLLATE "C", 0)', params
 
         def as_mysql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
             texts = self._texts(compiler, "char")

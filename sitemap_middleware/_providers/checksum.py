@@ -8,9 +8,12 @@ per-row hash in the database (order-independent, one aggregate query):
   as :data:`SQLITE_CHECKSUM`; it hashes the ``repr`` of the row's values.
 * PostgreSQL and MySQL/MariaDB hash the row as text: every column cast to text and
   written ``<length>:<text>`` (so a separator moved between two columns changes the
-  row's text), NULL as :data:`NULL_TEXT`, joined by :data:`SEPARATOR`. PostgreSQL takes the first
-  :data:`MD5_HEX_DIGITS` hex digits of ``md5()`` (60 bits, a bigint; the sum is numeric),
-  MySQL ``crc32()``. Both are documented, stable built-ins.
+  row's text), NULL as :data:`NULL_TEXT`, joined by :data:`SEPARATOR`. PostgreSQL sums
+  ``hashtextextended(text COLLATE "C", 0)`` (64 bits, a bigint; the sum is numeric),
+  MySQL ``crc32()``. ``hashtextextended`` is the hash behind hash partitioning, so its
+  values are kept stable across releases; it is 4x cheaper than ``md5()`` (issue 23).
+  ``COLLATE "C"`` because the hashtext family follows a nondeterministic collation:
+  ``'Apple'`` and ``'apple'`` would hash alike in a case-insensitive column.
 
 Any other database gets no checksum: the provider asks for an explicit revision column.
 """
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import zlib
 
-__all__ = ["MD5_HEX_DIGITS", "NULL_TEXT", "SEPARATOR", "SQLITE_CHECKSUM", "sqlite_row_crc32"]
+__all__ = ["NULL_TEXT", "SEPARATOR", "SQLITE_CHECKSUM", "sqlite_row_crc32"]
 
 #: Name of the function registered on every SQLite connection.
 SQLITE_CHECKSUM = "sitemap_row_crc32"
@@ -27,8 +30,6 @@ SQLITE_CHECKSUM = "sitemap_row_crc32"
 SEPARATOR = "|"
 #: Stands for NULL in a row's text, so ``NULL`` and ``''`` hash apart.
 NULL_TEXT = "\\N"
-#: Hex digits of ``md5()`` kept on PostgreSQL: 60 bits fit a bigint.
-MD5_HEX_DIGITS = 15
 
 
 def sqlite_row_crc32(*values: object) -> int:

@@ -7,7 +7,7 @@ worker thread.
 The version token must change whenever any URL could: a count plus ``max(key)`` plus
 ``max(lastmod)`` misses renames, a delete plus an insert at a lower key and updates that
 keep their lastmod. So by default it is an order-independent checksum computed in SQL:
-the sum of a per-row hash over the key and every selected column (``md5`` on
+the sum of a per-row hash over the key and every selected column (``hashtextextended`` on
 PostgreSQL, ``crc32`` on MySQL/MariaDB, a deterministic ``crc32`` function registered on
 each SQLite connection). It reads every row, once per ``metadata_ttl``;
 ``benchmarks/sql_version.py`` measures it on 1,000,000 rows. A table that keeps a

@@ -27,11 +27,10 @@ from sqlalchemy import (
     not_,
     select,
 )
-from sqlalchemy.dialects.postgresql import BIT
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ColumnElement
 
-from .checksum import MD5_HEX_DIGITS, NULL_TEXT, SEPARATOR, SQLITE_CHECKSUM, sqlite_row_crc32
+from .checksum import NULL_TEXT, SEPARATOR, SQLITE_CHECKSUM, sqlite_row_crc32
 from .ranges import PLAIN_CHARACTERS
 from .sql_keys import python_type
 
@@ -75,9 +74,8 @@ def checksum_sum(columns: Sequence[Any], dialect: str) -> ColumnElement[Any]:
     text: ColumnElement[Any] = parts[0]
     for part in parts[1:]:
         text = text.op("||")(separator).op("||")(part)
-    # md5 is documented and stable; its first 60 bits as a bigint, summed as numeric.
-    hexed = literal("x").op("||")(func.substr(func.md5(text), 1, MD5_HEX_DIGITS))
-    return func.sum(cast(cast(hexed, BIT(4 * MD5_HEX_DIGITS)), BigInteger))
+    # Bytes, not the collation's equivalence (see checksum.py); summed as numeric.
+    return func.sum(func.hashtextextended(text.self_group().collate("C"), literal(0, BigInteger)))
 
 
 def _octets(column: ColumnElement[Any], dialect: str) -> ColumnElement[Any]:

@@ -935,3 +935,45 @@ async def test_a_deploy_that_changes_to_entry_changes_the_version(engine: AsyncE
     assert await token(to_entry=old) != await token(to_entry=new)
     assert await token(to_entry=old) == await token(to_entry=also_old)  # the same code
     assert await token(location=old) != await token(location=new)
+
+
+async def test_a_case_only_rename_in_a_case_insensitive_column_changes_the_version(
+    engine: AsyncEngine,
+) -> None:
+    """'Apple' -> 'apple' in a column whose collation calls them equal: the URL changes, so
+    must the version. The row hash must read bytes, never the column's collation (the
+    collation-aware hashtext family would hash both spellings alike)."""
+    from sqlalchemy import text
+
+    if engine.dialect.name != "postgresql":
+        pytest.skip("nondeterministic collations are PostgreSQL's")
+    async with engine.begin() as conn:
+        await conn.execute(text("DROP TABLE IF EXISTS sitemap_folded"))
+        await conn.execute(
+            text(
+                "CREATE COLLATION IF NOT EXISTS sitemap_nocase "
+                "(provider = icu, locale = 'und-u-ks-level2', deterministic = false)"
+            )
+        )
+        await conn.execute(
+            text(
+                "CREATE TABLE sitemap_folded (id int PRIMARY KEY, slug text COLLATE sitemap_nocase)"
+            )
+        )
+        await conn.execute(text("INSERT INTO sitemap_folded VALUES (1, 'Apple')"))
+    folded = Table(
+        "sitemap_folded",
+        MetaData(),
+        Column("id", Integer, primary_key=True),
+        Column("slug", String, nullable=False),
+    )
+    try:
+        provider = SQLAlchemyProvider(engine, folded, key="id", location="/{slug}", metadata_ttl=0)
+        before = await provider.version()
+        async with engine.begin() as conn:
+            await conn.execute(text("UPDATE sitemap_folded SET slug = 'apple'"))
+        provider.forget()
+        assert (await provider.version()).token != before.token
+    finally:
+        async with engine.begin() as conn:
+            await conn.execute(text("DROP TABLE sitemap_folded"))

@@ -96,6 +96,47 @@ def test_a_rename_that_keeps_lastmod_changes_the_etag(alias: str) -> None:
     )
 
 
+@pytest.mark.postgres
+def test_a_case_only_rename_in_a_case_insensitive_column_changes_the_etag() -> None:
+    """'Banana' -> 'banana' where the column's collation calls them equal: the row hash
+    reads bytes, not the collation (the collation-aware hashtext family would not move)."""
+    from django.db import connections
+
+    from tests.djangoproject.shop.models import Tag
+
+    alias = alias_or_skip("pg")
+    write_tags(alias, [])
+    _tag(alias, 10, "Banana", DAY)
+    with connections[alias].cursor() as cursor:
+        cursor.execute(
+            "CREATE COLLATION IF NOT EXISTS sitemap_nocase "
+            "(provider = icu, locale = 'und-u-ks-level2', deterministic = false)"
+        )
+        # A LIKE index (varchar_pattern_ops) refuses such a collation: set aside meanwhile.
+        cursor.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'shop_tag' "
+            "AND indexdef LIKE '%pattern_ops%'"
+        )
+        like_indexes = cursor.fetchall()
+        for name, _ in like_indexes:
+            cursor.execute(f'DROP INDEX "{name}"')
+        cursor.execute(
+            "ALTER TABLE shop_tag ALTER COLUMN code TYPE varchar(40) COLLATE sitemap_nocase"
+        )
+    try:
+        _changed(
+            alias, lambda: Tag.objects.using(alias).filter(pk=10).update(code="banana"), ["banana"]
+        )
+    finally:
+        write_tags(alias, [])
+        with connections[alias].cursor() as cursor:
+            cursor.execute(
+                'ALTER TABLE shop_tag ALTER COLUMN code TYPE varchar(40) COLLATE "default"'
+            )
+            for _, definition in like_indexes:
+                cursor.execute(definition)
+
+
 @pytest.mark.parametrize("alias", ALIASES, indirect=True)
 def test_a_delete_and_an_insert_at_a_lower_key_change_the_etag(alias: str) -> None:
     from tests.djangoproject.shop.models import Tag
