@@ -5,8 +5,10 @@
 A table ``(id, slug, updated_at, revision)`` of N rows (``revision`` bumped from one
 sequence on every write, indexed, as a large site keeps one) served by
 ``SQLAlchemyProvider`` in column mode through the core in process, gzip as crawlers
-send it, library defaults otherwise (``metadata_ttl`` 1 s). Two configurations: the
-default version (a checksum of every row) and ``version_column="revision"``.
+send it, library defaults otherwise (``metadata_ttl`` 1 s). Three configurations: the
+default version (a checksum of every row), ``version_column="revision"`` (its ``count(*)``
+sees deletes) and, "counted", the revision with ``row_count=`` reading the row count a
+trigger keeps in ``large_products_count`` (the recipe of docs/how-to/big-tables.md).
 
 Measured, in one run, beside the database's own window query over the same pages
 (``count(*)``, ``max(updated_at)`` per run of 49,500 rows by ``row_number()``, the same
@@ -61,6 +63,35 @@ def window_sql(name: str) -> str:
 
 
 WINDOW = window_sql("large_products")
+counter = Table(
+    "large_products_count",
+    metadata,
+    Column("name", String, primary_key=True),
+    Column("total", Integer, nullable=False),
+)
+#: The version modes measured, in order.
+MODES = ("checksum", "revision", "counted")
+#: The triggers keeping ``counter`` (docs/how-to/big-tables.md, *A row count a trigger keeps*).
+COUNTER_TRIGGERS = {
+    "sqlite": [
+        "CREATE TRIGGER IF NOT EXISTS large_counted_in AFTER INSERT ON large_products BEGIN "
+        "UPDATE large_products_count SET total = total + 1 WHERE name = 'products'; END",
+        "CREATE TRIGGER IF NOT EXISTS large_counted_out AFTER DELETE ON large_products BEGIN "
+        "UPDATE large_products_count SET total = total - 1 WHERE name = 'products'; END",
+    ],
+    "postgresql": [
+        "CREATE OR REPLACE FUNCTION large_products_rows() RETURNS trigger AS $$ BEGIN "
+        "UPDATE large_products_count SET total = total + CASE TG_OP WHEN 'INSERT' THEN "
+        "(SELECT count(*) FROM moved) ELSE -(SELECT count(*) FROM moved) END "
+        "WHERE name = 'products'; RETURN NULL; END $$ LANGUAGE plpgsql",
+        "DROP TRIGGER IF EXISTS large_counted_in ON large_products",
+        "CREATE TRIGGER large_counted_in AFTER INSERT ON large_products REFERENCING NEW TABLE "
+        "AS moved FOR EACH STATEMENT EXECUTE FUNCTION large_products_rows()",
+        "DROP TRIGGER IF EXISTS large_counted_out ON large_products",
+        "CREATE TRIGGER large_counted_out AFTER DELETE ON large_products REFERENCING OLD TABLE "
+        "AS moved FOR EACH STATEMENT EXECUTE FUNCTION large_products_rows()",
+    ],
+}
 START = datetime(2024, 1, 1)
 
 
@@ -75,12 +106,30 @@ async def build(
         have = (await conn.execute(text(f"SELECT count(*) FROM {table.name}"))).scalar()
         if have == rows:
             return
-        await conn.execute(table.delete())
+        postgresql = engine.dialect.name == "postgresql"
+        # TRUNCATE, not DELETE: a table resized by DELETE keeps every old row as a dead
+        # tuple, and each later scan (count(*), the checksum) reads them all again.
+        await conn.execute(text(f"TRUNCATE {table.name}") if postgresql else table.delete())
     chunk = 50_000
     for first in range(1, rows + 1, chunk):
         batch = [make(i) for i in range(first, min(first + chunk, rows + 1))]
         async with engine.begin() as conn:
             await conn.execute(table.insert(), batch)
+    if postgresql:  # what autovacuum does to a real table: statistics, visibility map
+        async with engine.connect() as conn:
+            auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
+            await auto.execute(text(f"VACUUM ANALYZE {table.name}"))
+
+
+async def keep_count(engine: AsyncEngine) -> None:
+    """The row count of ``large_products`` in ``counter``, kept by triggers from now on."""
+    async with engine.begin() as conn:
+        await conn.run_sync(counter.create, checkfirst=True)
+        await conn.execute(counter.delete())
+        total = (await conn.execute(text("SELECT count(*) FROM large_products"))).scalar()
+        await conn.execute(counter.insert().values(name="products", total=total))
+        for statement in COUNTER_TRIGGERS[engine.dialect.name]:
+            await conn.execute(text(statement))
 
 
 def _row(i: int) -> dict[str, Any]:
@@ -102,8 +151,12 @@ def database_url(database: str, rows: int, stem: str = "large") -> str | None:
     return os.environ.get("SITEMAP_TEST_POSTGRES_URL") or None
 
 
-def _provider(engine: AsyncEngine, revision: bool) -> Any:
+def _provider(engine: AsyncEngine, mode: str) -> Any:
+    from sqlalchemy import select
+
     from sitemap_middleware.providers import SQLAlchemyProvider
+
+    counted = select(counter.c.total).where(counter.c.name == "products")
 
     return SQLAlchemyProvider(
         engine,
@@ -112,7 +165,8 @@ def _provider(engine: AsyncEngine, revision: bool) -> Any:
         location="/products/{slug}?ref=a&id={id}",
         lastmod="updated_at",
         changefreq="daily",
-        version_column="revision" if revision else None,
+        version_column=None if mode == "checksum" else "revision",
+        row_count=counted if mode == "counted" else None,
     )
 
 
@@ -136,7 +190,7 @@ async def _window(engine: AsyncEngine) -> None:
         (await conn.execute(text(WINDOW))).all()
 
 
-async def _measure(engine: AsyncEngine, rows: int, revision: bool, repeat: int) -> dict[str, Any]:
+async def _measure(engine: AsyncEngine, rows: int, mode: str, repeat: int) -> dict[str, Any]:
     gzip = {"accept_encoding": "gzip"}
     figures: dict[str, list[float]] = {}
 
@@ -145,7 +199,7 @@ async def _measure(engine: AsyncEngine, rows: int, revision: bool, repeat: int) 
 
     for run in range(repeat):
         note("window_query", await timed(_window, engine))
-        provider = _provider(engine, revision)
+        provider = _provider(engine, mode)
         core = _core(provider)
         note("first_index", await timed(core_get, core, "/sitemap_index.xml", **gzip))
         await asyncio.sleep(1.1)
@@ -180,7 +234,7 @@ async def _measure(engine: AsyncEngine, rows: int, revision: bool, repeat: int) 
                 .values(slug=f"product-{rows // 2}", revision=rows // 2)
             )
     # Memory of a cold index, traced apart from the timings (tracing slows Python down).
-    core = _core(_provider(engine, revision))
+    core = _core(_provider(engine, mode))
     tracemalloc.start()
     await core_get(core, "/sitemap_index.xml", **gzip)
     peak = tracemalloc.get_traced_memory()[1]
@@ -188,7 +242,7 @@ async def _measure(engine: AsyncEngine, rows: int, revision: bool, repeat: int) 
     await core.aclose()
     medians = {name: statistics.median(values) for name, values in figures.items()}
     window = medians["window_query"]
-    out: dict[str, Any] = {"rows": rows, "version": "revision" if revision else "checksum"}
+    out: dict[str, Any] = {"rows": rows, "version": mode}
     out["first_index_peak_mib"] = round(peak / 2**20, 1)
     for name, seconds in medians.items():
         out[f"{name}_s"] = round(seconds, 4)
@@ -197,14 +251,14 @@ async def _measure(engine: AsyncEngine, rows: int, revision: bool, repeat: int) 
     return out
 
 
-Measure = Callable[[AsyncEngine, int, bool], Awaitable[dict[str, Any]]]
+Measure = Callable[[AsyncEngine, int, str], Awaitable[dict[str, Any]]]
 
 
 async def each_table(
     databases: list[str], sizes: list[int], measure: Measure
 ) -> list[dict[str, Any]]:
-    """``measure(engine, rows, revision)`` on the table of each database and size, in both
-    version modes (the checksum, then the revision column); each row printed as it comes."""
+    """``measure(engine, rows, mode)`` on the table of each database and size, in each
+    version mode of :data:`MODES`; each row printed as it comes."""
     results: list[dict[str, Any]] = []
     for database in databases:
         for rows in sizes:
@@ -215,8 +269,9 @@ async def each_table(
             engine = create_async_engine(url)
             try:
                 await build(engine, rows)
-                for revision in (False, True):
-                    row = {"database": database, **await measure(engine, rows, revision)}
+                await keep_count(engine)
+                for mode in MODES:
+                    row = {"database": database, **await measure(engine, rows, mode)}
                     print(row, flush=True)
                     results.append(row)
             finally:
@@ -225,8 +280,8 @@ async def each_table(
 
 
 async def run(databases: list[str], sizes: list[int], repeat: int) -> list[dict[str, Any]]:
-    async def measure(engine: AsyncEngine, rows: int, revision: bool) -> dict[str, Any]:
-        return await _measure(engine, rows, revision, repeat)
+    async def measure(engine: AsyncEngine, rows: int, mode: str) -> dict[str, Any]:
+        return await _measure(engine, rows, mode, repeat)
 
     return await each_table(databases, sizes, measure)
 

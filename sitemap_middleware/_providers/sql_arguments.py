@@ -78,3 +78,19 @@ def check_entry_mode(
             "SQLAlchemyProvider: pass to_entry= (a function from a row to an entry) or "
             "location= (a column, a '/path/{column}' template or a function of the row)"
         )
+
+
+def check_row_count(row_count: object, version_column: str | None) -> None:
+    """``row_count`` is a one-column ``select()``, given with a revision column."""
+    if row_count is None:
+        return
+    if not isinstance(row_count, Select) or len(row_count.selected_columns) != 1:
+        raise ConfigurationError(
+            "row_count must be a select() of one value (the source's row count, kept "
+            f"cheap to read, e.g. by a trigger), got {type(row_count).__name__}"
+        )
+    if version_column is None:
+        raise ConfigurationError(
+            "row_count needs version_column=: without a revision column the version "
+            "checksum reads every row anyway"
+        )
