@@ -16,7 +16,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, insert, select, text
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    cast,
+    insert,
+    select,
+    text,
+)
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from sitemap_middleware import ConfigurationError
@@ -215,3 +226,61 @@ def test_a_row_count_that_cannot_work_is_refused(kwargs: dict[str, Any], message
     engine = create_async_engine("sqlite+aiosqlite://")
     with pytest.raises(ConfigurationError, match=message):
         SQLAlchemyProvider(engine, items, key="id", location="/i/{slug}", **kwargs)
+
+
+async def test_a_drifted_count_that_matches_the_kept_ranges_is_still_caught(
+    engine: AsyncEngine, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The count drifts up by 5 (SQLite's ``INSERT OR REPLACE`` fires the insert trigger
+    but, without ``recursive_triggers``, not the delete one) while 5 rows are deleted from
+    a range no write touched: the count equals the kept ranges' sum. The next plan must
+    not keep that range: no page the index lists answers 404, every row once."""
+    await _triggers(engine)
+    await _insert(engine, range(1, 31))
+    provider = _provider(engine, row_count=KEPT)
+    assert len(await _crawl(provider)) == 30
+    async with engine.begin() as conn:
+        await conn.execute(counts.update().values(total=counts.c.total + 5))
+        for key in range(1, 6):  # new revisions: the version moves, a plan is made
+            await conn.execute(
+                items.update().where(items.c.id == key).values(revision=next(_revision))
+            )
+        await conn.execute(items.delete().where(items.c.id.between(16, 20)))
+    provider.forget()
+    with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
+        listed = await _crawl(provider)
+    assert listed == [f"https://example.com/i/s{k}" for k in [*range(1, 16), *range(21, 31)]]
+    assert "row_count reads 30 but the source holds 25 rows" in caplog.text
+
+
+async def test_a_count_that_reads_null_or_text_is_logged_or_taken(
+    engine: AsyncEngine, caplog: pytest.LogCaptureFixture
+) -> None:
+    """No counter row (a typo in the WHERE): NULL is no count, count(*) is used (logged),
+    the sitemap is served. A count kept as text that matches is no disagreement."""
+    await _triggers(engine)
+    await _insert(engine, range(1, 13))
+    missing = select(counts.c.total).where(counts.c.name == "itemz")
+    as_text = select(cast(counts.c.total, String)).where(counts.c.name == "items")
+    with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
+        assert len(await _crawl(_provider(engine, row_count=missing))) == 12
+        assert "row_count reads None but the source holds 12 rows" in caplog.text
+        caplog.clear()
+        assert len(await _crawl(_provider(engine, row_count=as_text))) == 12
+    assert "row_count" not in caplog.text
+
+
+def test_a_source_whose_key_the_schema_does_not_make_unique_refuses_a_row_count() -> None:
+    """Over a join the version counts keys (NULLs, duplicates): a scan anyway, and a
+    wrong count was reported as NULL keys ('holds NULL in -12 rows')."""
+    engine = create_async_engine("sqlite+aiosqlite://")
+    joined = select(items, counts.c.total).join(counts, counts.c.name == "items")
+    with pytest.raises(ConfigurationError, match="row_count needs a key the schema makes unique"):
+        SQLAlchemyProvider(
+            engine,
+            joined,
+            key="id",
+            location="/i/{slug}",
+            version_column="revision",
+            row_count=KEPT,
+        )
