@@ -56,6 +56,7 @@ from .sql_arguments import (
 from .sql_commits import Commits
 from .sql_keys import key_bounds, key_problem, python_type, unique_by_schema
 from .sql_ranges import MAX_CHANGED, KeptRanges, MeasureKeys, measured, updated_ranges
+from .sql_row_count import KeptCount, count_number
 from .sql_runner import StatementRunner
 
 __all__ = ["SQLAlchemyProvider"]
@@ -142,11 +143,11 @@ class SQLAlchemyProvider:
         self._engine = engine
         self._sub = source_rows(source)
         check_columns(self._sub, key, lastmod, version_column, checksum_columns)
-        check_row_count(row_count, version_column)
-        self._row_count = row_count
         self._key_name = key
         #: Unique by the schema: no count of distinct keys with every version.
         self._unique = unique_by_schema(source, self._sub.c[key])
+        check_row_count(row_count, version_column, self._unique)
+        self._kept_count = KeptCount(row_count)
         self._int_key = python_type(self._sub.c[key]) is int  # Python orders it as SQL does
         self._key: ColumnElement[Any] = self._sub.c[key]
         self._lastmod: ColumnElement[Any] | None = self._sub.c[lastmod] if lastmod else None
@@ -331,6 +332,7 @@ class SQLAlchemyProvider:
             checked = self._metadata.latest()  # this request's version check (a full read)
             return await self._measure_all(measure, checked[0] if checked else 0)
         rows, _, revision = await self._summary()  # read before the ranges: never newer
+        rows = await self._kept_count.checked(self._all, self._sub, rows)
         kept, ranges = self._kept_ranges, None
         if (
             kept is not None
@@ -354,18 +356,6 @@ class SQLAlchemyProvider:
             found = await self._all(statement)
             return found[0][0] if found else None
 
-        if self._row_count is not None:  # one statement: the same snapshot for both
-            counted = select(func.count()).select_from(self._sub).scalar_subquery()
-            kept, real = (await self._all(select(self._row_count.scalar_subquery(), counted)))[0]
-            if kept != real:
-                logger.warning(
-                    "sitemap row_count reads %s but the source holds %s rows: the count is "
-                    "not kept (a trigger missing?); counting with count(*) from now on",
-                    kept,
-                    real,
-                )
-                self._row_count = None
-                rows = real
         return await measured(measure, rows, key_at)
 
     def forget(self) -> None:
@@ -431,14 +421,17 @@ class SQLAlchemyProvider:
             # Each aggregate on its own: a lone max() of an indexed column is an index
             # lookup and count(*) a walk of the smallest index (together, a table scan).
             columns = [select(each).select_from(self._sub).scalar_subquery() for each in columns]
-            if self._row_count is not None:
-                columns[0] = self._row_count.scalar_subquery()
+            if (kept := self._kept_count.column()) is not None:
+                columns[0] = kept  # (a NULL or a text is no count: given up, read again)
             statement = select(*columns, *extra)
         else:
             statement = select(*columns, *extra).select_from(self._sub)
         found = (await self._all(statement))[0]
         row, tail = found[: len(found) - len(extra)], found[len(found) - len(extra) :]
-        rows = int(row[0])
+        if (rows := count_number(row[0])) is None:
+            self._kept_count.give_up(row[0])
+            return await self._read_summary(extra)
+        row = (rows, *row[1:])
         if checks:
             keyed, distinct = int(row[-2]), int(row[-1])
             if keyed != rows:

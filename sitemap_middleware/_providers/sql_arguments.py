@@ -14,7 +14,7 @@ from sqlalchemy.sql.elements import TextClause
 from .._exceptions import ConfigurationError
 from .columns import column_hint
 
-__all__ = ["check_columns", "check_engine", "check_entry_mode", "source_rows"]
+__all__ = ["check_columns", "check_engine", "check_entry_mode", "check_row_count", "source_rows"]
 
 
 def check_engine(engine: object) -> None:
@@ -80,8 +80,9 @@ def check_entry_mode(
         )
 
 
-def check_row_count(row_count: object, version_column: str | None) -> None:
-    """``row_count`` is a one-column ``select()``, given with a revision column."""
+def check_row_count(row_count: object, version_column: str | None, unique: bool) -> None:
+    """``row_count`` is a one-column ``select()``, given with a revision column over a
+    key the schema makes unique."""
     if row_count is None:
         return
     if not isinstance(row_count, Select) or len(row_count.selected_columns) != 1:
@@ -93,4 +94,10 @@ def check_row_count(row_count: object, version_column: str | None) -> None:
         raise ConfigurationError(
             "row_count needs version_column=: without a revision column the version "
             "checksum reads every row anyway"
+        )
+    if not unique:
+        raise ConfigurationError(
+            "row_count needs a key the schema makes unique (the primary key of the one "
+            "table the source reads): over another source the version counts keys and "
+            "distinct keys, which reads every row anyway"
         )
