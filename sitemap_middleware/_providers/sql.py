@@ -104,8 +104,9 @@ class SQLAlchemyProvider:
     :param row_count: with ``version_column``: a ``select()`` of one value, the source's
         row count kept where it is cheap to read (a counter a trigger keeps); it replaces
         the ``count(*)`` scan in the section's version. Compared with ``count(*)`` in one
-        statement whenever the whole section is measured: a count that disagrees is
-        logged and ``count(*)`` used from then on.
+        statement whenever a plan is made: a count that disagrees (or reads NULL) is
+        logged and ``count(*)`` used from then on (see ``sql_row_count.py``). The key
+        must be unique by the schema.
     :param batch_size: rows fetched per query while streaming.
     :param metadata_ttl: seconds a count/version answer is reused. One request asks for
         both; with the checksum each reads the whole table.
