@@ -284,3 +284,36 @@ def test_a_source_whose_key_the_schema_does_not_make_unique_refuses_a_row_count(
             version_column="revision",
             row_count=KEPT,
         )
+
+
+@pytest.mark.parametrize(
+    "mode",
+    [{"to_entry": lambda row: f"/i/{row.slug}"}, {"location": lambda row: f"/i/{row.slug}"}],
+    ids=["to_entry", "location function"],
+)
+async def test_a_section_planned_by_reading_its_rows_checks_the_count_too(
+    engine: AsyncEngine, caplog: pytest.LogCaptureFixture, mode: dict[str, Any]
+) -> None:
+    """A section the database cannot size (``to_entry``, a location function) is planned
+    by reading its rows: that read checks the count as well, so a count nobody keeps is
+    found and a later delete moves the version (it was 0 rows: no delete ever did)."""
+    await _insert(engine, range(1, 13))
+    provider = SQLAlchemyProvider(
+        engine,
+        items,
+        key="id",
+        lastmod="updated_at",
+        version_column="revision",
+        row_count=KEPT,
+        metadata_ttl=0,
+        **mode,
+    )
+    with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
+        assert len(await _crawl(provider)) == 12
+    assert "row_count reads 0 but the source holds 12 rows" in caplog.text
+    provider.forget()
+    before = await provider.version()
+    async with engine.begin() as conn:
+        await conn.execute(items.delete().where(items.c.id == 5))
+    provider.forget()
+    assert (await provider.version()).token != before.token
