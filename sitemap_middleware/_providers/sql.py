@@ -229,6 +229,8 @@ class SQLAlchemyProvider:
         if bounds is None:
             return  # a range the key column cannot hold (any client can name ranges)
         after, upto = bounds
+        if after is None and upto is None:  # the whole section (a plan): check row_count
+            await self._kept_count.checked(self._all, self._sub, 0)
         last = after
         columns = self._columns
         by_column = [] if columns is None or columns.needs_rows else self._read_columns

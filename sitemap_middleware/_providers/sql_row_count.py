@@ -3,8 +3,9 @@
 With a revision column a section's version is its row count (what sees deletes) and
 two index lookups: the count is the one scan. A count a trigger keeps replaces it while
 it holds. It is compared with ``count(*)`` in one statement (one snapshot) whenever a
-plan is made, kept ranges or not: a count that drifted can equal the sum of kept ranges
-that miss a delete, and a plan kept on it would list a range of deleted rows. A count
+plan is made, kept ranges or not (a count that drifted can equal the sum of kept ranges
+that miss a delete, and a plan kept on it would list a range of deleted rows), and
+whenever the whole section is read (how a section without ranges is planned). A count
 that disagrees, or reads no number (NULL: no counter row), is logged and ``count(*)``
 used for the rest of the process. A delete the count misses while no revision moves
 changes no version, so no plan sees it: the count must be kept (see the docs' recipes).
