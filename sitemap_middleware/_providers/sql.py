@@ -425,7 +425,7 @@ class SQLAlchemyProvider:
             # lookup and count(*) a walk of the smallest index (together, a table scan).
             columns = [select(each).select_from(self._sub).scalar_subquery() for each in columns]
             if (kept := self._kept_count.column()) is not None:
-                columns[0] = kept  # (a NULL or a text is no count: given up, read again)
+                columns[0] = kept  # (one that reads NULL is given up, the version read again)
             statement = select(*columns, *extra)
         else:
             statement = select(*columns, *extra).select_from(self._sub)
