@@ -56,7 +56,7 @@ from .sql_arguments import (
 from .sql_commits import Commits
 from .sql_keys import key_bounds, key_problem, python_type, unique_by_schema
 from .sql_ranges import MAX_CHANGED, KeptRanges, MeasureKeys, measured, updated_ranges
-from .sql_row_count import KeptCount, count_number
+from .sql_row_count import KeptCount
 from .sql_runner import StatementRunner
 
 __all__ = ["SQLAlchemyProvider"]
@@ -335,7 +335,6 @@ class SQLAlchemyProvider:
             checked = self._metadata.latest()  # this request's version check (a full read)
             return await self._measure_all(measure, checked[0] if checked else 0)
         rows, _, revision = await self._summary()  # read before the ranges: never newer
-        rows = await self._kept_count.checked(self._all, self._sub, rows)
         kept, ranges = self._kept_ranges, None
         if (
             kept is not None
@@ -350,6 +349,8 @@ class SQLAlchemyProvider:
                 ranges = await updated_ranges(kept, keys, rows, measure)
         if ranges is None:
             ranges = await self._measure_all(measure, rows)
+            if sum(each.rows for each in ranges) != rows:  # a write since, or a wrong count
+                await self._kept_count.checked(self._all, self._sub, rows)
         self._kept_ranges = KeptRanges(rows_per_range, revision, tuple(ranges))
         return ranges
 
@@ -420,21 +421,23 @@ class SQLAlchemyProvider:
     ) -> tuple[tuple[int, ProviderVersion, Any], Sequence[Any]]:
         checks = [] if self._unique else [func.count(self._key), func.count(self._key.distinct())]
         columns = [*self._aggregates(), *checks]
+        heads, kept = 1, False  # the count's columns; whether a kept count is among them
         if self._version_column is not None:
             # Each aggregate on its own: a lone max() of an indexed column is an index
             # lookup and count(*) a walk of the smallest index (together, a table scan).
             columns = [select(each).select_from(self._sub).scalar_subquery() for each in columns]
-            if (kept := self._kept_count.column()) is not None:
-                columns[0] = kept  # (one that reads NULL is given up, the version read again)
+            counts = self._kept_count.version_columns(counted := columns[0])
+            heads, kept = len(counts), counts[0] is not counted
+            columns[:1] = counts
             statement = select(*columns, *extra)
         else:
             statement = select(*columns, *extra).select_from(self._sub)
         found = (await self._all(statement))[0]
         row, tail = found[: len(found) - len(extra)], found[len(found) - len(extra) :]
-        if (rows := count_number(row[0])) is None:
-            self._kept_count.give_up(row[0])
+        rows = self._kept_count.settle(row[:heads], kept)
+        if rows is None:  # (a kept count that reads NULL: given up, read again)
             return await self._read_summary(extra)
-        row = (rows, *row[1:])
+        row = (rows, *row[heads:])
         if checks:
             keyed, distinct = int(row[-2]), int(row[-1])
             if keyed != rows:

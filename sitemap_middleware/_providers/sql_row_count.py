@@ -2,17 +2,25 @@
 
 With a revision column a section's version is its row count (what sees deletes) and
 two index lookups: the count is the one scan. A count a trigger keeps replaces it while
-it holds. It is compared with ``count(*)`` in one statement (one snapshot) whenever a
-plan is made, kept ranges or not (a count that drifted can equal the sum of kept ranges
-that miss a delete, and a plan kept on it would list a range of deleted rows), and
-whenever the whole section is read (how a section without ranges is planned). A count
-that disagrees, or reads no number (NULL: no counter row), is logged and ``count(*)``
-used for the rest of the process. A delete the count misses while no revision moves
-changes no version, so no plan sees it: the count must be kept (see the docs' recipes).
+it holds. It is compared with ``count(*)`` in one statement (one snapshot):
+
+* in the version's own statement at most once every :data:`CHECK_EVERY` seconds, the
+  first that long after the provider is made (a fleet's new instance serves its first
+  index from another's plan without a scan; the instance that planned had checked);
+* when the ranges of a whole-section measure do not add up to it (free otherwise);
+* whenever the whole section is read (how a section without ranges is planned).
+
+Not at every plan: after a write the next index re-measures the ranges that changed,
+and a scan there would cost what the count saves. So a count that drifted to equal the
+sum of kept ranges missing a delete is caught by the next periodic check (the version
+then moves: planned again), not at once. A count that disagrees, or reads no number
+(NULL: no counter row), is logged and ``count(*)`` used for the rest of the process. A
+delete the count misses changes no version until a check: the count must be kept.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -21,7 +29,10 @@ from sqlalchemy.sql import ColumnElement, FromClause
 
 from .._logs import logger
 
-__all__ = ["KeptCount", "count_number"]
+__all__ = ["CHECK_EVERY", "KeptCount", "count_number"]
+
+#: Seconds between two checks of a kept count in a version's statement.
+CHECK_EVERY = 60.0
 
 
 def count_number(value: object) -> int | None:
@@ -37,12 +48,38 @@ def count_number(value: object) -> int | None:
 class KeptCount:
     """``row_count``'s statement, until it is caught wrong."""
 
-    def __init__(self, statement: Select[Any] | None) -> None:
+    def __init__(self, statement: Select[Any] | None, every: float | None = None) -> None:
         self._statement = statement
+        self._every = CHECK_EVERY if every is None else every
+        self._due = time.monotonic() + self._every
 
     def column(self) -> ColumnElement[Any] | None:
         """The count as a scalar subquery, or None once given up (or never given)."""
         return None if self._statement is None else self._statement.scalar_subquery()
+
+    def version_columns(self, counted: ColumnElement[Any]) -> list[ColumnElement[Any]]:
+        """The version's count: ``counted`` (``count(*)``) once given up or never given,
+        else the kept count, with ``counted`` beside it when a check is due."""
+        kept = self.column()
+        if kept is None:
+            return [counted]
+        return [kept, counted] if time.monotonic() >= self._due else [kept]
+
+    def settle(self, values: Sequence[Any], kept: bool) -> int | None:
+        """The version's row count from what :meth:`version_columns` read (``kept``: it
+        gave the kept count); None when the kept count reads no number (given up: read
+        the version again)."""
+        if not kept:
+            return int(values[0])
+        if len(values) == 2:  # a check was due
+            self._due = time.monotonic() + self._every
+            if count_number(values[0]) != values[1]:
+                self.give_up(values[0], int(values[1]))
+            return int(values[1])
+        rows = count_number(values[0])
+        if rows is None:
+            self.give_up(values[0])
+        return rows
 
     def give_up(self, kept: object, real: int | None = None) -> None:
         """Log the count that was caught wrong (``real``: the rows ``count(*)`` read) and
@@ -75,6 +112,7 @@ class KeptCount:
             return rows
         counted = select(func.count()).select_from(source).scalar_subquery()
         kept, real = (await run(select(column, counted)))[0]
+        self._due = time.monotonic() + self._every
         if count_number(kept) == real:
             return rows
         self.give_up(kept, int(real))

@@ -31,6 +31,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from sitemap_middleware import ConfigurationError
+from sitemap_middleware._providers import sql_row_count
 from sitemap_middleware.providers import SQLAlchemyProvider
 from tests.harness.core import fetch, make_core
 from tests.harness.documents import check_document, child_urls, page_urls
@@ -229,12 +230,13 @@ def test_a_row_count_that_cannot_work_is_refused(kwargs: dict[str, Any], message
 
 
 async def test_a_drifted_count_that_matches_the_kept_ranges_is_still_caught(
-    engine: AsyncEngine, caplog: pytest.LogCaptureFixture
+    engine: AsyncEngine, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The count drifts up by 5 (SQLite's ``INSERT OR REPLACE`` fires the insert trigger
     but, without ``recursive_triggers``, not the delete one) while 5 rows are deleted from
-    a range no write touched: the count equals the kept ranges' sum. The next plan must
-    not keep that range: no page the index lists answers 404, every row once."""
+    a range no write touched: the count equals the kept ranges' sum. The periodic check
+    (here due at every version) catches it: no page the index lists answers 404."""
+    monkeypatch.setattr(sql_row_count, "CHECK_EVERY", 0.0)
     await _triggers(engine)
     await _insert(engine, range(1, 31))
     provider = _provider(engine, row_count=KEPT)
@@ -317,3 +319,27 @@ async def test_a_section_planned_by_reading_its_rows_checks_the_count_too(
         await conn.execute(items.delete().where(items.c.id == 5))
     provider.forget()
     assert (await provider.version()).token != before.token
+
+
+async def test_an_index_after_a_write_scans_nothing_until_a_check_is_due(
+    engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After one row's update the next index re-measures the range that changed and reads
+    the kept count: no count of the whole source beside it. Once a check is due, the
+    version's own statement reads ``count(*)`` beside the kept count (one statement)."""
+    await _triggers(engine)
+    await _insert(engine, range(1, 31))
+    provider = _provider(engine, row_count=KEPT)
+    assert len(await _crawl(provider)) == 30
+    async with engine.begin() as conn:
+        await conn.execute(items.update().where(items.c.id == 12).values(revision=next(_revision)))
+    provider.forget()
+    with recorded_statements(engine) as statements:
+        assert len(await _crawl(provider)) == 30
+    assert any("counted_totals" in each for each in statements), statements
+    assert not any("counted_totals" in each and "count(" in each for each in statements)
+    monkeypatch.setattr(provider._kept_count, "_due", 0.0)
+    provider.forget()
+    with recorded_statements(engine) as statements:
+        await provider.version()
+    assert any("counted_totals" in each and "count(" in each for each in statements), statements
