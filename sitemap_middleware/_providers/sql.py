@@ -55,7 +55,7 @@ from .sql_arguments import (
 )
 from .sql_commits import Commits
 from .sql_keys import key_bounds, key_problem, python_type, unique_by_schema
-from .sql_ranges import MAX_CHANGED, KeptRanges, MeasureKeys, measured, updated_ranges
+from .sql_ranges import KeptRanges, MeasureKeys, kept_or_measured, measured
 from .sql_row_count import KeptCount
 from .sql_runner import StatementRunner
 
@@ -335,23 +335,26 @@ class SQLAlchemyProvider:
             checked = self._metadata.latest()  # this request's version check (a full read)
             return await self._measure_all(measure, checked[0] if checked else 0)
         rows, _, revision = await self._summary()  # read before the ranges: never newer
-        kept, ranges = self._kept_ranges, None
-        if (
-            kept is not None
-            and kept.revision is not None  # (an empty table has none)
-            and kept.rows_per_range == rows_per_range
-            and self._int_key
-        ):
-            statement = select(self._key).where(self._version_column > kept.revision)
-            changed = await self._all(statement.order_by(self._key).limit(MAX_CHANGED + 1))
-            if len(changed) <= MAX_CHANGED:
-                keys = [row[0] for row in changed]
-                ranges = await updated_ranges(kept, keys, rows, measure)
-        if ranges is None:
+        async def measure_all() -> list[KeyRange]:
             ranges = await self._measure_all(measure, rows)
             if sum(each.rows for each in ranges) != rows:  # a write since, or a wrong count
                 await self._kept_count.checked(self._all, self._sub, rows)
-        self._kept_ranges = KeptRanges(rows_per_range, revision, tuple(ranges))
+            return ranges
+
+        version_column = self._version_column
+
+        async def changed_since(since: Any, limit: int) -> list[Any]:
+            statement = select(self._key).where(version_column > since).order_by(self._key)
+            return [row[0] for row in await self._all(statement.limit(limit))]
+
+        ranges, self._kept_ranges = await kept_or_measured(
+            self._kept_ranges,
+            rows_per_range,
+            (rows, revision),
+            changed_since if self._int_key else None,
+            measure,
+            measure_all,
+        )
         return ranges
 
     async def _measure_all(self, measure: MeasureKeys, rows: int) -> list[KeyRange]:

@@ -6,7 +6,8 @@ before it: an indexed query. Only the ranges holding them are measured again; ro
 past the last range form new ranges at the end. Deletions leave no revision, so the
 ranges' row counts must add up to the table's ``count(*)``: when they do not (a row was
 deleted from a range nothing else touched), every range is measured again. Without a
-revision column every plan measures every range (one grouped query).
+revision column every plan measures every range (one grouped query). The SQLAlchemy
+provider and the Django QuerySet planner both plan through :func:`kept_or_measured`.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from .ranges import KeyRange
 __all__ = [
     "MAX_CHANGED",
     "PARALLEL_ROWS",
+    "ChangedKeys",
     "KeptRanges",
     "MeasureKeys",
+    "kept_or_measured",
     "measured",
     "updated_ranges",
 ]
@@ -36,6 +39,8 @@ PARALLEL_ROWS = 200_000
 
 #: Measures the ranges of ``after < key <= upto`` (None: open).
 MeasureKeys = Callable[[Any, Any], Awaitable[list[KeyRange]]]
+#: The keys (in key order, at most ``limit``) of rows whose revision is above ``revision``.
+ChangedKeys = Callable[[Any, int], Awaitable[Sequence[Any]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +70,34 @@ async def measured(
         group.start_soon(half, 0, None, split)
         group.start_soon(half, 1, split, None)
     return [*halves[0], *halves[1]]
+
+
+async def kept_or_measured(
+    kept: KeptRanges | None,
+    rows_per_range: int,
+    summary: tuple[int, Any],
+    changed_since: ChangedKeys | None,
+    measure: MeasureKeys,
+    measure_all: Callable[[], Awaitable[list[KeyRange]]],
+) -> tuple[list[KeyRange], KeptRanges]:
+    """The ranges, and what to keep for the next plan: ``kept`` brought up to date when
+    ``changed_since`` is given (a revision column, integer keys), else every range
+    measured. ``summary`` is the row count and newest revision, read BEFORE the ranges
+    (so kept ranges are never older than the revision they are kept at)."""
+    rows, revision = summary
+    ranges = None
+    if (
+        changed_since is not None
+        and kept is not None
+        and kept.revision is not None  # (an empty table has none)
+        and kept.rows_per_range == rows_per_range
+    ):
+        changed = await changed_since(kept.revision, MAX_CHANGED + 1)
+        if len(changed) <= MAX_CHANGED:
+            ranges = await updated_ranges(kept, changed, rows, measure)
+    if ranges is None:
+        ranges = await measure_all()
+    return ranges, KeptRanges(rows_per_range, revision, tuple(ranges))
 
 
 async def updated_ranges(

@@ -1,4 +1,4 @@
-"""Two models: products (plain) and articles (listed per language)."""
+"""Products (plain), articles (listed per language), tags (NULLs) and revisioned rows."""
 
 from __future__ import annotations
 
@@ -39,3 +39,14 @@ class Tag(models.Model):
 
     def get_absolute_url(self) -> str:
         return f"/tags/{self.pk}/"
+
+
+class Revisioned(models.Model):
+    """A revision bumped from one sequence on every insert and update (version_field)."""
+
+    code = models.CharField(max_length=40, null=True)
+    updated = models.DateTimeField(null=True)
+    revision = models.BigIntegerField(db_index=True)
+
+    class Meta:
+        ordering = ["pk"]

@@ -1,0 +1,191 @@
+"""With ``version_field``, a QuerySet section's next plan measures only the ranges holding
+rows whose revision moved (issue 23, item 3), through the SQL provider's own logic
+(``_providers/sql_ranges.py``): after one row's update or insert, the range holding it;
+after a delete (the counts no longer add up), every range; without ``version_field``,
+every range. Whatever the writes, the kept plan lists what a fresh plan lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sitemap_middleware import Section
+from sitemap_middleware._django.ranges import QuerySetRanges
+from sitemap_middleware._engine.core import SitemapCore
+from sitemap_middleware._providers import sql_ranges
+from tests.harness.django import ALIASES, alias_or_skip, core_for, get, locs, locs_of_index
+
+pytestmark = pytest.mark.usefixtures("django_project")
+START = datetime(2025, 3, 1, tzinfo=timezone.utc)
+BUDGET = 4096
+#: What a write does: a rename, a new row, a deleted row, a location gone NULL.
+WRITES = st.tuples(st.sampled_from(["rename", "insert", "delete", "null"]), st.integers(0, 10**6))
+#: (after, upto, rows) of every grouped window query the planner ran.
+Measured = list[tuple[Any, Any, int]]
+
+
+class _Rows:
+    """Revisioned rows of one database, every insert and update taking the next revision."""
+
+    def __init__(self, alias: str) -> None:
+        from tests.djangoproject.shop.models import Revisioned
+
+        self.objects = Revisioned.objects.using(alias)
+        self.model = Revisioned
+        self.revision = 0
+        self.ids: list[int] = []
+
+    def next(self) -> int:
+        self.revision += 1
+        return self.revision
+
+    def fill(self, count: int) -> None:
+        self.objects.all().delete()
+        self.ids = list(range(3, 3 * count + 1, 3))
+        self.objects.bulk_create(
+            self.model(pk=key, code=f"s{key}", updated=START, revision=self.next())
+            for key in self.ids
+        )
+
+    def write(self, kind: str, number: int) -> None:
+        if kind == "insert" or not self.ids:
+            key = number * 3 + 1 + number % 2  # between the existing keys, or past them
+            if key not in self.ids:
+                self.objects.create(pk=key, code=f"n{number}", updated=START, revision=self.next())
+                self.ids.append(key)
+            return
+        key = self.ids[number % len(self.ids)]
+        if kind == "delete":
+            self.objects.filter(pk=key).delete()
+            self.ids.remove(key)
+            return
+        self.objects.filter(pk=key).update(
+            code=None if kind == "null" else f"r{number}",
+            updated=START + timedelta(minutes=number),
+            revision=self.next(),
+        )
+
+
+def _core(alias: str, *, version: bool = True, max_urls: int = 1000) -> SitemapCore:
+    from sitemap_middleware.django import DjangoQuerySetProvider
+    from tests.djangoproject.shop.models import Revisioned
+
+    provider = DjangoQuerySetProvider(
+        Revisioned.objects.using(alias),
+        lastmod="updated",
+        location="/r/{code}/{id}",
+        version_field="revision" if version else None,
+        metadata_ttl=0,
+    )
+    sections = {"rows": Section(provider, max_urls=max_urls)}
+    return core_for({}, sections=sections, max_bytes_per_page=BUDGET)
+
+
+def _crawl(core: SitemapCore) -> list[str]:
+    """Every URL the index's pages list, each page held to the byte budget."""
+    status, _, index = get(core, "/sitemap_index.xml")
+    if status == 404:
+        return []
+    assert status == 200
+    urls: list[str] = []
+    for child in locs_of_index(index):
+        status, _, body = get(core, child.removeprefix("https://example.com"))
+        assert status == 200 and len(body) <= BUDGET, (child, len(body))
+        urls.extend(locs(body))
+    return urls
+
+
+@pytest.fixture
+def measured(monkeypatch: pytest.MonkeyPatch) -> Iterator[Measured]:
+    calls: Measured = []
+    measure = QuerySetRanges.measure
+
+    def counting(self: QuerySetRanges, types: Any, per_range: int, after: Any, upto: Any) -> Any:
+        found = measure(self, types, per_range, after, upto)
+        calls.append((after, upto, sum(each.rows for each in found)))
+        return found
+
+    monkeypatch.setattr(QuerySetRanges, "measure", counting)
+    yield calls
+
+
+@pytest.mark.parametrize("alias", ALIASES)
+@pytest.mark.parametrize("kind", ["rename", "insert"])
+def test_after_one_write_the_next_index_measures_the_range_holding_it(
+    alias: str, kind: str, measured: Measured
+) -> None:
+    """3,000 rows: after one row's UPDATE (or INSERT) the next index measures the range
+    holding its key (at most a tenth of the rows) and lists what a fresh plan lists."""
+    rows = _Rows(alias_or_skip(alias))
+    rows.fill(3000)
+    core = _core(alias)
+    assert get(core, "/sitemap_index.xml")[0] == 200
+    assert measured == [(None, None, 3000)]
+    measured.clear()
+    rows.write(kind, 1500)
+    kept = _crawl(core)
+    assert len(measured) == 1, measured
+    after, upto, count = measured[0]
+    assert after is not None and upto is not None and 0 < count <= 300, measured
+    assert sorted(kept) == sorted(_crawl(_core(alias))) and len(kept) == len(set(kept))
+    assert f"https://example.com/r/{'r' if kind == 'rename' else 'n'}1500/" in str(kept)
+
+
+@pytest.mark.parametrize("alias", ALIASES)
+@pytest.mark.parametrize("version", [True, False])
+def test_a_delete_or_no_version_field_measures_every_range(
+    alias: str, version: bool, measured: Measured
+) -> None:
+    """A deleted row leaves no revision: the counts no longer add up, so every range is
+    measured again; without version_field any write measures every range."""
+    rows = _Rows(alias_or_skip(alias))
+    rows.fill(3000)
+    core = _core(alias, version=version)
+    get(core, "/sitemap_index.xml")
+    measured.clear()
+    rows.write("delete" if version else "rename", 1500)
+    kept = _crawl(core)
+    assert measured == [(None, None, 2999 if version else 3000)]
+    assert sorted(kept) == sorted(_crawl(_core(alias, version=version)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("alias", ALIASES)
+@settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    count=st.integers(0, 200),
+    writes=st.lists(WRITES, min_size=1, max_size=6),
+    max_urls=st.integers(20, 60),
+    halves=st.booleans(),
+)
+def test_ranges_measured_again_only_where_rows_changed_serve_what_a_fresh_plan_serves(
+    alias: str,
+    count: int,
+    writes: list[tuple[str, int]],
+    max_urls: int,
+    halves: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After every write, a crawl of the kept plan lists exactly the URLs a crawl of a
+    fresh provider lists, each once, no page over budget."""
+    rows = _Rows(alias_or_skip(alias))
+    rows.fill(count)
+    monkeypatch.setattr(sql_ranges, "PARALLEL_ROWS", 1 if halves else 10**12)
+    core = _core(alias, max_urls=max_urls)
+    get(core, "/sitemap_index.xml")
+    for kind, number in writes:
+        rows.write(kind, number)
+        kept = _crawl(core)
+        assert len(kept) == len(set(kept))
+        assert sorted(kept) == sorted(_crawl(_core(alias, max_urls=max_urls)))
+        assert len(kept) == len(rows.ids) - rows.objects.filter(code=None).count()
