@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["DjangoQuerySetProvider"]
 
 _ROW = "_sitemap_row"
+_Summary = tuple[int, ProviderVersion, bool, Any]  # and the newest revision (version_field)
 
 
 class DjangoQuerySetProvider:
@@ -152,17 +153,17 @@ class DjangoQuerySetProvider:
             if isinstance(location, str)
             else None
         )
-        self._planner = None if self._values is None else self._values.ranges(self._queryset)
+        self._planner = self._values.ranges(self._queryset, version_field) if self._values else None
         made = repr(
             [f if isinstance(f, str) else function_identity(f) for f in (location, to_entry)]
         )
         self._settings_tag = hashlib.sha256(f"{made}{changefreq}{priority}".encode()).hexdigest()
         self._batch = batch_size
         self._metadata_ttl = metadata_ttl
-        self._metadata: SharedQuery[tuple[int, ProviderVersion, bool]] = SharedQuery(metadata_ttl)
+        self._metadata: SharedQuery[_Summary] = SharedQuery(metadata_ttl)
         self._plans: dict[int, tuple[str, list[Any], list[datetime | None]]] = {}
         #: Key range -> its shared version query (see range_version), the newest last.
-        self._ranges: SharedQueries[tuple[int, ProviderVersion, bool]] = SharedQueries(metadata_ttl)
+        self._ranges: SharedQueries[_Summary] = SharedQueries(metadata_ttl)
 
     @staticmethod
     def _checksummed(
@@ -318,23 +319,23 @@ class DjangoQuerySetProvider:
         newest date says nothing about an undated row (deleting it would leave the date
         unchanged, and a bare If-Modified-Since would get a stale 304).
         """
-        _, version, every_row_dated = await self._summary()
+        _, version, every_row_dated, _ = await self._summary()
         return version if every_row_dated else ProviderVersion()
 
-    async def _summary(self) -> tuple[int, ProviderVersion, bool]:
+    async def _summary(self) -> _Summary:
         """Row count, the version (max key, max lastmod, row checksum or max revision)
         and whether every row has a lastmod, from one aggregate query, reused for
         metadata_ttl and shared by concurrent callers (one query in flight)."""
         return await self._metadata.get(self._read_summary)
 
-    async def _read_summary(self) -> tuple[int, ProviderVersion, bool]:
+    async def _read_summary(self) -> _Summary:
         return await run_orm(self._aggregate, self._queryset)
 
     async def range_version(self, after: Any, upto: Any) -> tuple[int, ProviderVersion]:
         """Rows and version of ``after < key <= upto`` alone (what a key-range page is
         validated by, at the cost of its rows), kept ``metadata_ttl`` and shared per
         range; as :meth:`version`, nothing while a row of it has no lastmod."""
-        rows, version, every_row_dated = await self._ranges.get(
+        rows, version, every_row_dated, _ = await self._ranges.get(
             (after, upto), lambda: run_orm(self._range_aggregate, after, upto)
         )
         return rows, version if every_row_dated else ProviderVersion()
@@ -344,16 +345,17 @@ class DjangoQuerySetProvider:
         for a location template of plain fields; None otherwise (measured row by row)."""
         if self._planner is None:
             return None
-        return await self._planner.stats((await self._summary())[0], rows_per_range)
+        rows, _, _, revision = await self._summary()  # read before the ranges: never newer
+        return await self._planner.stats(rows, rows_per_range, revision)
 
-    def _range_aggregate(self, after: Any, upto: Any) -> tuple[int, ProviderVersion, bool]:
+    def _range_aggregate(self, after: Any, upto: Any) -> _Summary:
         queryset = self._in_range(after, upto)
         if queryset is None:
-            return 0, ProviderVersion(token="0"), True
+            return 0, ProviderVersion(token="0"), True, None
         try:
             return self._aggregate(queryset)
         except _refusals():  # a bound the key cannot hold, found by the database
-            return 0, ProviderVersion(token="0"), True
+            return 0, ProviderVersion(token="0"), True, None
 
     def _in_range(self, after: Any, upto: Any) -> QuerySet[Any] | None:
         """The rows ``after < key <= upto``; None for bounds the key cannot hold (any
@@ -371,7 +373,7 @@ class DjangoQuerySetProvider:
             return None
         return queryset
 
-    def _aggregate(self, queryset: QuerySet[Any]) -> tuple[int, ProviderVersion, bool]:
+    def _aggregate(self, queryset: QuerySet[Any]) -> _Summary:
         """Count, version and whether every row is dated, from one aggregate query."""
         from django.db import connections
         from django.db.models import Count, Max
@@ -392,7 +394,7 @@ class DjangoQuerySetProvider:
         token = f"{row['n']}:{row['k']}:{stamp}:{row['v']}:{self._settings_tag}"
         every_row_dated = self._lastmod is None or row["dated"] == row["n"]
         version = ProviderVersion(token=token, last_modified=modified)
-        return int(row["n"]), version, every_row_dated
+        return int(row["n"]), version, every_row_dated, row["v"] if self._version_field else None
 
     def forget(self) -> None:
         """Forget the counts and versions kept for ``metadata_ttl``: the next request

@@ -9,6 +9,10 @@ and PostgreSQL; the wrapper is written by SQLAlchemy (the ``django`` extra insta
 Planned: a location template whose fields are bare (``"/tags/{code}/"``, lookups
 included), each an integer or text field, and an integer or text key (their raw values
 are what Django gives). Anything else is measured row by row, as before.
+
+With ``version_field`` and an integer key, the next plan measures only the ranges holding
+rows whose revision moved, through the SQL provider's own logic (``kept_or_measured`` in
+``_providers/sql_ranges.py``).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from .._providers.ranges import KeyRange, RangeStats
-from .._providers.sql_ranges import measured
+from .._providers.sql_ranges import KeptRanges, kept_or_measured, measured
 from .orm import run_orm
 from .times import naive_zone, zoned
 
@@ -56,6 +60,7 @@ class QuerySetRanges:
         fields: list[str],
         lastmod: str | None,
         samples: list[tuple[Any, int]],
+        version_field: str | None = None,
     ) -> None:
         from django.db.models import F
 
@@ -72,20 +77,39 @@ class QuerySetRanges:
         self._lastmod = lastmod
         self._samples = samples
         self._date_only = False
+        self._version_field = version_field
+        #: The ranges of the last plan, at the revision read before them (version_field).
+        self._kept: KeptRanges | None = None
         #: Per column of the wrapper: its kind and whether it may be NULL (None: not
         #: planned, a column of another type).
         self.types = self._types()
 
-    async def stats(self, rows: int, rows_per_range: int) -> RangeStats:
+    async def stats(self, rows: int, rows_per_range: int, revision: Any = None) -> RangeStats:
         """The ranges of the queryset's ``rows`` rows and the samples to size them by
-        (a big table in two halves at once, as the SQL provider's)."""
+        (a big table in two halves at once, as the SQL provider's). With a version field
+        ``rows`` and ``revision`` are read before the ranges: the kept ranges holding rows
+        of a newer revision are measured again, the others kept."""
         types = self.types
         assert types is not None  # (checked when this was made)
 
         async def measure(after: Any, upto: Any) -> list[KeyRange]:
             return await run_orm(self.measure, types, rows_per_range, after, upto)
 
-        ranges = await measured(measure, rows, lambda place: run_orm(self.key_at, place))
+        async def measure_all() -> list[KeyRange]:
+            return await measured(measure, rows, lambda place: run_orm(self.key_at, place))
+
+        async def changed_since(since: Any, limit: int) -> list[Any]:
+            return await run_orm(self.changed_keys, since, limit)
+
+        keeps = self._version_field is not None and types["sitemap_k"][0] == "int"
+        ranges, self._kept = await kept_or_measured(
+            self._kept,
+            rows_per_range,
+            (rows, revision),
+            changed_since if keeps else None,
+            measure,
+            measure_all,
+        )
         return RangeStats(ranges, self._samples)
 
     def _types(self) -> dict[str, tuple[str, bool]] | None:
@@ -163,6 +187,11 @@ class QuerySetRanges:
         keys = self._queryset.order_by(self._key).values_list(self._key, flat=True)
         found = list(keys[position : position + 1])
         return found[0] if found else None
+
+    def changed_keys(self, revision: Any, limit: int) -> list[Any]:
+        """The first ``limit`` keys, in key order, of rows whose revision is above."""
+        changed = self._queryset.filter(**{f"{self._version_field}__gt": revision})
+        return list(changed.order_by(self._key).values_list(self._key, flat=True)[:limit])
 
     def _newest(self, value: Any) -> Any:
         """A range's newest lastmod as Django would give it (SQLite: text)."""

@@ -67,7 +67,9 @@ class ValueRows:
             priority=priority,
         )
 
-    def ranges(self, queryset: QuerySet[Any]) -> QuerySetRanges | None:
+    def ranges(
+        self, queryset: QuerySet[Any], version_field: str | None = None
+    ) -> QuerySetRanges | None:
         """The queryset's key ranges from its database (``ranges.py``), or None when only
         Python can size its rows (a field with a format of its own, a type not planned)."""
         fields = self._rows.bare_fields()
@@ -78,7 +80,7 @@ class ValueRows:
         samples = [
             (self._rows.sample(value, lastmod), len(value) * len(fields)) for value in ("a", "/a")
         ]
-        ranges = QuerySetRanges(queryset, self._key, fields, self._lastmod, samples)
+        ranges = QuerySetRanges(queryset, self._key, fields, self._lastmod, samples, version_field)
         return ranges if ranges.types is not None else None
 
     def pairs(self, queryset: QuerySet[Any], size: int) -> list[tuple[Any, Any]]:
