@@ -8,6 +8,7 @@ index of any other sitemap costs (one pass over ``items()``, a model instance an
     class ProductSitemap(Sitemap):
         location_template = "/products/{slug}/"  # fields of the model (lookups join)
         lastmod_field = "updated_at"  # or GenericSitemap's date_field
+        version_field = "revision"  # optional: see DjangoQuerySetProvider
 
 Then it is served by :class:`DjangoQuerySetProvider` over ``items()`` with that template:
 pages are key ranges of the primary key, planned in the database (``ranges.py``), no
@@ -68,8 +69,16 @@ def templated_provider(
             f"{label}: location_template needs items() to return a QuerySet, "
             f"got {type(items).__name__}"
         )
+    version_field = getattr(instance, "version_field", None)
+    if version_field is not None and not isinstance(version_field, str):
+        raise ConfigurationError(f"{label}.version_field must be a str, got {version_field!r}")
     return DjangoQuerySetProvider(
-        items, location=template, lastmod=lastmod, changefreq=changefreq, priority=priority
+        items,
+        location=template,
+        lastmod=lastmod,
+        changefreq=changefreq,
+        priority=priority,
+        version_field=version_field,
     )
 
 

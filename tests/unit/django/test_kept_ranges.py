@@ -189,3 +189,31 @@ def test_ranges_measured_again_only_where_rows_changed_serve_what_a_fresh_plan_s
         assert len(kept) == len(set(kept))
         assert sorted(kept) == sorted(_crawl(_core(alias, max_urls=max_urls)))
         assert len(kept) == len(rows.ids) - rows.objects.filter(code=None).count()
+
+
+@pytest.mark.parametrize("alias", ALIASES)
+def test_a_sitemap_declaring_version_field_measures_the_range_holding_a_change(
+    alias: str, measured: Measured
+) -> None:
+    """A ``Sitemap`` with ``location_template`` and ``version_field`` is served the same way."""
+    from django.contrib.sitemaps import Sitemap
+
+    rows = _Rows(alias_or_skip(alias))
+    rows.fill(3000)
+
+    class Revisions(Sitemap):
+        location_template = "/r/{code}/{id}"
+        lastmod_field = "updated"
+        version_field = "revision"
+
+        def items(self) -> Any:
+            return rows.objects.all()
+
+    core = core_for({"rows": Revisions}, max_bytes_per_page=BUDGET)
+    get(core, "/sitemap_index.xml")
+    measured.clear()
+    rows.write("rename", 10)
+    section: Any = core.config.sections["rows"]
+    section.provider.forget()  # (a Sitemap keeps metadata_ttl=1)
+    assert "https://example.com/r/r10/33" in str(_crawl(core))
+    assert len(measured) == 1 and measured[0][1] is not None and measured[0][2] <= 600, measured
