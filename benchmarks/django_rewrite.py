@@ -1,0 +1,193 @@
+"""Issue 23 item 3: the index after one row's write, for a Django QuerySet section with
+``version_field``.
+
+``python -m benchmarks.django_rewrite --rows 1000000 --database postgresql --out r.json``
+
+One table of ``rows`` revisioned rows (the test project's ``shop.Revisioned``: id, code,
+updated, revision, indexed) on SQLite (its own file, cached under the temporary folder)
+or PostgreSQL (``benchmarks/django_bench.py``'s database). ``DjangoQuerySetProvider``
+with a location template and ``version_field="revision"`` (``metadata_ttl=0``). Round
+after round, timed in alternation:
+
+* Django's own ``index`` view over a ``Sitemap`` of the same rows (the reference);
+* the first index of a new middleware (nothing planned: every range measured);
+* the index of one kept middleware after one row's UPDATE (its code, updated and the
+  next revision; not timed): only the range holding it is measured again.
+
+Ratios are to the first index and to Django's view in the same round; figures are
+medians over the rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from benchmarks.django_bench import START, _django_view, _postgres_url
+
+TEMPLATE = "/products/{code}/"
+
+
+def _setup(rows: int, database: str) -> None:
+    """Django on the test project's settings, on ``rows`` revisioned rows (built once)."""
+    os.environ["DJANGO_SETTINGS_MODULE"] = "tests.djangoproject.settings"
+    path = None
+    if database == "sqlite":
+        directory = Path(tempfile.gettempdir()) / "sitemap_middleware_bench"
+        directory.mkdir(exist_ok=True)
+        path = directory / f"django-revisioned-{rows}.sqlite3"
+        os.environ["SITEMAP_DJANGO_DB"] = str(path)
+        os.environ.pop("SITEMAP_TEST_POSTGRES_URL", None)  # one database here
+    else:
+        os.environ["SITEMAP_TEST_POSTGRES_URL"] = _postgres_url()
+        os.environ["SITEMAP_DJANGO_DB"] = "postgres"
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    call_command("migrate", verbosity=0)
+    if path is not None:
+        with sqlite3.connect(path) as conn:
+            (have,) = conn.execute("SELECT count(*) FROM shop_revisioned").fetchone()
+            if have != rows:
+                conn.execute("DELETE FROM shop_revisioned")
+                conn.executemany(
+                    "INSERT INTO shop_revisioned (id, code, updated, revision) VALUES (?, ?, ?, ?)",
+                    (
+                        (i, f"product-{i}", (START + timedelta(seconds=i)).isoformat(" "), i)
+                        for i in range(1, rows + 1)
+                    ),
+                )
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM shop_revisioned")
+        if cursor.fetchone()[0] != rows:
+            cursor.execute("TRUNCATE shop_revisioned")
+            cursor.execute(
+                "INSERT INTO shop_revisioned (id, code, updated, revision) SELECT g, "
+                "'product-' || g, timestamptz '2024-01-01 00:00:00+00' + g * interval '1 second',"
+                " g FROM generate_series(1, %s) g",
+                [rows],
+            )
+            cursor.execute("ANALYZE shop_revisioned")
+    connection.close()
+
+
+def run(rows: int, page: int, repeats: int, database: str) -> dict[str, Any]:
+    _setup(rows, database)
+    from django.contrib.sitemaps import Sitemap
+    from django.db.models import Max
+
+    from benchmarks.common import _home_asgi
+    from benchmarks.run import asgi_get
+    from sitemap_middleware import ASGISitemapMiddleware, Section
+    from sitemap_middleware.django import DjangoQuerySetProvider, sitemap_config
+    from tests.djangoproject.shop.models import Revisioned
+
+    class RevisionedSitemap(Sitemap):
+        limit = page
+        protocol = "https"
+
+        def items(self) -> Any:
+            return Revisioned.objects.order_by("pk")
+
+        def location(self, item: Any) -> str:
+            return TEMPLATE.format(code=item.code)
+
+        def lastmod(self, item: Any) -> datetime:
+            return item.updated  # type: ignore[no-any-return]
+
+    def middleware() -> ASGISitemapMiddleware:
+        provider = DjangoQuerySetProvider(
+            Revisioned.objects.all(),
+            lastmod="updated",
+            location=TEMPLATE,
+            version_field="revision",
+            metadata_ttl=0,
+        )
+        sections = {"products": Section(provider, max_urls=page)}
+        config = sitemap_config({}, base_url="https://example.com", sections=sections)
+        return ASGISitemapMiddleware(_home_asgi, config=config)
+
+    kept = middleware()
+    index = "/sitemap_index.xml"
+    first = asgi_get(kept, index)  # planned once: what the writes below start from
+    revision = Revisioned.objects.aggregate(top=Max("revision"))["top"]
+    written = 0
+
+    def after_write() -> Callable[[], bytes]:
+        """Writes one row (untimed), then returns the timed call: the kept index."""
+        nonlocal revision, written
+        written += 1
+        revision += 1
+        key = 1 + (written * 7919 * 127) % rows  # rows spread over the table
+        Revisioned.objects.filter(pk=key).update(
+            code=f"written-{written}-{key}", updated=START + timedelta(days=999), revision=revision
+        )
+        return lambda: asgi_get(kept, index)
+
+    reference = "django.contrib.sitemaps index view"
+    first_case = "ours: first index (new middleware, every range measured)"
+    kept_case = "ours: index after one row's UPDATE (kept ranges, version_field)"
+    cases: dict[str, Callable[[], Callable[[], object]]] = {
+        reference: lambda: _django_view("index", {"products": RevisionedSitemap}),
+        first_case: lambda: lambda: asgi_get(middleware(), index),
+        kept_case: after_write,
+    }
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    bodies: dict[str, bytes] = {}
+    for _ in range(repeats):
+        for name, prepare in cases.items():
+            call = prepare()
+            started = time.perf_counter()
+            body = call()
+            times[name].append(time.perf_counter() - started)
+            bodies[name] = body if isinstance(body, bytes) else b""
+    assert bodies[kept_case] != first and bodies[kept_case].count(b"<sitemap>") >= rows // page
+    results: dict[str, Any] = {"rows": rows, "page_size": page, "database": database}
+    results["cases"] = [
+        {
+            "case": name,
+            "seconds": statistics.median(spent),
+            "x_django_in_round": statistics.median(
+                mine / theirs for mine, theirs in zip(spent, times[reference], strict=True)
+            ),
+            "x_first_index_in_round": statistics.median(
+                mine / theirs for mine, theirs in zip(spent, times[first_case], strict=True)
+            ),
+            "rounds": spent,
+        }
+        for name, spent in times.items()
+    ]
+    return results
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--page", type=int, default=50_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--database", choices=["sqlite", "postgresql"], default="sqlite")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    results = run(args.rows, args.page, args.repeats, args.database)
+    text = json.dumps(results, indent=2)
+    if args.out:
+        args.out.write_text(text + "\n")
+    print(text)
+    return results
+
+
+if __name__ == "__main__":
+    main()
