@@ -8,7 +8,7 @@ configures them (tests/djangoproject, SQLite, plus PostgreSQL when CI starts one
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 import anyio
@@ -179,3 +179,45 @@ def sitemap_class(name: str, items: list[Any], **attributes: Any) -> Any:
     from django.contrib.sitemaps import Sitemap
 
     return type(name, (_ItemsAreLocations, Sitemap), {"items": lambda self: items, **attributes})
+
+
+class RevisionedRows:
+    """Revisioned rows of one database, every insert and update taking the next revision."""
+
+    def __init__(self, alias: str) -> None:
+        from tests.djangoproject.shop.models import Revisioned
+
+        self.objects = Revisioned.objects.using(alias)
+        self.model = Revisioned
+        self.revision = 0
+        self.ids: list[int] = []
+
+    def next(self) -> int:
+        self.revision += 1
+        return self.revision
+
+    def fill(self, count: int) -> None:
+        self.objects.all().delete()
+        self.ids = list(range(3, 3 * count + 1, 3))
+        self.objects.bulk_create(
+            self.model(pk=key, code=f"s{key}", updated=DAY, revision=self.next())
+            for key in self.ids
+        )
+
+    def write(self, kind: str, number: int) -> None:
+        if kind == "insert" or not self.ids:
+            key = number * 3 + 1 + number % 2  # between the existing keys, or past them
+            if key not in self.ids:
+                self.objects.create(pk=key, code=f"n{number}", updated=DAY, revision=self.next())
+                self.ids.append(key)
+            return
+        key = self.ids[number % len(self.ids)]
+        if kind == "delete":
+            self.objects.filter(pk=key).delete()
+            self.ids.remove(key)
+            return
+        self.objects.filter(pk=key).update(
+            code=None if kind == "null" else f"r{number}",
+            updated=DAY + timedelta(minutes=number),
+            revision=self.next(),
+        )

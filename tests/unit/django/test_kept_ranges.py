@@ -8,7 +8,6 @@ every range. Whatever the writes, the kept plan lists what a fresh plan lists.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -19,57 +18,22 @@ from sitemap_middleware import Section
 from sitemap_middleware._django.ranges import QuerySetRanges
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._providers import sql_ranges
-from tests.harness.django import ALIASES, alias_or_skip, core_for, get, locs, locs_of_index
+from tests.harness.django import (
+    ALIASES,
+    RevisionedRows,
+    alias_or_skip,
+    core_for,
+    get,
+    locs,
+    locs_of_index,
+)
 
 pytestmark = pytest.mark.usefixtures("django_project")
-START = datetime(2025, 3, 1, tzinfo=timezone.utc)
 BUDGET = 4096
 #: What a write does: a rename, a new row, a deleted row, a location gone NULL.
 WRITES = st.tuples(st.sampled_from(["rename", "insert", "delete", "null"]), st.integers(0, 10**6))
 #: (after, upto, rows) of every grouped window query the planner ran.
 Measured = list[tuple[Any, Any, int]]
-
-
-class _Rows:
-    """Revisioned rows of one database, every insert and update taking the next revision."""
-
-    def __init__(self, alias: str) -> None:
-        from tests.djangoproject.shop.models import Revisioned
-
-        self.objects = Revisioned.objects.using(alias)
-        self.model = Revisioned
-        self.revision = 0
-        self.ids: list[int] = []
-
-    def next(self) -> int:
-        self.revision += 1
-        return self.revision
-
-    def fill(self, count: int) -> None:
-        self.objects.all().delete()
-        self.ids = list(range(3, 3 * count + 1, 3))
-        self.objects.bulk_create(
-            self.model(pk=key, code=f"s{key}", updated=START, revision=self.next())
-            for key in self.ids
-        )
-
-    def write(self, kind: str, number: int) -> None:
-        if kind == "insert" or not self.ids:
-            key = number * 3 + 1 + number % 2  # between the existing keys, or past them
-            if key not in self.ids:
-                self.objects.create(pk=key, code=f"n{number}", updated=START, revision=self.next())
-                self.ids.append(key)
-            return
-        key = self.ids[number % len(self.ids)]
-        if kind == "delete":
-            self.objects.filter(pk=key).delete()
-            self.ids.remove(key)
-            return
-        self.objects.filter(pk=key).update(
-            code=None if kind == "null" else f"r{number}",
-            updated=START + timedelta(minutes=number),
-            revision=self.next(),
-        )
 
 
 def _core(alias: str, *, version: bool = True, max_urls: int = 1000) -> SitemapCore:
@@ -122,7 +86,7 @@ def test_after_one_write_the_next_index_measures_the_range_holding_it(
 ) -> None:
     """3,000 rows: after one row's UPDATE (or INSERT) the next index measures the range
     holding its key (at most a tenth of the rows) and lists what a fresh plan lists."""
-    rows = _Rows(alias_or_skip(alias))
+    rows = RevisionedRows(alias_or_skip(alias))
     rows.fill(3000)
     core = _core(alias)
     assert get(core, "/sitemap_index.xml")[0] == 200
@@ -144,7 +108,7 @@ def test_a_delete_or_no_version_field_measures_every_range(
 ) -> None:
     """A deleted row leaves no revision: the counts no longer add up, so every range is
     measured again; without version_field any write measures every range."""
-    rows = _Rows(alias_or_skip(alias))
+    rows = RevisionedRows(alias_or_skip(alias))
     rows.fill(3000)
     core = _core(alias, version=version)
     get(core, "/sitemap_index.xml")
@@ -178,7 +142,7 @@ def test_ranges_measured_again_only_where_rows_changed_serve_what_a_fresh_plan_s
 ) -> None:
     """After every write, a crawl of the kept plan lists exactly the URLs a crawl of a
     fresh provider lists, each once, no page over budget."""
-    rows = _Rows(alias_or_skip(alias))
+    rows = RevisionedRows(alias_or_skip(alias))
     rows.fill(count)
     monkeypatch.setattr(sql_ranges, "PARALLEL_ROWS", 1 if halves else 10**12)
     core = _core(alias, max_urls=max_urls)
@@ -198,7 +162,7 @@ def test_a_sitemap_declaring_version_field_measures_the_range_holding_a_change(
     """A ``Sitemap`` with ``location_template`` and ``version_field`` is served the same way."""
     from django.contrib.sitemaps import Sitemap
 
-    rows = _Rows(alias_or_skip(alias))
+    rows = RevisionedRows(alias_or_skip(alias))
     rows.fill(3000)
 
     class Revisions(Sitemap):
