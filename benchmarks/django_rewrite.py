@@ -106,7 +106,7 @@ def run(rows: int, page: int, repeats: int, database: str) -> dict[str, Any]:
             return TEMPLATE.format(code=item.code)
 
         def lastmod(self, item: Any) -> datetime:
-            return item.updated  # type: ignore[no-any-return]
+            return item.updated
 
     def middleware() -> ASGISitemapMiddleware:
         provider = DjangoQuerySetProvider(
