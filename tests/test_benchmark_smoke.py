@@ -72,6 +72,18 @@ def test_django_version_benchmark_runs_on_a_tiny_table(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_django_rewrite_benchmark_runs_on_a_tiny_table(tmp_path: Path) -> None:
+    """benchmarks/django_rewrite.py times the index after one row's write beside the first
+    index and Django's view, in alternation (SQLite here)."""
+    out = tmp_path / "rewrite.json"
+    argv = ["--rows", "300", "--page", "50", "--repeats", "2", "--out", str(out)]
+    run_python("-m", "benchmarks.django_rewrite", *argv, SITEMAP_TEST_POSTGRES_URL=None)
+    cases = json.loads(out.read_text())["cases"]
+    assert len(cases) == 3 and all(len(row["rounds"]) == 2 for row in cases)
+    assert all(row["x_django_in_round"] > 0 and row["x_first_index_in_round"] > 0 for row in cases)
+
+
+@pytest.mark.slow
 def test_shape_matrix_runs_on_a_tiny_workload(tmp_path: Path) -> None:
     """benchmarks/shapes.py serves every value shape and times it beside its floor."""
     out = tmp_path / "shapes.json"
