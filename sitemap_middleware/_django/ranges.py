@@ -189,9 +189,9 @@ class QuerySetRanges:
         return found[0] if found else None
 
     def changed_keys(self, revision: Any, limit: int) -> list[Any]:
-        """The first ``limit`` keys, in key order, of rows whose revision is above."""
+        """At most ``limit`` keys (any order) of rows whose revision is above."""
         changed = self._queryset.filter(**{f"{self._version_field}__gt": revision})
-        return list(changed.order_by(self._key).values_list(self._key, flat=True)[:limit])
+        return list(changed.order_by().values_list(self._key, flat=True)[:limit])
 
     def _newest(self, value: Any) -> Any:
         """A range's newest lastmod as Django would give it (SQLite: text)."""

@@ -344,8 +344,8 @@ class SQLAlchemyProvider:
         version_column = self._version_column
 
         async def changed_since(since: Any, limit: int) -> list[Any]:
-            statement = select(self._key).where(version_column > since).order_by(self._key)
-            return [row[0] for row in await self._all(statement.limit(limit))]
+            statement = select(self._key).where(version_column > since).limit(limit)
+            return [row[0] for row in await self._all(statement)]
 
         ranges, self._kept_ranges = await kept_or_measured(
             self._kept_ranges,

@@ -39,7 +39,8 @@ PARALLEL_ROWS = 200_000
 
 #: Measures the ranges of ``after < key <= upto`` (None: open).
 MeasureKeys = Callable[[Any, Any], Awaitable[list[KeyRange]]]
-#: The keys (in key order, at most ``limit``) of rows whose revision is above ``revision``.
+#: The keys (at most ``limit``, in any order: no ORDER BY, so the database reads the
+#: revision's index rather than scanning in key order) of rows of a revision above.
 ChangedKeys = Callable[[Any, int], Awaitable[Sequence[Any]]]
 
 
@@ -103,7 +104,7 @@ async def kept_or_measured(
 async def updated_ranges(
     kept: KeptRanges, changed: Sequence[Any], rows: int, measure: MeasureKeys
 ) -> list[KeyRange] | None:
-    """``kept`` with the ranges holding a ``changed`` key (in key order) measured again;
+    """``kept`` with the ranges holding a ``changed`` key (any order) measured again;
     None when the counts do not add up to ``rows`` (measure everything)."""
     ranges = list(kept.ranges)
     if not ranges:
