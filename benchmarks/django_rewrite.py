@@ -6,13 +6,14 @@
 One table of ``rows`` revisioned rows (the test project's ``shop.Revisioned``: id, code,
 updated, revision, indexed) on SQLite (its own file, cached under the temporary folder)
 or PostgreSQL (``benchmarks/django_bench.py``'s database). ``DjangoQuerySetProvider``
-with a location template and ``version_field="revision"`` (``metadata_ttl=0``). Round
-after round, timed in alternation:
+with a location template and ``version_field="revision"`` (library defaults). Round after
+round, timed in alternation:
 
 * Django's own ``index`` view over a ``Sitemap`` of the same rows (the reference);
 * the first index of a new middleware (nothing planned: every range measured);
 * the index of one kept middleware after one row's UPDATE (its code, updated and the
-  next revision; not timed): only the range holding it is measured again.
+  next revision) and the provider's ``forget()`` (what a save hook calls to serve a write
+  at once), neither timed: only the range holding the row is measured again.
 
 Ratios are to the first index and to Django's view in the same round; figures are
 medians over the rounds.
@@ -28,7 +29,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -108,19 +109,15 @@ def run(rows: int, page: int, repeats: int, database: str) -> dict[str, Any]:
         def lastmod(self, item: Any) -> datetime:
             return item.updated
 
-    def middleware() -> ASGISitemapMiddleware:
+    def middleware() -> tuple[ASGISitemapMiddleware, DjangoQuerySetProvider]:
         provider = DjangoQuerySetProvider(
-            Revisioned.objects.all(),
-            lastmod="updated",
-            location=TEMPLATE,
-            version_field="revision",
-            metadata_ttl=0,
+            Revisioned.objects.all(), lastmod="updated", location=TEMPLATE, version_field="revision"
         )
         sections = {"products": Section(provider, max_urls=page)}
         config = sitemap_config({}, base_url="https://example.com", sections=sections)
-        return ASGISitemapMiddleware(_home_asgi, config=config)
+        return ASGISitemapMiddleware(_home_asgi, config=config), provider
 
-    kept = middleware()
+    kept, provider = middleware()
     index = "/sitemap_index.xml"
     first = asgi_get(kept, index)  # planned once: what the writes below start from
     revision = Revisioned.objects.aggregate(top=Max("revision"))["top"]
@@ -133,8 +130,11 @@ def run(rows: int, page: int, repeats: int, database: str) -> dict[str, Any]:
         revision += 1
         key = 1 + (written * 7919 * 127) % rows  # rows spread over the table
         Revisioned.objects.filter(pk=key).update(
-            code=f"written-{written}-{key}", updated=START + timedelta(days=999), revision=revision
+            code=f"written-{written}-{key}",
+            updated=START.replace(tzinfo=timezone.utc) + timedelta(days=999),
+            revision=revision,
         )
+        provider.forget()
         return lambda: asgi_get(kept, index)
 
     reference = "django.contrib.sitemaps index view"
@@ -142,7 +142,7 @@ def run(rows: int, page: int, repeats: int, database: str) -> dict[str, Any]:
     kept_case = "ours: index after one row's UPDATE (kept ranges, version_field)"
     cases: dict[str, Callable[[], Callable[[], object]]] = {
         reference: lambda: _django_view("index", {"products": RevisionedSitemap}),
-        first_case: lambda: lambda: asgi_get(middleware(), index),
+        first_case: lambda: lambda: asgi_get(middleware()[0], index),
         kept_case: after_write,
     }
     times: dict[str, list[float]] = {name: [] for name in cases}
@@ -154,7 +154,7 @@ def run(rows: int, page: int, repeats: int, database: str) -> dict[str, Any]:
             body = call()
             times[name].append(time.perf_counter() - started)
             bodies[name] = body if isinstance(body, bytes) else b""
-    assert bodies[kept_case] != first and bodies[kept_case].count(b"<sitemap>") >= rows // page
+    assert bodies[kept_case].count(b"<sitemap>") == first.count(b"<sitemap>") >= rows // page
     results: dict[str, Any] = {"rows": rows, "page_size": page, "database": database}
     results["cases"] = [
         {
