@@ -335,12 +335,6 @@ class SQLAlchemyProvider:
             checked = self._metadata.latest()  # this request's version check (a full read)
             return await self._measure_all(measure, checked[0] if checked else 0)
         rows, _, revision = await self._summary()  # read before the ranges: never newer
-        async def measure_all() -> list[KeyRange]:
-            ranges = await self._measure_all(measure, rows)
-            if sum(each.rows for each in ranges) != rows:  # a write since, or a wrong count
-                await self._kept_count.checked(self._all, self._sub, rows)
-            return ranges
-
         version_column = self._version_column
 
         async def changed_since(since: Any, limit: int) -> list[Any]:
@@ -353,7 +347,7 @@ class SQLAlchemyProvider:
             (rows, revision),
             changed_since if self._int_key else None,
             measure,
-            measure_all,
+            lambda: self._measure_all(measure, rows),
         )
         return ranges
 
@@ -363,7 +357,10 @@ class SQLAlchemyProvider:
             found = await self._all(statement)
             return found[0][0] if found else None
 
-        return await measured(measure, rows, key_at)
+        ranges = await measured(measure, rows, key_at)
+        if sum(each.rows for each in ranges) != rows:  # a write since, or a wrong row_count
+            await self._kept_count.checked(self._all, self._sub, rows)
+        return ranges
 
     def forget(self) -> None:
         """Forget the counts and versions kept for ``metadata_ttl``: the next request
