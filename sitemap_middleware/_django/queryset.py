@@ -27,6 +27,7 @@ from .._sansio.skip import SKIP, SkipType
 from .checksum import CHECKSUM_VENDORS, register_sqlite_checksum, row_checksum
 from .orm import run_orm
 from .sitemaps import written_location
+from .summary import aggregate_row
 from .times import aware_datetime, naive_zone, zoned
 from .values import ValueRows, leaves_nulls_out
 
@@ -329,7 +330,7 @@ class DjangoQuerySetProvider:
         return await self._metadata.get(self._read_summary)
 
     async def _read_summary(self) -> _Summary:
-        return await run_orm(self._aggregate, self._queryset)
+        return await run_orm(self._aggregate, self._queryset, True)
 
     async def range_version(self, after: Any, upto: Any) -> tuple[int, ProviderVersion]:
         """Rows and version of ``after < key <= upto`` alone (what a key-range page is
@@ -373,22 +374,20 @@ class DjangoQuerySetProvider:
             return None
         return queryset
 
-    def _aggregate(self, queryset: QuerySet[Any]) -> _Summary:
-        """Count, version and whether every row is dated, from one aggregate query."""
+    def _aggregate(self, queryset: QuerySet[Any], split: bool = False) -> _Summary:
+        """Count, version and whether every row is dated (``summary.py``; ``split``: the
+        whole section with a version field, each aggregate on its own)."""
         from django.db import connections
-        from django.db.models import Count, Max
+        from django.db.models import Max
 
-        aggregates: dict[str, Any] = {"n": Count("pk"), "k": Max(self._key)}
         if self._version_field is not None:
-            aggregates["v"] = Max(self._version_field)
+            version = Max(self._version_field)
         else:
-            aggregates["v"] = row_checksum(self._checksum_fields)
+            version = row_checksum(self._checksum_fields)
             if self._vendor == "sqlite":
                 register_sqlite_checksum(connections[self._queryset.db])
-        if self._lastmod is not None:
-            aggregates["m"] = Max(self._lastmod)
-            aggregates["dated"] = Count(self._lastmod)  # rows whose lastmod is not NULL
-        row = dict(queryset.order_by().aggregate(**aggregates))
+        split = split and self._version_field is not None
+        row = aggregate_row(queryset, self._key, version, self._lastmod, split)
         modified = aware_datetime(row.get("m"))
         stamp = modified.isoformat() if modified else ""
         token = f"{row['n']}:{row['k']}:{stamp}:{row['v']}:{self._settings_tag}"

@@ -69,7 +69,8 @@ def _rows(count: int, codes: list[str | None], minutes: list[int | None]) -> lis
         minute = minutes[place % len(minutes)]
         rows.append(
             (
-                None if code is None else f"{code}{place}"[-40:],  # unique, as Tag.code is
+                # unique, as Tag.code is: the place always four digits ("1"+"2" was ""+"12")
+                None if code is None else f"{code}{place:04d}"[-40:],
                 None if minute is None else START + timedelta(minutes=minute, seconds=place),
             )
         )
