@@ -45,7 +45,7 @@ class Revisioned(models.Model):
     """A revision bumped from one sequence on every insert and update (version_field)."""
 
     code = models.CharField(max_length=40, null=True)
-    updated = models.DateTimeField(null=True)
+    updated = models.DateTimeField(null=True, db_index=True)  # max() and IS NULL: lookups
     revision = models.BigIntegerField(db_index=True)
 
     class Meta:
