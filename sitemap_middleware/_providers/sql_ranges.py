@@ -6,7 +6,8 @@ before it: an indexed query. Only the ranges holding them are measured again; ro
 past the last range form new ranges at the end. Deletions leave no revision, so the
 ranges' row counts must add up to the table's ``count(*)``: when they do not (a row was
 deleted from a range nothing else touched), every range is measured again. Without a
-revision column every plan measures every range (one grouped query). The SQLAlchemy
+revision column every plan measures every range (one grouped query), as after the newest
+revision went down (a reset counter, a restored dump: rows changed below the kept one). The SQLAlchemy
 provider and the Django QuerySet planner both plan through :func:`kept_or_measured`.
 """
 
@@ -91,6 +92,8 @@ async def kept_or_measured(
         changed_since is not None
         and kept is not None
         and kept.revision is not None  # (an empty table has none)
+        and revision is not None
+        and not revision < kept.revision  # (a reset counter: rows changed below it)
         and kept.rows_per_range == rows_per_range
     ):
         changed = await changed_since(kept.revision, MAX_CHANGED + 1)
