@@ -7,8 +7,9 @@ past the last range form new ranges at the end. Deletions leave no revision, so 
 ranges' row counts must add up to the table's ``count(*)``: when they do not (a row was
 deleted from a range nothing else touched), every range is measured again. Without a
 revision column every plan measures every range (one grouped query), as after the newest
-revision went down (a reset counter, a restored dump: rows changed below the kept one). The SQLAlchemy
-provider and the Django QuerySet planner both plan through :func:`kept_or_measured`.
+revision went down (a reset counter, a restored dump: rows changed below the kept one).
+The SQLAlchemy provider and the Django QuerySet planner both plan through
+:func:`kept_or_measured`.
 """
 
 from __future__ import annotations

@@ -181,3 +181,20 @@ def test_a_sitemap_declaring_version_field_measures_the_range_holding_a_change(
     section.provider.forget()  # (a Sitemap keeps metadata_ttl=1)
     assert "https://example.com/r/r10/33" in str(_crawl(core))
     assert len(measured) == 1 and measured[0][1] is not None and measured[0][2] <= 600, measured
+
+
+@pytest.mark.parametrize("alias", ALIASES)
+def test_a_revision_reset_measures_every_range(alias: str, measured: Measured) -> None:
+    """Every row rewritten (longer codes) under a revision below the kept one (a reset
+    counter, a restored dump): nothing is above the kept revision and the count is the
+    same, yet every range changed. They are measured again: kept, their old bytes cut
+    pages at the budget and 64 of 600 URLs went missing."""
+    rows = RevisionedRows(alias_or_skip(alias))
+    rows.fill(600)
+    core = _core(alias, max_urls=200)  # (ranges of 9 rows: a page holds several)
+    get(core, "/sitemap_index.xml")
+    measured.clear()
+    rows.objects.update(code="x" * 30, revision=1)
+    crawled = _crawl(core)
+    assert measured and measured[0][:2] == (None, None), measured
+    assert sorted(crawled) == sorted(_crawl(_core(alias, max_urls=200)))
