@@ -36,7 +36,7 @@ WRITES = st.tuples(st.sampled_from(["rename", "insert", "delete", "null"]), st.i
 Measured = list[tuple[Any, Any, int]]
 
 
-def _core(alias: str, *, version: bool = True, max_urls: int = 1000) -> SitemapCore:
+def _core(alias: str, *, version: bool = True, max_urls: int = 200) -> SitemapCore:
     from sitemap_middleware.django import DjangoQuerySetProvider
     from tests.djangoproject.shop.models import Revisioned
 
@@ -59,6 +59,9 @@ def _crawl(core: SitemapCore) -> list[str]:
     assert status == 200
     urls: list[str] = []
     for child in locs_of_index(index):
+        # key-range pages: the plan came from the ranges (a plan the budget refuses them
+        # falls back to reading every row, and kept ranges would go untested)
+        assert "~" in child, child
         status, _, body = get(core, child.removeprefix("https://example.com"))
         assert status == 200 and len(body) <= BUDGET, (child, len(body))
         urls.extend(locs(body))
