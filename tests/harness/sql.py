@@ -1,10 +1,39 @@
-"""What SQL a test's code runs."""
+"""SQL test helpers: the database a test runs on, what SQL its code runs, what it logs."""
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
+
+import pytest
+
+POSTGRES_ENV = "SITEMAP_TEST_POSTGRES_URL"
+
+
+def database_url(kind: str, folder: Path, name: str = "test") -> str:
+    """An async URL: a SQLite file ``name`` in ``folder``, or the PostgreSQL server of
+    ``SITEMAP_TEST_POSTGRES_URL`` (the test skipped, saying why, when it is unset)."""
+    if kind == "sqlite":
+        return f"sqlite+aiosqlite:///{folder / f'{name}.sqlite3'}"
+    url = os.environ.get(POSTGRES_ENV, "")
+    if not url:
+        pytest.skip(f"{POSTGRES_ENV} is not set: no PostgreSQL server (.ci/run starts one)")
+    return url
+
+
+class Outgrown(logging.Handler):
+    """Counts the warnings about key ranges that outgrew their page since the index."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += "outgrew" in record.getMessage()
 
 
 @contextmanager

@@ -27,6 +27,7 @@ from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware.providers import SQLAlchemyProvider
 from tests.harness.core import fetch, make_core
 from tests.harness.documents import check_document, child_urls, page_urls
+from tests.harness.sql import Outgrown
 
 POSTGRES_ENV = "SITEMAP_TEST_POSTGRES_URL"
 MAX_URLS = 8
@@ -42,17 +43,6 @@ rows_table = Table(
     Column("slug", String, nullable=False),
     Column("updated_at", DateTime, nullable=False),
 )
-
-
-class Outgrown(logging.Handler):
-    """Counts the warnings about key ranges that outgrew their page since the index."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.count = 0
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.count += "outgrew" in record.getMessage()
 
 
 def _key(url: str) -> int:

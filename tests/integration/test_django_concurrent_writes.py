@@ -19,22 +19,12 @@ import pytest
 from sitemap_middleware import Section
 from tests.harness.django import ALIASES, RevisionedRows, alias_or_skip, core_for, get, locs
 from tests.harness.documents import check_document, child_urls
+from tests.harness.sql import Outgrown
 
 pytestmark = pytest.mark.usefixtures("django_project")
 MAX_URLS = 8
 MAX_BYTES = 4096
 CRAWLS = 6
-
-
-class Outgrown(logging.Handler):
-    """Counts the warnings about key ranges that outgrew their page since the index."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.count = 0
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.count += "outgrew" in record.getMessage()
 
 
 def _writer(

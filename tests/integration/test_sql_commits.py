@@ -20,8 +20,8 @@ from sqlalchemy.pool import StaticPool
 
 from sitemap_middleware.providers import SQLAlchemyProvider
 from tests.harness.processes import in_forked_child, run_python
-from tests.harness.sql import recorded_statements
-from tests.integration.test_sql import POSTGRES_ENV, START
+from tests.harness.sql import database_url, recorded_statements
+from tests.integration.test_sql import START
 
 pytestmark = pytest.mark.anyio
 metadata = MetaData()
@@ -42,12 +42,7 @@ def anyio_backend() -> str:
 
 
 def _url(kind: str, tmp_path: Path) -> str:
-    if kind == "sqlite":
-        return f"sqlite+aiosqlite:///{tmp_path / 'commits.sqlite3'}"
-    url = os.environ.get(POSTGRES_ENV, "")
-    if not url:
-        pytest.skip(f"{POSTGRES_ENV} is not set: no PostgreSQL server (.ci/run starts one)")
-    return url
+    return database_url(kind, tmp_path, "commits")
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -9,7 +9,6 @@ is checked against ``count(*)`` (one statement) whenever the section is measured
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -35,10 +34,9 @@ from sitemap_middleware._providers import sql_row_count
 from sitemap_middleware.providers import SQLAlchemyProvider
 from tests.harness.core import fetch, make_core
 from tests.harness.documents import check_document, child_urls, page_urls
-from tests.harness.sql import recorded_statements
+from tests.harness.sql import database_url, recorded_statements
 
 pytestmark = pytest.mark.anyio
-POSTGRES_ENV = "SITEMAP_TEST_POSTGRES_URL"
 START = datetime(2024, 1, 1)
 metadata = MetaData()
 items = Table(
@@ -85,12 +83,7 @@ def anyio_backend() -> str:
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
-    if request.param == "sqlite":
-        url = f"sqlite+aiosqlite:///{tmp_path / 'counted.sqlite3'}"
-    else:
-        url = os.environ.get(POSTGRES_ENV, "")
-        if not url:
-            pytest.skip(f"{POSTGRES_ENV} is not set: no PostgreSQL server (.ci/run starts one)")
+    url = database_url(request.param, tmp_path, "counted")
     engine = create_async_engine(url)
     async with engine.begin() as conn:
         await conn.run_sync(metadata.drop_all)
@@ -149,6 +142,22 @@ async def _crawl(provider: SQLAlchemyProvider) -> list[str]:
         await core.aclose()
 
 
+async def _found_and_counted(
+    engine: AsyncEngine, provider: SQLAlchemyProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A crawl of 12 rows whose kept count reads 0 logs it; from then on a delete (no
+    revision moves) moves the version: ``count(*)`` is read."""
+    with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
+        assert len(await _crawl(provider)) == 12
+    assert "row_count reads 0 but the source holds 12 rows" in caplog.text
+    provider.forget()
+    before = await provider.version()
+    async with engine.begin() as conn:
+        await conn.execute(items.delete().where(items.c.id == 5))
+    provider.forget()
+    assert (await provider.version()).token != before.token
+
+
 async def test_the_version_reads_the_kept_count_and_moves_with_every_write(
     engine: AsyncEngine,
 ) -> None:
@@ -200,15 +209,7 @@ async def test_a_count_nobody_keeps_is_logged_and_count_star_used(
     section finds it out (WARNING), and later versions count the rows: a delete moves it."""
     await _insert(engine, range(1, 13))
     provider = _provider(engine, row_count=KEPT)
-    with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
-        assert len(await _crawl(provider)) == 12
-    assert "row_count reads 0 but the source holds 12 rows" in caplog.text
-    provider.forget()
-    before = await provider.version()
-    async with engine.begin() as conn:
-        await conn.execute(items.delete().where(items.c.id == 5))
-    provider.forget()
-    assert (await provider.version()).token != before.token
+    await _found_and_counted(engine, provider, caplog)
     assert len(await _crawl(provider)) == 11
 
 
@@ -310,15 +311,7 @@ async def test_a_section_planned_by_reading_its_rows_checks_the_count_too(
         metadata_ttl=0,
         **mode,
     )
-    with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
-        assert len(await _crawl(provider)) == 12
-    assert "row_count reads 0 but the source holds 12 rows" in caplog.text
-    provider.forget()
-    before = await provider.version()
-    async with engine.begin() as conn:
-        await conn.execute(items.delete().where(items.c.id == 5))
-    provider.forget()
-    assert (await provider.version()).token != before.token
+    await _found_and_counted(engine, provider, caplog)
 
 
 async def test_an_index_after_a_write_scans_nothing_until_a_check_is_due(
