@@ -67,11 +67,10 @@ def _postgres_url() -> str:
     return urlunsplit((parts.scheme, parts.netloc, f"/{name}", "", ""))
 
 
-def _setup(rows: int, database: str) -> Path | None:
-    """Django on the test project's settings, on a table of ``rows`` products (built
-    once); the SQLite file, if SQLite."""
+def django_on(path: Path | None) -> None:
+    """Django set up on the test project's settings and migrated, on the SQLite file
+    ``path`` or (None) the benchmark's own PostgreSQL database."""
     os.environ["DJANGO_SETTINGS_MODULE"] = "tests.djangoproject.settings"
-    path = _database(rows) if database == "sqlite" else None
     if path is None:
         os.environ["SITEMAP_TEST_POSTGRES_URL"] = _postgres_url()
         os.environ["SITEMAP_DJANGO_DB"] = "postgres"
@@ -82,9 +81,17 @@ def _setup(rows: int, database: str) -> Path | None:
 
     django.setup()
     from django.core.management import call_command
-    from django.db import connection
 
     call_command("migrate", verbosity=0)
+
+
+def _setup(rows: int, database: str) -> Path | None:
+    """Django on the test project's settings, on a table of ``rows`` products (built
+    once); the SQLite file, if SQLite."""
+    path = _database(rows) if database == "sqlite" else None
+    django_on(path)
+    from django.db import connection
+
     if path is not None:
         with sqlite3.connect(path) as conn:
             (have,) = conn.execute("SELECT count(*) FROM shop_product").fetchone()

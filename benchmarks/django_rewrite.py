@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sqlite3
 import statistics
 import tempfile
@@ -33,31 +32,21 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from benchmarks.django_bench import START, _django_view, _postgres_url
+from benchmarks.django_bench import START, _django_view, django_on
 
 TEMPLATE = "/products/{code}/"
 
 
 def _setup(rows: int, database: str) -> None:
     """Django on the test project's settings, on ``rows`` revisioned rows (built once)."""
-    os.environ["DJANGO_SETTINGS_MODULE"] = "tests.djangoproject.settings"
     path = None
     if database == "sqlite":
         directory = Path(tempfile.gettempdir()) / "sitemap_middleware_bench"
         directory.mkdir(exist_ok=True)
         path = directory / f"django-revisioned-{rows}.sqlite3"
-        os.environ["SITEMAP_DJANGO_DB"] = str(path)
-        os.environ.pop("SITEMAP_TEST_POSTGRES_URL", None)  # one database here
-    else:
-        os.environ["SITEMAP_TEST_POSTGRES_URL"] = _postgres_url()
-        os.environ["SITEMAP_DJANGO_DB"] = "postgres"
-    import django
-
-    django.setup()
-    from django.core.management import call_command
+    django_on(path)
     from django.db import connection
 
-    call_command("migrate", verbosity=0)
     if path is not None:
         with sqlite3.connect(path) as conn:
             (have,) = conn.execute("SELECT count(*) FROM shop_revisioned").fetchone()
