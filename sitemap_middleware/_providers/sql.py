@@ -97,8 +97,9 @@ class SQLAlchemyProvider:
         the row, the rest of the page is served.
     :param lastmod: name of a datetime column: ``Last-Modified`` and the index's page
         ``<lastmod>`` (through the plan), and with ``location`` each URL's ``<lastmod>``.
-    :param checksum_columns: columns the version checksum covers (default: every column
-        of the source, which is what ``to_entry`` can read).
+    :param checksum_columns: columns the version checksum covers (default: with a location
+        template or column, the columns it and ``lastmod`` read; else every column of the
+        source, which is what ``to_entry`` or a location function can read).
     :param version_column: a revision column bumped from one sequence on every insert
         and update; replaces the checksum with ``count(*)`` and its maximum.
     :param row_count: with ``version_column``: a ``select()`` of one value, the source's
@@ -154,10 +155,6 @@ class SQLAlchemyProvider:
         self._lastmod: ColumnElement[Any] | None = self._sub.c[lastmod] if lastmod else None
         self._lastmod_key = lastmod
         self._version_column = self._sub.c[version_column] if version_column else None
-        names = list(checksum_columns) if checksum_columns else list(self._sub.c.keys())
-        if key not in names:
-            names.insert(0, key)
-        self._checksum_columns = [self._sub.c[name] for name in names]
         check_entry_mode(to_entry, location, changefreq, priority)
         self._to_entry = to_entry
         self._columns = (
@@ -186,6 +183,12 @@ class SQLAlchemyProvider:
             )
         )
         self._key_place = list(self._sub.c.keys()).index(key)  # select(sub) rows: by place
+        # Templates and columns read only these: a change elsewhere writes the same bytes.
+        plain = self._columns is not None and not self._columns.needs_rows
+        names = list(checksum_columns or (self._read_columns if plain else self._sub.c.keys()))
+        if key not in names:
+            names.insert(0, key)
+        self._checksum_columns = [self._sub.c[name] for name in names]
         self._batch = batch_size
         self._metadata_ttl = metadata_ttl
         self._metadata: SharedQuery[tuple[int, ProviderVersion, Any]] = SharedQuery(metadata_ttl)

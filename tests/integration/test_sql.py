@@ -977,3 +977,27 @@ async def test_a_case_only_rename_in_a_case_insensitive_column_changes_the_versi
     finally:
         async with engine.begin() as conn:
             await conn.execute(text("DROP TABLE sitemap_folded"))
+
+
+@pytest.mark.parametrize("location", ["/products/{slug}", "function"])
+async def test_a_column_no_entry_reads_leaves_the_version_alone(
+    engine: AsyncEngine, location: str
+) -> None:
+    """With a location template the checksum covers what the entries read (key, the
+    template's columns, lastmod): an update of another column (``published`` here; a stock
+    count on a shop) writes the same bytes and keeps the version, a rename moves it. A
+    location function may read any column: there every column counts."""
+    from sqlalchemy import text
+
+    how = (lambda row: f"/products/{row.slug}") if location == "function" else location
+    provider = SQLAlchemyProvider(
+        engine, products, key="id", location=how, lastmod="updated_at", metadata_ttl=0
+    )
+    tokens = [(await provider.version()).token]
+    for change in ("published = 1 - published", "slug = 'renamed'"):
+        async with engine.begin() as conn:
+            await conn.execute(text(f"UPDATE sitemap_products SET {change} WHERE id = 21"))
+        provider.forget()
+        tokens.append((await provider.version()).token)
+    assert tokens[2] != tokens[1]
+    assert (tokens[1] == tokens[0]) == (location != "function")
