@@ -40,6 +40,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from benchmarks import floor
+from benchmarks.django_tables import markdown
 
 START = datetime(2024, 1, 1)
 
@@ -411,51 +412,19 @@ def _first_indexes(sitemap: Any, page: int, repeats: int) -> list[dict[str, Any]
     ]
 
 
-def _page_cell(row: dict[str, Any]) -> str:
-    """A page's time (first request, then the median of the next ones when they differ:
-    ours keeps its render), and its traced peak."""
-    then = f"{row['seconds'] * 1000:,.0f} ms"
-    if "first_seconds" in row and "ours" in row["case"]:
-        then = f"first {row['first_seconds'] * 1000:,.0f} ms, then {then}"
-    return f"{then}, {row['traced_peak_kib']:,} KiB"
-
-
-def markdown(runs: list[dict[str, Any]]) -> str:
-    """The README's Django tables from runs of this benchmark (one per database)."""
-    names = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
-    head = " | ".join(names[run["database"]] for run in runs)
-    lines = [
-        f"| first index, {runs[0]['rows']:,} rows | {head} |",
-        "| --- |" + " --- |" * len(runs),
-    ]
-    cases = [c["case"] for c in runs[0]["cases"] if "x_django_in_round" in c]
-    for case in cases:
-        cells = []
-        for run in runs:
-            row = next(c for c in run["cases"] if c["case"] == case)
-            ratio = row["x_django_in_round"]
-            cells.append(f"{row['seconds']:,.2f} s ({ratio:.2f}x Django)")
-        lines.append(f"| {case} | {' | '.join(cells)} |")
-    lines += ["", f"| page of {runs[0]['page_size']:,} URLs | {head} |"]
-    lines.append("| --- |" + " --- |" * len(runs))
-    pages = [(c["document"], c["case"]) for c in runs[0]["cases"] if c["document"] != "index"]
-    for document, case in pages:
-        cells = []
-        for run in runs:
-            found = [c for c in run["cases"] if (c["document"], c["case"]) == (document, case)]
-            cells.extend(_page_cell(row) for row in found)
-            cells += ["(not run)"] * (not found)
-        lines.append(f"| {document}: {case} | {' | '.join(cells)} |")
-    return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__)
+def django_arguments(doc: str | None) -> argparse.ArgumentParser:
+    """The options every Django benchmark takes: rows, page size, repeats, database, JSON."""
+    parser = argparse.ArgumentParser(description=doc)
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--page", type=int, default=50_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--database", choices=["sqlite", "postgresql"], default="sqlite")
     parser.add_argument("--out", type=Path)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = django_arguments(__doc__)
     parser.add_argument("--index-only", action="store_true", help="first indexes alone")
     parser.add_argument("--pages-only", action="store_true", help="pages alone")
     parser.add_argument("--table", type=Path, nargs="+", help="print README tables of runs")

@@ -21,7 +21,6 @@ medians over the rounds.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sqlite3
 import statistics
@@ -32,7 +31,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from benchmarks.django_bench import START, _django_view, django_on
+from benchmarks.django_bench import START, _django_view, django_arguments, django_on
 
 TEMPLATE = "/products/{code}/"
 
@@ -163,13 +162,7 @@ def run(rows: int, page: int, repeats: int, database: str) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--page", type=int, default=50_000)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--database", choices=["sqlite", "postgresql"], default="sqlite")
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args(argv)
+    args = django_arguments(__doc__).parse_args(argv)
     results = run(args.rows, args.page, args.repeats, args.database)
     text = json.dumps(results, indent=2)
     if args.out:

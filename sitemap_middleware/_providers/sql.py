@@ -105,9 +105,9 @@ class SQLAlchemyProvider:
     :param row_count: with ``version_column``: a ``select()`` of one value, the source's
         row count kept where it is cheap to read (a counter a trigger keeps); it replaces
         the ``count(*)`` scan in the section's version. Compared with ``count(*)`` in one
-        statement whenever a plan is made: a count that disagrees (or reads NULL) is
-        logged and ``count(*)`` used from then on (see ``sql_row_count.py``). The key
-        must be unique by the schema.
+        statement once a minute and when a whole plan does not add up to it: a count
+        that disagrees (or reads NULL) is logged and ``count(*)`` used from then on (see
+        ``sql_row_count.py``). The key must be unique by the schema.
     :param batch_size: rows fetched per query while streaming.
     :param metadata_ttl: seconds a count/version answer is reused. One request asks for
         both; with the checksum each reads the whole table.
@@ -233,7 +233,7 @@ class SQLAlchemyProvider:
             return  # a range the key column cannot hold (any client can name ranges)
         after, upto = bounds
         if after is None and upto is None:  # the whole section (a plan): check row_count
-            await self._kept_count.checked(self._all, self._sub, 0)
+            await self._kept_count.check(self._all, self._sub)
         last = after
         columns = self._columns
         by_column = [] if columns is None or columns.needs_rows else self._read_columns
@@ -362,7 +362,7 @@ class SQLAlchemyProvider:
 
         ranges = await measured(measure, rows, key_at)
         if sum(each.rows for each in ranges) != rows:  # a write since, or a wrong row_count
-            await self._kept_count.checked(self._all, self._sub, rows)
+            await self._kept_count.check(self._all, self._sub)
         return ranges
 
     def forget(self) -> None:

@@ -72,10 +72,7 @@ class KeptCount:
         if not kept:
             return int(values[0])
         if len(values) == 2:  # a check was due
-            self._due = time.monotonic() + self._every
-            if count_number(values[0]) != values[1]:
-                self.give_up(values[0], int(values[1]))
-            return int(values[1])
+            return self._compared(*values)
         rows = count_number(values[0])
         if rows is None:
             self.give_up(values[0])
@@ -99,21 +96,20 @@ class KeptCount:
             )
         self._statement = None
 
-    async def checked(
-        self,
-        run: Callable[[Any], Awaitable[Sequence[Any]]],
-        source: FromClause,
-        rows: int,
-    ) -> int:
-        """``rows`` (the version's count), or ``count(*)`` when the kept count disagrees
-        with it now (given up, logged)."""
-        column = self.column()
-        if column is None:
-            return rows
-        counted = select(func.count()).select_from(source).scalar_subquery()
-        kept, real = (await run(select(column, counted)))[0]
+    def _compared(self, kept: object, real: Any) -> int:
+        """``count(*)`` as read beside the kept count; the kept count given up (logged)
+        when the two differ. The next periodic check is due :data:`CHECK_EVERY` on."""
         self._due = time.monotonic() + self._every
-        if count_number(kept) == real:
-            return rows
-        self.give_up(kept, int(real))
+        if count_number(kept) != real:
+            self.give_up(kept, int(real))
         return int(real)
+
+    async def check(
+        self, run: Callable[[Any], Awaitable[Sequence[Any]]], source: FromClause
+    ) -> None:
+        """Compare the kept count with ``count(*)`` now, in one statement (one snapshot);
+        nothing once given up (or never given)."""
+        column = self.column()
+        if column is not None:
+            counted = select(func.count()).select_from(source).scalar_subquery()
+            self._compared(*(await run(select(column, counted)))[0])
