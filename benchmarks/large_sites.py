@@ -7,8 +7,11 @@ sequence on every write, indexed, as a large site keeps one) served by
 ``SQLAlchemyProvider`` in column mode through the core in process, gzip as crawlers
 send it, library defaults otherwise (``metadata_ttl`` 1 s). Three configurations: the
 default version (a checksum of every row), ``version_column="revision"`` (its ``count(*)``
-sees deletes) and, "counted", the revision with ``row_count=`` reading the row count a
-trigger keeps in ``large_products_count`` (the recipe of docs/how-to/big-tables.md).
+sees deletes), "counted", the revision with ``row_count=`` reading the row count a
+trigger keeps in ``large_products_count`` (the recipe of docs/how-to/big-tables.md), and
+"to_entry": the revision with a ``to_entry`` instead of the location template (an ORM-ish
+row read by attribute, a ``Decimal`` priority: planned from row counts, its pages'
+entries built when served). ``--modes`` picks some.
 
 Measured, in one run, beside the database's own window query over the same pages
 (``count(*)``, ``max(updated_at)`` per run of 49,500 rows by ``row_number()``, the same
@@ -37,6 +40,7 @@ import time
 import tracemalloc
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +77,7 @@ counter = Table(
     Column("total", Integer, nullable=False),
 )
 #: The version modes measured, in order.
-MODES = ("checksum", "revision", "counted")
+MODES = ("checksum", "revision", "counted", "to_entry")
 #: The triggers keeping ``counter`` (docs/how-to/big-tables.md, *A row count a trigger keeps*).
 COUNTER_TRIGGERS = {
     "sqlite": [
@@ -166,7 +170,15 @@ def _provider(engine: AsyncEngine, mode: str) -> Any:
     from sitemap_middleware.providers import SQLAlchemyProvider
 
     counted = select(counter.c.total).where(counter.c.name == "products")
-
+    if mode == "to_entry":
+        return SQLAlchemyProvider(
+            engine,
+            table,
+            key="id",
+            to_entry=_entry,
+            lastmod="updated_at",
+            version_column="revision",
+        )
     return SQLAlchemyProvider(
         engine,
         table,
@@ -177,6 +189,16 @@ def _provider(engine: AsyncEngine, mode: str) -> Any:
         version_column=None if mode == "checksum" else "revision",
         row_count=counted if mode == "counted" else None,
     )
+
+
+def _entry(row: Any) -> dict[str, Any]:
+    """The user's ``to_entry``: the row read by attribute, as from an ORM."""
+    return {
+        "loc": f"/products/{row.slug}?ref=a&id={row.id}",
+        "lastmod": row.updated_at,
+        "changefreq": "daily",
+        "priority": Decimal("0.5"),
+    }
 
 
 def _core(provider: Any) -> Any:
@@ -269,10 +291,10 @@ Measure = Callable[[AsyncEngine, int, str], Awaitable[dict[str, Any]]]
 
 
 async def each_table(
-    databases: list[str], sizes: list[int], measure: Measure
+    databases: list[str], sizes: list[int], measure: Measure, modes: tuple[str, ...] = MODES
 ) -> list[dict[str, Any]]:
     """``measure(engine, rows, mode)`` on the table of each database and size, in each
-    version mode of :data:`MODES`; each row printed as it comes."""
+    version mode of ``modes``; each row printed as it comes."""
     results: list[dict[str, Any]] = []
     for database in databases:
         for rows in sizes:
@@ -284,7 +306,7 @@ async def each_table(
             try:
                 await build(engine, rows)
                 await keep_count(engine)
-                for mode in MODES:
+                for mode in modes:
                     row = {"database": database, **await measure(engine, rows, mode)}
                     print(row, flush=True)
                     results.append(row)
@@ -293,11 +315,13 @@ async def each_table(
     return results
 
 
-async def run(databases: list[str], sizes: list[int], repeat: int) -> list[dict[str, Any]]:
+async def run(
+    databases: list[str], sizes: list[int], repeat: int, modes: tuple[str, ...] = MODES
+) -> list[dict[str, Any]]:
     async def measure(engine: AsyncEngine, rows: int, mode: str) -> dict[str, Any]:
         return await _measure(engine, rows, mode, repeat)
 
-    return await each_table(databases, sizes, measure)
+    return await each_table(databases, sizes, measure, modes)
 
 
 def report(results: list[dict[str, Any]]) -> str:
@@ -343,9 +367,12 @@ def publish(results: list[dict[str, Any]], table: str, path: Path | None) -> Non
 
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
-    args = table_arguments(__doc__, "100000,1000000", 3).parse_args(argv)
+    parser = table_arguments(__doc__, "100000,1000000", 3)
+    parser.add_argument("--modes", default=",".join(MODES))
+    args = parser.parse_args(argv)
     sizes = [int(each) for each in args.rows.split(",")]
-    results = asyncio.run(run(args.databases.split(","), sizes, args.repeat))
+    modes = tuple(args.modes.split(","))
+    results = asyncio.run(run(args.databases.split(","), sizes, args.repeat, modes))
     publish(results, report(results), args.json)
     return results
 

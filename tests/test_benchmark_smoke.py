@@ -126,13 +126,13 @@ def test_crawl_benchmark_runs_on_a_small_table(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_large_sites_benchmark_runs_on_a_small_table(tmp_path: Path) -> None:
-    """benchmarks/large_sites.py measures the three version modes beside the window query (every
+    """benchmarks/large_sites.py measures the four modes beside the window query (every
     figure a ratio to it; no timing is asserted)."""
     out = tmp_path / "large.json"
     argv = ["--rows", "20000", "--databases", "sqlite", "--repeat", "1", "--json", str(out)]
     run_python("-m", "benchmarks.large_sites", *argv)
     rows = json.loads(out.read_text())
-    assert [row["version"] for row in rows] == ["checksum", "revision", "counted"]
+    assert [row["version"] for row in rows] == ["checksum", "revision", "counted", "to_entry"]
     measures = ("first_index", "index_again", "index_busy", "index_after_write", "page_304")
     assert all(row[f"{name}_x_window"] > 0 for row in rows for name in measures)
 

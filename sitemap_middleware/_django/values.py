@@ -10,7 +10,7 @@ queryset proves its key is never NULL.
 from __future__ import annotations
 
 import string
-from datetime import datetime, timedelta, timezone
+from datetime import timezone
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import ConfigurationError
@@ -75,11 +75,7 @@ class ValueRows:
         fields = self._rows.bare_fields()
         if not fields:
             return None
-        # The samples (see RangeStats): one-character values, the widest lastmod (+05:30).
-        lastmod = datetime(2000, 1, 1, tzinfo=timezone(timedelta(hours=5, minutes=30)))
-        samples = [
-            (self._rows.sample(value, lastmod), len(value) * len(fields)) for value in ("a", "/a")
-        ]
+        samples = self._rows.samples(len(fields))
         ranges = QuerySetRanges(queryset, self._key, fields, self._lastmod, samples, version_field)
         return ranges if ranges.types is not None else None
 

@@ -186,8 +186,13 @@ async def urlset_body(
     streams: list[EntryStream],
     first: Batch,
     outgrew: Callable[[], None] | None = None,
+    allow_empty: bool = False,
 ) -> AsyncGenerator[bytes, None]:
-    """Render a urlset (or text sitemap) from open streams; abort, never truncate quietly."""
+    """Render a urlset (or text sitemap) from open streams; abort, never truncate quietly.
+
+    ``outgrew``: called when a capped page outgrows its budget, and when every entry it
+    read was too large for a page (a page planned from row counts: such an empty
+    document would be invalid, so it is aborted instead, unless ``allow_empty``)."""
     chunker = Chunker()
     try:  # errors are logged where the body meets the status line (logging_abort)
         # Every add() may complete a chunk: each one returned is sent, none dropped.
@@ -210,6 +215,9 @@ async def urlset_body(
                 batch = await stream.next_batch()
                 if not batch:
                     break
+        if outgrew is not None and not writer.count and not allow_empty:
+            outgrew()
+            raise SitemapError(f"{writer.label}: no entry of this page fits a page")
         # add() may itself return a full chunk: finish() never drops it.
         yield chunker.finish(writer.close())
     finally:

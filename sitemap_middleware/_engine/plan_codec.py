@@ -39,6 +39,7 @@ def encode_plan(identity: str, plan: SectionPlan) -> bytes | None:
         "name": plan.name,
         "total": plan.total,
         "keyed": plan.keyed,
+        "estimated": plan.estimated,
         "left_out": [plan.left_out, plan.first_left_out],
         "version": None
         if version is None
@@ -80,6 +81,7 @@ def decode_plan(data: bytes, identity: str) -> SectionPlan | None:
             _bool(value["keyed"]),
             left_out=_int(left_out),
             first_left_out=str(first_left_out),
+            estimated=_bool(value.get("estimated", False)),
         )
     except (ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError):
         return None  # not ours, or damaged: plan again

@@ -27,29 +27,26 @@ import anyio
 from .._caches.store import PlanStore
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import ProviderError
-from .._logs import OncePerContent, logger
+from .._logs import logger
 from .._providers.base import ProviderVersion
 from .._sansio.batches import PlainBatch
-from .._sansio.dedupe import DUPLICATE
 from .._sansio.urls import BaseURL
 from .dedupe import deduplicated, takes_part
 from .dedupe_scan import ScanBook
-from .observe import tell_observers
 from .plan_codec import decode_plan, encode_plan
+from .plan_reports import PlanReports
 from .planning import SectionPlan, ledger_rules, plan_section, restamped, section_version
 from .store_calls import StoreCalls
 
-__all__ = ["LOG_EXCLUDED", "LOG_SECTION_FAILED", "LOG_STALE_PLAN", "LOG_UNLISTED", "PlanMemo"]
-
-#: What a planning pass left out on purpose (SKIP, exclude patterns, robots.txt).
-LOG_EXCLUDED = "sitemap section %r left out %d of its %d items on purpose (%s)"
+__all__ = ["LOG_ESTIMATE_MISSED", "LOG_SECTION_FAILED", "LOG_STALE_PLAN", "PlanMemo"]
 
 LOG_SECTION_FAILED = "sitemap section %r left out of the index: %s"
-LOG_STALE_PLAN = "sitemap section %r answered from its last plan while it is planned again"
-LOG_UNLISTED = (
-    "sitemap section %r lists no URL: %d of its %d items were left out as invalid, so "
-    "the index leaves it out (the first: %s)"
+LOG_ESTIMATE_MISSED = (
+    "sitemap section %r: a page planned from row counts outgrew its budget (its rows "
+    "are larger than the sampled ones): served up to the budget, and the section is "
+    "planned row by row from now on"
 )
+LOG_STALE_PLAN = "sitemap section %r answered from its last plan while it is planned again"
 #: Plans kept: a few sections times a few base URLs (trusted hosts).
 MAX_PLANS = 256
 #: Seconds a shared plan is kept in the store (each is for one version: never stale).
@@ -82,12 +79,12 @@ class PlanMemo:
         #: Plans read from the store, and the tokens whose stored plan outgrew a page.
         self._stored: dict[_Key, SectionPlan] = {}
         self._distrusted: dict[_Key, str] = {}
+        #: Sections a page of whose estimated plan outgrew its budget: planned row by
+        #: row from then on (see ``range_plan.py``).
+        self._by_rows: set[_Key] = set()
         #: Planning passes made (for tests and benchmarks).
         self.passes = 0
-        #: What was last reported of a section listing nothing (see _report), and of
-        #: what it left out on purpose.
-        self._unlisted = OncePerContent(MAX_PLANS)
-        self._excluded = OncePerContent(MAX_PLANS)
+        self._reports = PlanReports(config, MAX_PLANS)
         #: Whether plans keep their fingerprints (several sections compare theirs).
         taking = [s.news for s in config.resolved_sections if takes_part(s)]
         self._retain = max(taking.count(True), taking.count(False)) > 1
@@ -163,7 +160,7 @@ class PlanMemo:
             kept[:] = [(raw, done), *kept[:1]]
         for plan, before in zip(done, raw, strict=True):
             if plan is not before:
-                self._report_excluded(before.version, plan, dup=True)
+                self._reports.excluded(before.version, plan, dup=True)
                 if plan.keyed:  # (the ranges of pages joined are listed too)
                     listed = (base.prefix, plan.name)
                     self._listed[listed] = self._listed.get(listed, frozenset()).union(
@@ -229,7 +226,7 @@ class PlanMemo:
                 retain=self._retain,
             )
             plan = await self._scanned(section, base, plan)
-            self._report(_identity(version), plan)
+            self._reports.unlisted(_identity(version), plan)
             done = (await self._deduplicated(base, [*pairs, (section, plan)], reread))[-1]
             if len(done.pages) == len(plan.pages):
                 plan = done  # (a page emptied joins the next: numbered by a whole plan)
@@ -279,10 +276,16 @@ class PlanMemo:
             self.passes += 1
             rules = ledger_rules(section)
             plan = await plan_section(
-                self.config, section, base, version, keep=keep, retain=self._retain
+                self.config,
+                section,
+                base,
+                version,
+                keep=keep,
+                retain=self._retain,
+                counted=key not in self._by_rows,
             )
             planning.plan = await self._scanned(section, base, plan)
-            self._report(token, planning.plan)
+            self._reports.unlisted(token, planning.plan)
             # The records the pass made move the version: its plan is the next one's.
             moved = restamped(section, version, rules, planning.plan.span)
             token = _identity(moved or version)
@@ -333,43 +336,6 @@ class PlanMemo:
                 "writing", self._store.save_plan(self._store_key(key), data, PLAN_KEEP)
             )
 
-    def _report(self, token: str, plan: SectionPlan) -> None:
-        """Warn when a pass left every item of a section out: nothing else would.
-
-        The pass is quiet (its entries are logged when their page is served), and such
-        a section has no page: the index leaves it out, and ``/sitemap.xml`` may answer
-        404. Reported once per content: again when the version or what was left out
-        changes (a provider without a token is measured anew on each request), or when
-        the section relapses after listing URLs; not once per base URL (trusted hosts
-        see the same content). Left out beside valid entries, entries are logged with
-        their page, as ever.
-        """
-        self._report_excluded(token, plan)
-        name = plan.name
-        if plan.count or not plan.left_out:
-            self._unlisted.forget(name)
-            return
-        seen = f"{token}|{plan.total}|{plan.left_out}|{plan.first_left_out}"
-        if self._unlisted.is_new(name, seen):
-            logger.warning(LOG_UNLISTED, name, plan.left_out, plan.total, plan.first_left_out)
-
-    def _report_excluded(self, token: object, plan: SectionPlan, dup: bool = False) -> None:
-        """Log (INFO) and count (observers' ``entries_excluded``) what a pass left out on
-        purpose, once per content: again when the version or the counts change. The
-        duplicates (``dup``) are told apart, once the site's plans are known."""
-        excluded = ((DUPLICATE, plan.dropped),) if dup and plan.dropped else plan.excluded
-        name = plan.name + ("|duplicate" if dup else "")
-        if not excluded:
-            self._excluded.forget(name)
-            return
-        if not self._excluded.is_new(name, f"{token}|{plan.total}|{excluded}"):
-            return
-        counts = ", ".join(f"{reason}: {number}" for reason, number in excluded)
-        total = sum(number for _, number in excluded)
-        logger.info(LOG_EXCLUDED, plan.name, total, plan.total, counts)
-        for reason, number in excluded:
-            tell_observers(self.config.observers, "entries_excluded", plan.name, reason, number)
-
     def lists_range(self, base: BaseURL, section: str, key_range: str) -> bool:
         """Whether the section's latest plan lists the page ``key_range``: such a page is
         worth storing (the index sends crawlers to it); ranges anyone can make up are
@@ -377,14 +343,24 @@ class PlanMemo:
         return key_range in self._listed.get((base.prefix, section), ())
 
     def outgrew(self, base: BaseURL, section: str) -> None:
-        """A page outgrew its budget: a plan read from the store (made by other code, before
-        a deploy, say: same token) is dropped, and planned here at the next request."""
+        """A page outgrew its budget (or listed nothing): a plan read from the store
+        (made by other code, before a deploy, say: same token) is dropped, and planned
+        here at the next request; so is one whose bytes were estimated, and the section
+        is planned row by row from then on (its rows are larger than its samples')."""
         key = (base.prefix, section)
         kept = self._kept.get(key)
-        if kept is not None and self._stored.pop(key, None) is kept[2]:
+        if kept is None:
+            return
+        stored = self._stored.pop(key, None) is kept[2]
+        if not stored and not kept[2].estimated:
+            return  # (rows inserted since the index: the next version plans them)
+        if stored:
             self._distrusted[key] = kept[0]
-            del self._kept[key]
-            self._listed.pop(key, None)
+        if kept[2].estimated and key not in self._by_rows:
+            self._by_rows.add(key)
+            logger.warning(LOG_ESTIMATE_MISSED, section)
+        del self._kept[key]
+        self._listed.pop(key, None)
 
     def _stale(self, key: _Key, planning: _Planning) -> SectionPlan | None:
         """The last plan of a keyset section while it is planned again (stale-while-

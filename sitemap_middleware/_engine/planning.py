@@ -83,6 +83,9 @@ class SectionPlan:
     #: Planned from the database's key ranges (no row read), and the chunks of keys
     #: read since for the fingerprints (``dedupe_scan.py``).
     ranged: bool = field(default=False, compare=False)
+    #: Its pages' bytes estimated from row counts (``range_plan.py``): each is confirmed
+    #: when rendered, and one that outgrows its budget ends such plans (``plan_memo.py``).
+    estimated: bool = field(default=False, compare=False)
     chunks: tuple[Any, ...] = field(default=(), compare=False, repr=False)
     #: The ledger's tokens before and after the pass, when no other stream moved them.
     span: tuple[str, str] | None = field(default=None, compare=False, repr=False)
@@ -279,6 +282,7 @@ async def plan_section(
     keep: list[PlainBatch] | None = None,
     key_range: tuple[Any, Any] | None = None,
     retain: bool = True,
+    counted: bool = True,
 ) -> SectionPlan:
     """Measure a section in one pass and cut it into pages.
 
@@ -288,6 +292,7 @@ async def plan_section(
     that the render that follows need not read and admit them again: at most one page's
     entries are ever held. ``key_range`` measures the rows of that key range only.
     ``retain``: keep the URLs' fingerprints (``dedupe.py``), for other sections' to meet.
+    ``counted``: whether pages may be planned from row counts (see ``range_plan.py``).
 
     A keyset section whose provider can size its key ranges in the database is planned
     from them (``range_plan.py``): no row is read here unless it has to be measured.
@@ -307,7 +312,9 @@ async def plan_section(
         # its page. Beyond that the page is cut at the budget (logged).
         max_urls, room = max_urls - max_urls // 100, room - room // 100
     if keyed and key_range is None and not config.strict and not section.news:
-        ranged = await _plan_by_ranges(config, section, base, version, measurer, max_urls, room)
+        ranged = await _plan_by_ranges(
+            config, section, base, version, measurer, (max_urls, room), counted
+        )
         if ranged is not None:
             return ranged  # (``keep`` stays empty: no row was read)
     stream = EntryStream(
@@ -368,18 +375,18 @@ async def _plan_by_ranges(
     base: BaseURL,
     version: ProviderVersion | None,
     measurer: UrlsetWriter,
-    max_urls: int,
-    room: int,
+    budget: tuple[int, int],
+    counted: bool,
 ) -> SectionPlan | None:
     async def measure(after: Any, upto: Any) -> tuple[int, int, datetime | None]:
         plan = await plan_section(config, section, base, version, key_range=(after, upto))
         newest = max((to_datetime(p.lastmod) for p in plan.pages if p.lastmod), default=None)
         return plan.count, plan.size, newest
 
-    ranged = await plan_by_ranges(config, section, base, measurer, max_urls, room, measure)
+    ranged = await plan_by_ranges(config, section, base, measurer, *budget, measure, counted)
     if ranged is None:
         return None
-    pages, total, left_out = ranged
+    pages, total, left_out, estimated = ranged
     return SectionPlan(
         section.name,
         pages,
@@ -387,8 +394,9 @@ async def _plan_by_ranges(
         version,
         keyed=True,
         left_out=left_out,
-        first_left_out=LOG_NULL_LOCATION if left_out else "",
+        first_left_out=LOG_NULL_LOCATION if left_out and not estimated else "",
         ranged=True,
+        estimated=estimated,
     )
 
 

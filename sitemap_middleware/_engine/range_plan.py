@@ -4,20 +4,30 @@ A provider with :class:`SupportsRangeStats` answers one grouped query (see
 ``_providers/ranges.py``); this module sizes its ranges and hands them, whole, to the
 page cutter (``_sansio/paging.py``, where the rule lives): the bytes of a range are the
 bound its provider proves for plain rows, or, for a range holding any other row, what
-measuring that range row by row gives (as every row was measured before). Where the
-database cannot help (a generator, ``to_entry``, a location function) the section is
-measured in Python, one pass over its rows (``planning.py``).
+measuring that range row by row gives (as every row was measured before).
+
+Where only Python builds the entries (``to_entry``, a location function) the ranges come
+*unsized*: rows counted, newest lastmod from the ``lastmod`` column. A few ranges spread
+over the section are measured row by row, and every other range is taken to hold rows
+``HEADROOM`` times the largest of those ranges' bytes a row: pages from row counts, the
+rows never read. That is an estimate, so each page is confirmed when rendered: one that
+outgrows the budget is served up to it (a complete document) and the section planned
+row by row from then on (``plan_memo.py``: ``outgrew``). Where the database cannot help
+at all (a generator) the section is measured in Python, one pass over its rows
+(``planning.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import date, datetime
+from math import ceil
 from typing import Any
 
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import InvalidEntryError, ProviderError
-from .._providers.ranges import RangeStats, SupportsRangeStats
+from .._logs import logger
+from .._providers.ranges import KeyRange, RangeStats, SupportsRangeStats
 from .._sansio.models import entry_parts
 from .._sansio.paging import PageCutter, PagePlan
 from .._sansio.urls import BaseURL
@@ -27,10 +37,25 @@ from .stream import call_provider
 
 __all__ = ["MeasureRange", "RangePlan", "plan_by_ranges", "rows_per_range"]
 
+LOG_BY_ROWS = (
+    "sitemap section %r: a sampled entry's lastmod (%s) is newer than its rows' lastmod "
+    "column (%s): "
+    "planned row by row; declare lastmod= the column entries take it from to plan "
+    "in the database"
+)
+
 #: What measuring ``(after, upto]`` row by row gives: (listed rows, bytes, newest lastmod).
 MeasureRange = Callable[[Any, Any], Awaitable[tuple[int, int, datetime | None]]]
-#: Pages, rows read and rows left out (a location column was NULL).
-RangePlan = tuple[tuple[PagePlan, ...], int, int]
+#: Pages, rows read, rows left out (a location column was NULL), and whether the
+#: pages' bytes are estimated (unsized ranges: each page confirmed when rendered).
+RangePlan = tuple[tuple[PagePlan, ...], int, int, bool]
+
+#: Unsized ranges measured row by row, spread over the section (the first and last
+#: among them): what the others are sized from.
+SAMPLED_RANGES = 8
+#: An unsized range's bytes: its rows times this many times the largest bytes a row of
+#: the sampled ranges (rows later in a table are often longer: newer slugs, more fields).
+HEADROOM = 1.5
 
 #: Keys per range: a page is cut at a range's end, so a range is small beside a page,
 #: and a million rows are a few thousand result rows.
@@ -53,9 +78,12 @@ async def plan_by_ranges(
     max_urls: int,
     room: int,
     measure: MeasureRange,
+    counted: bool = True,
 ) -> RangePlan | None:
     """The section's pages from its provider's key ranges; None when it has none to give
-    (or one range alone outgrows a page: then the rows are measured one by one)."""
+    (or one range alone outgrows a page: then the rows are measured one by one).
+    ``counted``: whether unsized ranges may be planned (not once a page of theirs
+    outgrew its budget)."""
     provider = section.provider
     if not isinstance(provider, SupportsRangeStats):
         return None
@@ -68,6 +96,10 @@ async def plan_by_ranges(
         return None
     if not isinstance(stats, RangeStats):
         raise ProviderError(section.name, f"range_stats() gave {stats!r:.100}, not RangeStats")
+    if not stats.sized:
+        if not counted:
+            return None
+        return await _by_counts(section.name, stats.ranges, max_urls, room, measure)
     bound = _row_bound(stats.samples, base, measurer)
     if bound is None:
         return None
@@ -88,7 +120,44 @@ async def plan_by_ranges(
         left_out += each.rows - urls
         position += each.rows
         after = each.last_key
-    return cutter.finish(position), position, left_out
+    return cutter.finish(position), position, left_out, False
+
+
+async def _by_counts(
+    name: str, ranges: Sequence[KeyRange], max_urls: int, room: int, measure: MeasureRange
+) -> RangePlan | None:
+    """Pages from counted ranges (see the module): None where the sampled rows carry
+    lastmods the ``lastmod`` column does not (their pages' dates need every row), and
+    for a section hardly larger than its samples (measured whole, as exactly)."""
+    if len(ranges) <= 2 * SAMPLED_RANGES:
+        return None
+    last = len(ranges) - 1
+    picks = {round(place * last / (SAMPLED_RANGES - 1)) for place in range(SAMPLED_RANGES)}
+    measured: dict[int, tuple[int, int, datetime | None]] = {}
+    widest = 0.0  # the most bytes a listed row takes in a sampled range (on average)
+    for place in sorted(picks):
+        after = ranges[place - 1].last_key if place else None
+        urls, size, newest = measured[place] = await measure(after, ranges[place].last_key)
+        column = _date(ranges[place].newest)
+        if newest is not None and (column is None or newest > column):
+            logger.info(LOG_BY_ROWS, name, newest, column)
+            return None
+        widest = max(widest, size / urls if urls else 0.0)
+    if not widest:
+        return None  # no sampled row listed: nothing to size the others by
+    cutter = PageCutter(max_urls=max_urls, room=room)
+    position = left_out = 0
+    for place, each in enumerate(ranges):
+        urls, size, _ = measured.get(place) or (each.rows, ceil(each.rows * widest * HEADROOM), 0)
+        if not cutter.fits_alone(size):
+            return None
+        newest = _date(each.newest)  # (the column's: what the index dates pages by)
+        cutter.add_block(
+            position, urls, size, lastmod=newest, first_key=each.first_key, last_key=each.last_key
+        )
+        left_out += each.rows - urls
+        position += each.rows
+    return cutter.finish(position), position, left_out, True
 
 
 def _row_bound(

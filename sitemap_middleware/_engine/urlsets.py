@@ -104,6 +104,7 @@ class Urlsets:
 
         ``allow_empty``: a listed page of a provider with ``allow_empty_first_page``
         (Django's) is answered even with no entry left, as Django answers it.
+        ``outgrew``: called when a capped page outgrows its budget or lists nothing.
         """
         first: Batch = []
         try:
@@ -118,5 +119,8 @@ class Urlsets:
         if not first and not allow_empty:
             for stream in streams:
                 await stream.aclose()
+            if outgrew is not None:  # (a plan that listed it was wrong: see PlanMemo)
+                outgrew()
             raise HTTPError(404, "Not Found: this sitemap page has no entries")
-        return ClosingBody(urlset_body(writer, streams, first, outgrew), streams)
+        body = urlset_body(writer, streams, first, outgrew, allow_empty)
+        return ClosingBody(body, streams)

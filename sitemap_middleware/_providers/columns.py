@@ -17,6 +17,7 @@ import inspect
 import re
 import string
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta, timezone
 from typing import Any
 from urllib.parse import quote
 
@@ -141,6 +142,13 @@ class RowEntries:
         if self._lastmod is not None:
             entry["lastmod"] = lastmod
         return entry
+
+    def samples(self, fields: int) -> list[tuple[dict[str, Any], int]]:
+        """:attr:`RangeStats.samples` for a location of ``fields`` plain fields: the
+        entries of one-character values (and of ``/a``, a dot segment's neighbour), with
+        the widest lastmod (``+05:30``), and the value bytes each holds."""
+        widest = datetime(2000, 1, 1, tzinfo=timezone(timedelta(hours=5, minutes=30)))
+        return [(self.sample(value, widest), len(value) * fields) for value in ("a", "/a")]
 
     def _positional(self, template: str, names: list[str]) -> str:
         """``template`` as a joiner of its literal text and one ``{n}`` per field.

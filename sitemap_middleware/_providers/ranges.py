@@ -13,6 +13,13 @@ is then the element of a *sample* entry (every value one character, see
 :attr:`RangeStats.samples`) plus the value bytes the database summed, or shorter (a dot
 segment removed). Rows with any other character are counted in ``odd``; a range holding
 one is measured row by row by the engine, as every row used to be.
+
+Where Python builds the entries (``to_entry``, a location function) the database can
+still count: such stats are *unsized* (``sized=False``, no samples). The engine then
+measures a few ranges row by row, sizes the others from them with headroom, and
+confirms each page when it is rendered: a page that outgrows its budget is served
+whole up to the budget and the section is planned row by row from then on
+(``_engine/range_plan.py``).
 """
 
 from __future__ import annotations
@@ -54,11 +61,14 @@ class RangeStats:
     #: number of such values: the largest element among them, less that number, bounds
     #: every plain row's element without its value bytes.
     samples: Sequence[tuple[Any, int]]
+    #: False: rows counted, not sized (entries built in Python; no samples, no bytes).
+    sized: bool = True
 
 
 @runtime_checkable
 class SupportsRangeStats(Protocol):
-    """Capability (keyset providers): :class:`RangeStats` from the database, or None when
-    only Python can size its rows (a location function, a format spec)."""
+    """Capability (keyset providers): :class:`RangeStats` from the database (unsized
+    where only Python can size its rows: ``to_entry``, a location function), or None
+    when it cannot tell (a format spec, a lastmod that is not a date)."""
 
     async def range_stats(self, rows_per_range: int) -> RangeStats | None: ...

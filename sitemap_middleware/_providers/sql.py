@@ -9,20 +9,21 @@ The version token must change whenever any URL could: a count plus ``max(key)`` 
 keep their lastmod. So by default it is an order-independent checksum computed in SQL:
 the sum of a per-row hash over the key and every selected column (``hashtextextended`` on
 PostgreSQL, ``crc32`` on MySQL/MariaDB, a deterministic ``crc32`` function registered on
-each SQLite connection). It reads every row, once per ``metadata_ttl``;
-``benchmarks/sql_version.py`` measures it on 1,000,000 rows. A table that keeps a
-revision column bumped from one sequence on every insert and update can name it as
-``version_column`` instead: then the token is the row count and ``max(revision)``
-(an index lookup). Either way, while nothing at all was committed to the database since
-a version was read (SQLite ``PRAGMA data_version``, PostgreSQL's snapshot), that version
-is reused without the aggregate; ``sql_commits.py`` says when that holds.
+each SQLite connection). It reads every row, once per ``metadata_ttl``. A table
+that keeps a revision column bumped from one sequence on every insert and update can
+name it as ``version_column`` instead: then the token is the row count and
+``max(revision)`` (an index lookup). Either way, while nothing at all was committed to
+the database since a version was read (SQLite ``PRAGMA data_version``, PostgreSQL's
+snapshot), that version is reused without the aggregate; ``sql_commits.py`` says when
+that holds. ``to_entry`` and location-function sections are planned from row counts
+(``range_stats``: unsized ranges, see ``_engine/range_plan.py``).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import AsyncIterator, Callable, Sequence
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime
 from operator import itemgetter
 from typing import Any
 
@@ -68,10 +69,6 @@ def _aware(value: object) -> datetime | None:
     if isinstance(value, datetime):
         return aware(value)
     return to_datetime(value)  # type: ignore[arg-type]
-
-
-#: A zone written with the most characters (``+05:30``): the widest lastmod.
-_WIDEST_ZONE = timezone(timedelta(hours=5, minutes=30))
 
 
 class SQLAlchemyProvider:
@@ -308,14 +305,15 @@ class SQLAlchemyProvider:
             return None
 
     async def range_stats(self, rows_per_range: int) -> RangeStats | None:
-        """The section's key ranges from one grouped query (see ``ranges.py``); None
-        for ``to_entry``, a location function, or a field with a format of its own."""
-        fields = self._columns.bare_fields() if self._columns is not None else None
-        if not fields or any(python_type(self._sub.c[name]) not in (int, str) for name in fields):
-            return None
+        """The section's key ranges from one grouped query (see ``ranges.py``): sized
+        where the location is plain columns, else (``to_entry``, a location function, a
+        field with a format of its own) unsized; None for a lastmod that is no date."""
         if self._lastmod is not None and python_type(self._lastmod) not in (datetime, date):
             return None  # the greatest text is not the latest instant ('23:00-05:00')
-        columns = [self._sub.c[name] for name in fields]
+        fields = self._columns.bare_fields() if self._columns is not None else None
+        if fields and any(python_type(self._sub.c[name]) not in (int, str) for name in fields):
+            fields = None
+        columns = [self._sub.c[name] for name in fields or ()]
 
         async def measure(after: Any, upto: Any) -> list[KeyRange]:
             statement = range_stats_statement(
@@ -324,12 +322,9 @@ class SQLAlchemyProvider:
             return [KeyRange(*row) for row in await self._all(statement)]
 
         ranges = await self._kept_or_measured(rows_per_range, measure)
-        sample_lastmod = datetime(2000, 1, 1, tzinfo=_WIDEST_ZONE)
-        samples = [
-            (self._columns.sample(value, sample_lastmod), len(value) * len(fields))  # type: ignore[union-attr]
-            for value in ("a", "/a")
-        ]
-        return RangeStats(ranges, samples)
+        if not fields or self._columns is None:
+            return RangeStats(ranges, (), sized=False)  # rows counted: Python builds them
+        return RangeStats(ranges, self._columns.samples(len(fields)))
 
     async def _kept_or_measured(self, rows_per_range: int, measure: MeasureKeys) -> list[KeyRange]:
         """Every range measured, or with a revision column the kept ranges with those

@@ -1,0 +1,239 @@
+"""Sections whose entries Python builds, planned from the database's row counts (issue 23).
+
+A ``to_entry`` (or a location function) section's index is one grouped query: rows per
+key range and their newest lastmod. A few ranges are measured row by row; the others
+are sized from them with headroom, and every page is confirmed when it is rendered.
+What must hold whatever the rows hold: no page served is over its budget or is anything
+but a whole, valid document; once a page that outgrew its estimate was served (up to
+the budget), the next index lists every URL exactly once, as the row-by-row plan does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import tempfile
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, insert
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from sitemap_middleware import SitemapError
+from sitemap_middleware._engine.core import SitemapCore
+from sitemap_middleware._engine.plan_memo import LOG_ESTIMATE_MISSED
+from sitemap_middleware._engine.range_plan import LOG_BY_ROWS
+from sitemap_middleware.providers import SQLAlchemyProvider
+from tests.harness.core import fetch, make_core
+from tests.harness.documents import check_document, child_urls, page_urls
+
+metadata = MetaData()
+items = Table(
+    "counted_items",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("slug", String, nullable=True),
+    Column("updated_at", DateTime, nullable=False),
+)
+START = datetime(2025, 3, 1)
+BASE = "https://example.com"
+
+
+async def _engine(folder: str, rows: list[dict[str, Any]]) -> AsyncEngine:
+    engine = create_async_engine(f"sqlite+aiosqlite:///{Path(folder) / 'counted.sqlite3'}")
+    async with engine.begin() as conn:
+        await conn.run_sync(metadata.create_all)
+        if rows:
+            await conn.execute(insert(items), rows)
+    return engine
+
+
+class Entries:
+    """A user's ``to_entry`` (an ORM-ish row read by attribute), counting its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, row: Any) -> Any:
+        self.calls += 1
+        if row.slug is None:
+            return None
+        return {"loc": f"/p/{row.slug}?id={row.id}&x=1", "lastmod": row.updated_at}
+
+
+def _provider(engine: AsyncEngine, entries: Entries, **kwargs: Any) -> SQLAlchemyProvider:
+    return SQLAlchemyProvider(
+        engine, items, key="id", to_entry=entries, lastmod="updated_at", **kwargs
+    )
+
+
+class _ByRows(SQLAlchemyProvider):
+    """The same section planned the old way: every row measured (the reference)."""
+
+    async def range_stats(self, rows_per_range: int) -> None:
+        return None
+
+
+def _rows(slugs: list[str | None]) -> list[dict[str, Any]]:
+    return [
+        {"id": 2 * place + 1, "slug": slug, "updated_at": START + timedelta(minutes=place)}
+        for place, slug in enumerate(slugs)
+    ]
+
+
+async def _crawl(core: SitemapCore, max_bytes: int, misses: bool = False) -> list[str]:
+    """Every URL the index's pages list; each page whole, valid and within budget.
+    ``misses``: a page may answer 404 or be aborted (it lists nothing it can serve: an
+    estimate the crawl ends)."""
+    reply, body = await fetch(core, "/sitemap_index.xml")
+    if reply.status == 404:
+        return []
+    assert reply.status == 200
+    urls: list[str] = []
+    for child in child_urls(check_document(body)):
+        try:
+            reply, page = await fetch(core, child.removeprefix(BASE))
+        except SitemapError:  # (aborted: no entry of it fits a page)
+            if misses:
+                continue
+            raise
+        if reply.status == 404 and misses:
+            continue
+        assert reply.status == 200, child
+        assert len(page) <= max_bytes, (child, len(page))
+        urls.extend(page_urls(check_document(page)))
+    return urls
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_to_entry_index_builds_only_its_sampled_entries(
+    tmp_path: Path, anyio_backend: str
+) -> None:
+    """20,000 rows, pages of 5,000 URLs: the index calls ``to_entry`` for the sampled
+    ranges alone (8 of 80); the pages then list every row exactly once, dated by the
+    ``lastmod`` column."""
+    engine = await _engine(str(tmp_path), _rows([f"item-{i}" for i in range(20_000)]))
+    entries = Entries()
+    core = make_core({"items": _provider(engine, entries)}, max_urls_per_page=5000)
+    try:
+        reply, body = await fetch(core, "/sitemap_index.xml")
+        assert reply.status == 200
+        assert entries.calls <= 8 * 250  # (250 rows a range for pages of 5,000)
+        assert len(child_urls(check_document(body))) == 5  # (4,950 a page: 1 % headroom)
+        assert b"<lastmod>2025-03-14T21:19:00+00:00</lastmod>" in body  # the newest row's
+        urls = await _crawl(core, 10 * 1024 * 1024)
+    finally:
+        await core.aclose()
+        await engine.dispose()
+    assert len(urls) == len(set(urls)) == 20_000
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_rows_larger_than_the_sampled_ones_are_served_up_to_the_budget_then_planned_by_row(
+    tmp_path: Path, anyio_backend: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Rows 251 to 2,750 (ranges 1 to 10, none sampled) are 40 times longer than the
+    others: the page holding them outgrows its estimate. It is served up to the budget
+    (a whole, valid document), logged, and the next index, planned row by row, lists
+    every URL exactly once within budget."""
+    slugs = ["x" * 400 if 250 <= i < 2750 else f"s{i}" for i in range(20_000)]
+    engine = await _engine(str(tmp_path), _rows(slugs))
+    budget = 1024 * 1024
+    core = make_core(
+        {"items": _provider(engine, Entries())}, max_urls_per_page=5000, max_bytes_per_page=budget
+    )
+    try:
+        with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
+            first = await _crawl(core, budget)
+            assert (LOG_ESTIMATE_MISSED % "items") in caplog.text
+            second = await _crawl(core, budget)
+    finally:
+        await core.aclose()
+        await engine.dispose()
+    assert len(set(first)) == len(first) < 20_000  # (what outgrew waits for the next index)
+    assert len(set(second)) == len(second) == 20_000
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_entries_dated_later_than_their_lastmod_column_are_planned_row_by_row(
+    tmp_path: Path, anyio_backend: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An index must not date a page before what it lists: entries whose lastmod the
+    column does not bound (a sample shows it) are planned row by row, and logged."""
+    engine = await _engine(str(tmp_path), _rows([f"item-{i}" for i in range(20_000)]))
+    entries = Entries()
+
+    def later(row: Any) -> Any:
+        return {**entries(row), "lastmod": row.updated_at + timedelta(days=1)}
+
+    core = make_core({"items": _provider(engine, later)}, max_urls_per_page=5000)  # type: ignore[arg-type]
+    try:
+        with caplog.at_level(logging.INFO, logger="sitemap_middleware"):
+            reply, body = await fetch(core, "/sitemap_index.xml")
+    finally:
+        await core.aclose()
+        await engine.dispose()
+    assert reply.status == 200 and entries.calls >= 20_000
+    assert LOG_BY_ROWS.split("%r")[1].split("(")[0] in caplog.text
+    assert b"<lastmod>2025-03-15T21:19:00+00:00</lastmod>" in body  # the entries' newest
+
+
+#: Slugs whose entries vary in length a thousandfold (some larger than a page), and rows
+#: ``to_entry`` leaves out.
+SLUGS = st.one_of(
+    st.text("abc-", min_size=1, max_size=8),
+    st.sampled_from(["x" * 300, "y" * 900, "a&b" * 50, "z" * 5000]),
+    st.none(),
+)
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    count=st.integers(0, 400),
+    slugs=st.lists(SLUGS, min_size=1, max_size=6),
+    runs=st.integers(1, 60),
+    max_urls=st.integers(20, 60),
+    max_bytes=st.sampled_from([2048, 4096, 6000, 20_000, 10**6]),
+)
+def test_counted_pages_are_whole_within_budget_and_the_next_index_lists_every_url_once(
+    count: int, slugs: list[str | None], runs: int, max_urls: int, max_bytes: int
+) -> None:
+    """Whatever the rows hold (runs of long rows between the sampled ones, rows left
+    out): every page served is whole and within budget, the first crawl lists no URL
+    twice and nothing the row-by-row plan does not, and the crawl after it lists exactly
+    what the row-by-row plan lists."""
+
+    async def check() -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            rows = _rows([slugs[(place // runs) % len(slugs)] for place in range(count)])
+            engine = await _engine(folder, rows)
+            limits = {"max_urls_per_page": max_urls, "max_bytes_per_page": max_bytes}
+            core = make_core({"items": _provider(engine, Entries())}, **limits)
+            reference = make_core(
+                {"items": _ByRows(engine, items, key="id", to_entry=Entries())}, **limits
+            )
+            try:
+                first = await _crawl(core, max_bytes, misses=True)
+                second = await _crawl(core, max_bytes)
+                expected = await _crawl(reference, max_bytes)
+            finally:
+                await core.aclose()
+                await reference.aclose()
+                await engine.dispose()
+            assert len(first) == len(set(first)) and set(first) <= set(expected)
+            assert len(second) == len(set(second))
+            assert sorted(second) == sorted(expected)
+
+    asyncio.run(check())
