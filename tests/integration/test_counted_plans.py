@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import tempfile
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -78,7 +79,7 @@ class _ByRows(SQLAlchemyProvider):
         return None
 
 
-def _rows(slugs: list[str | None]) -> list[dict[str, Any]]:
+def _rows(slugs: Sequence[str | None]) -> list[dict[str, Any]]:
     return [
         {"id": 2 * place + 1, "slug": slug, "updated_at": START + timedelta(minutes=place)}
         for place, slug in enumerate(slugs)
@@ -219,7 +220,10 @@ def test_counted_pages_are_whole_within_budget_and_the_next_index_lists_every_ur
         with tempfile.TemporaryDirectory() as folder:
             rows = _rows([slugs[(place // runs) % len(slugs)] for place in range(count)])
             engine = await _engine(folder, rows)
-            limits = {"max_urls_per_page": max_urls, "max_bytes_per_page": max_bytes}
+            limits: dict[str, Any] = {
+                "max_urls_per_page": max_urls,
+                "max_bytes_per_page": max_bytes,
+            }
             core = make_core({"items": _provider(engine, Entries())}, **limits)
             reference = make_core(
                 {"items": _ByRows(engine, items, key="id", to_entry=Entries())}, **limits
