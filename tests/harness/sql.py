@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -36,6 +36,9 @@ class Outgrown(logging.Handler):
         self.count += "outgrew" in record.getMessage()
 
 
+_T = TypeVar("_T")
+
+
 @contextmanager
 def recorded_statements(engine: Any) -> Iterator[list[str]]:
     """The SQL statements a SQLAlchemy engine runs inside the block, spaces folded."""
@@ -52,3 +55,14 @@ def recorded_statements(engine: Any) -> Iterator[list[str]]:
         yield statements
     finally:
         event.remove(sync_engine, "before_cursor_execute", record)
+
+
+def row_by_row(base: type[_T]) -> type[_T]:
+    """``base`` (a keyset provider class) planned as if its database could not help:
+    every row measured in Python (the reference plans from the database are held to)."""
+
+    class RowByRow(base):  # type: ignore[valid-type,misc]  # (a class made at run time)
+        async def range_stats(self, rows_per_range: int) -> None:
+            return None
+
+    return RowByRow

@@ -31,6 +31,7 @@ from sitemap_middleware._engine.range_plan import LOG_BY_ROWS
 from sitemap_middleware.providers import SQLAlchemyProvider
 from tests.harness.core import fetch, make_core
 from tests.harness.documents import check_document, child_urls, page_urls
+from tests.harness.sql import row_by_row
 
 metadata = MetaData()
 items = Table(
@@ -72,11 +73,7 @@ def _provider(engine: AsyncEngine, entries: Entries, **kwargs: Any) -> SQLAlchem
     )
 
 
-class _ByRows(SQLAlchemyProvider):
-    """The same section planned the old way: every row measured (the reference)."""
-
-    async def range_stats(self, rows_per_range: int) -> None:
-        return None
+_ByRows = row_by_row(SQLAlchemyProvider)
 
 
 def _rows(slugs: Sequence[str | None]) -> list[dict[str, Any]]:

@@ -30,7 +30,7 @@ from sitemap_middleware._providers import sql_ranges
 from sitemap_middleware.providers import SQLAlchemyProvider
 from tests.harness.core import fetch, make_core
 from tests.harness.documents import check_document, child_urls, page_urls
-from tests.harness.sql import recorded_statements
+from tests.harness.sql import recorded_statements, row_by_row
 
 metadata = MetaData()
 items = Table(
@@ -125,11 +125,7 @@ def _entry_provider(engine: AsyncEngine) -> SQLAlchemyProvider:
     return _ByRows(engine, items, key="id", lastmod="updated_at", to_entry=to_entry)
 
 
-class _ByRows(SQLAlchemyProvider):
-    """Planned the way the database cannot: every row measured (the reference)."""
-
-    async def range_stats(self, rows_per_range: int) -> None:
-        return None
+_ByRows = row_by_row(SQLAlchemyProvider)
 
 
 @pytest.mark.slow
