@@ -202,3 +202,21 @@ def test_a_key_range_page_answers_304_only_for_what_the_crawler_holds(
         _machine(tmp_path, mode),
         settings=settings(max_examples=25, stateful_step_count=12, deadline=None),
     )
+
+
+@pytest.mark.parametrize("mode", ["checksum", "revision", "counted"])
+def test_a_page_revalidated_a_second_later_is_not_304_after_a_row_goes(
+    tmp_path: Path, mode: str
+) -> None:
+    """Found by the machine above: the rows' lastmods are ahead of the clock, so a reply
+    dated them "now"; page 3, revalidated by date a second later, was sent that date,
+    and its next version (row 90 deleted) got the same one: a stale 304."""
+    state = _machine(tmp_path, mode)()
+    try:
+        state.crawl(by_date=False)
+        state.time_passes(seconds=1.0)
+        state.crawl(by_date=True)
+        state.delete(place=8)
+        state.crawl(by_date=True)
+    finally:
+        state.teardown()

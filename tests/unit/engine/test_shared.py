@@ -71,6 +71,35 @@ async def test_first_seen_time_is_last_modified_and_answers_if_modified_since(
     )
 
 
+class Ahead(Flaky):
+    """A provider whose lastmod is ahead of our clock (scheduled content, a skewed host)."""
+
+    async def version(self) -> ProviderVersion:
+        ahead = datetime(2100, 1, 1, tzinfo=timezone.utc)
+        return ProviderVersion(token=self.token, last_modified=ahead)
+
+
+async def test_a_lastmod_ahead_of_the_clock_never_dates_older_content_as_new(
+    clock: Clock,
+) -> None:
+    """A provider time in the future once counted as "now" on every reply: old content,
+    revalidated a second later, was sent a date its replacement then got too (a stale
+    304). The first-seen stamp dates it instead: it holds while the content does."""
+    provider = Ahead()
+    core = _core(provider)
+    first, _ = await fetch(core, "/sitemap.xml")
+    held = header(first, "Last-Modified")
+    assert held == http_date(datetime.fromtimestamp(clock.now, timezone.utc))
+    clock.now += 1
+    again, _ = await fetch(core, "/sitemap.xml")
+    later = header(again, "Last-Modified")
+    assert later is not None
+    provider.token = "v2"  # changed within the second of that request
+    changed, _ = await fetch(core, "/sitemap.xml", if_modified_since=later)
+    assert changed.status == 200
+    assert later == held  # the same content, the same date
+
+
 async def test_two_instances_on_one_store_agree_on_last_modified(clock: Clock) -> None:
     """Cores sharing a store answer the same Last-Modified, whichever saw it first."""
     store = MemoryRenderStore()
