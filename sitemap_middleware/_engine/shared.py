@@ -317,15 +317,20 @@ class SharedRenders:
         backwards), so If-Modified-Since would answer 304 for changed content; the stamp
         moves whenever the content does, content that returns (A -> B -> A) included,
         at least a second after the previous stamp (sent only once it is no longer in the
-        future: :func:`_sendable`). In Redis a fleet agrees on stamps; without one (the
-        store failed) no date is sent.
+        future: :func:`_sendable`). The provider's time counts only once its second has
+        passed, so every date sent stays before the next content's stamp. In Redis a
+        fleet agrees on stamps; without one (the store failed) no date is sent.
         """
         now = datetime.fromtimestamp(int(wall_clock()), timezone.utc)
         seen = await self._calls.guard("reading", self.store.stamp(stamp_key, identity, now))
         if seen is None or provided is None:
             return seen
-        # RFC 9110 §8.8.2.1: a time in the future is replaced by the time of the reply.
-        provided = min(provided.replace(microsecond=0), now)
+        provided = provided.replace(microsecond=0)
+        if provided >= now:
+            # Not yet past (RFC 9110 would send "now"): content replacing this within
+            # the second is stamped "now" too, so the date could not tell them apart.
+            # The stamp dates it: the next content's is later.
+            return seen
         return max(provided, seen)
 
 
