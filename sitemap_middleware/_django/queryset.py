@@ -21,13 +21,13 @@ from .._providers.base import EntryLike, ProviderVersion
 from .._providers.identity import function_identity
 from .._providers.keyset import Bound, keyset_batches
 from .._providers.ranges import RangeStats
-from .._providers.shared_query import SharedQueries, SharedQuery
 from .._sansio.models import simple_fields
 from .._sansio.skip import SKIP, SkipType
-from .checksum import CHECKSUM_VENDORS, register_sqlite_checksum, row_checksum
+from .checksum import CHECKSUM_VENDORS
 from .orm import run_orm
+from .row_count import check_row_count
 from .sitemaps import written_location
-from .summary import aggregate_row
+from .summary import Summary, Versions, refusals
 from .times import aware_datetime, naive_zone, zoned
 from .values import ValueRows, leaves_nulls_out
 
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 __all__ = ["DjangoQuerySetProvider"]
 
 _ROW = "_sitemap_row"
-_Summary = tuple[int, ProviderVersion, bool, Any]  # and the newest revision (version_field)
 
 
 class DjangoQuerySetProvider:
@@ -69,8 +68,25 @@ class DjangoQuerySetProvider:
     :param version_field: instead of the checksum, a revision field bumped from one
         sequence on every insert and update (indexed): the version is then the count,
         newest key and newest revision, without reading every row.
+    :param row_count: with ``version_field``: a QuerySet of one value, the queryset's
+        row count kept where it is cheap to read (a counter a trigger keeps), e.g.
+        ``RowCount.objects.filter(name="products").values("total")``; it replaces the
+        ``count()`` in the version. Compared with ``count()`` in one statement once a
+        minute and when a whole plan does not add up to it: a count that disagrees (or
+        reads NULL, or no row) is logged and ``count()`` used from then on
+        (``_providers/row_count.py``). Refused over joins that repeat rows.
     :param metadata_ttl: seconds a count/version answer is reused within a process (one
         request asks for both; with the checksum the query reads every row).
+
+    Past ``metadata_ttl``, a version (the section's, or a key-range page's) is reused
+    without its aggregate when nothing was committed to the database since it was read:
+    SQLite's ``PRAGMA data_version`` on a connection of the provider's own (a file
+    database; every write counts, through Django or not), PostgreSQL's snapshot (13+:
+    ``pg_current_snapshot()``, earlier ``txid_current_snapshot()``; a primary) read in
+    the version's own statement. The queryset must read real tables of that database
+    only: a view (an unmanaged model over one), a foreign or virtual table, ``extra()``
+    or ``RawSQL``, SQLite in memory or a hot standby read the rows every time
+    (``_providers/commits.py``).
     """
 
     def __init__(
@@ -86,6 +102,7 @@ class DjangoQuerySetProvider:
         batch_size: int = 5000,
         checksum_fields: list[str] | tuple[str, ...] | None = None,
         version_field: str | None = None,
+        row_count: QuerySet[Any] | None = None,
         metadata_ttl: float = 1.0,
     ) -> None:
         from django.db import connections
@@ -126,6 +143,7 @@ class DjangoQuerySetProvider:
             raise ConfigurationError(f"DjangoQuerySetProvider: {exc}") from None
         self._checksum_fields = self._checksummed(queryset, field, checksum_fields, version_field)
         self._version_field = version_field
+        check_row_count(row_count, version_field, queryset)
         self._vendor = connections[queryset.db].vendor
         if version_field is None and self._vendor not in CHECKSUM_VENDORS:
             raise ConfigurationError(
@@ -161,10 +179,18 @@ class DjangoQuerySetProvider:
         self._settings_tag = hashlib.sha256(f"{made}{changefreq}{priority}".encode()).hexdigest()
         self._batch = batch_size
         self._metadata_ttl = metadata_ttl
-        self._metadata: SharedQuery[_Summary] = SharedQuery(metadata_ttl)
+        self._versions = Versions(
+            self._queryset,
+            key=key,
+            lastmod=lastmod,
+            version_field=version_field,
+            checksum_fields=self._checksum_fields,
+            settings_tag=self._settings_tag,
+            metadata_ttl=metadata_ttl,
+            row_count=row_count,
+            in_range=self._in_range,
+        )
         self._plans: dict[int, tuple[str, list[Any], list[datetime | None]]] = {}
-        #: Key range -> its shared version query (see range_version), the newest last.
-        self._ranges: SharedQueries[_Summary] = SharedQueries(metadata_ttl)
 
     @staticmethod
     def _checksummed(
@@ -272,7 +298,7 @@ class DjangoQuerySetProvider:
             if self._values is not None:
                 return self._values.pairs(queryset, size)
             objects = list(queryset[:size])
-        except _refusals():
+        except refusals():
             return []
         for obj in objects:
             entry: Any  # an entry, or the error in its place
@@ -291,6 +317,8 @@ class DjangoQuerySetProvider:
             return batch, batch[-1][0] if batch else None
 
         first: Bound = (">", after) if after is not None else None
+        if after is None and upto is None:  # the whole section (a plan): check row_count
+            await self._versions.check_count()
         async for batch in keyset_batches(fetch, first=first, limit=None, batch_size=self._batch):
             for pair in batch:
                 yield pair
@@ -323,22 +351,15 @@ class DjangoQuerySetProvider:
         _, version, every_row_dated, _ = await self._summary()
         return version if every_row_dated else ProviderVersion()
 
-    async def _summary(self) -> _Summary:
-        """Row count, the version (max key, max lastmod, row checksum or max revision)
-        and whether every row has a lastmod, from one aggregate query, reused for
-        metadata_ttl and shared by concurrent callers (one query in flight)."""
-        return await self._metadata.get(self._read_summary)
-
-    async def _read_summary(self) -> _Summary:
-        return await run_orm(self._aggregate, self._queryset, True)
+    async def _summary(self) -> Summary:
+        """Row count, version and whether every row is dated (``summary.py``)."""
+        return await self._versions.summary()
 
     async def range_version(self, after: Any, upto: Any) -> tuple[int, ProviderVersion]:
         """Rows and version of ``after < key <= upto`` alone (what a key-range page is
         validated by, at the cost of its rows), kept ``metadata_ttl`` and shared per
         range; as :meth:`version`, nothing while a row of it has no lastmod."""
-        rows, version, every_row_dated, _ = await self._ranges.get(
-            (after, upto), lambda: run_orm(self._range_aggregate, after, upto)
-        )
+        rows, version, every_row_dated, _ = await self._versions.range_summary(after, upto)
         return rows, version if every_row_dated else ProviderVersion()
 
     async def range_stats(self, rows_per_range: int) -> RangeStats | None:
@@ -347,16 +368,7 @@ class DjangoQuerySetProvider:
         if self._planner is None:
             return None
         rows, _, _, revision = await self._summary()  # read before the ranges: never newer
-        return await self._planner.stats(rows, rows_per_range, revision)
-
-    def _range_aggregate(self, after: Any, upto: Any) -> _Summary:
-        queryset = self._in_range(after, upto)
-        if queryset is None:
-            return 0, ProviderVersion(token="0"), True, None
-        try:
-            return self._aggregate(queryset)
-        except _refusals():  # a bound the key cannot hold, found by the database
-            return 0, ProviderVersion(token="0"), True, None
+        return await self._planner.stats(rows, rows_per_range, revision, self._versions.check_count)
 
     def _in_range(self, after: Any, upto: Any) -> QuerySet[Any] | None:
         """The rows ``after < key <= upto``; None for bounds the key cannot hold (any
@@ -370,36 +382,14 @@ class DjangoQuerySetProvider:
                 queryset = queryset.filter(**{f"{self._key}__gt": after})
             if upto is not None:
                 queryset = queryset.filter(**{f"{self._key}__lte": upto})
-        except _refusals():
+        except refusals():
             return None
         return queryset
-
-    def _aggregate(self, queryset: QuerySet[Any], split: bool = False) -> _Summary:
-        """Count, version and whether every row is dated (``summary.py``; ``split``: the
-        whole section with a version field, each aggregate on its own)."""
-        from django.db import connections
-        from django.db.models import Max
-
-        if self._version_field is not None:
-            version = Max(self._version_field)
-        else:
-            version = row_checksum(self._checksum_fields)
-            if self._vendor == "sqlite":
-                register_sqlite_checksum(connections[self._queryset.db])
-        split = split and self._version_field is not None
-        row = aggregate_row(queryset, self._key, version, self._lastmod, split)
-        modified = aware_datetime(row.get("m"))
-        stamp = modified.isoformat() if modified else ""
-        token = f"{row['n']}:{row['k']}:{stamp}:{row['v']}:{self._settings_tag}"
-        every_row_dated = self._lastmod is None or row["dated"] == row["n"]
-        version = ProviderVersion(token=token, last_modified=modified)
-        return int(row["n"]), version, every_row_dated, row["v"] if self._version_field else None
 
     def forget(self) -> None:
         """Forget the counts and versions kept for ``metadata_ttl``: the next request
         asks the database (after a write, to serve it at once)."""
-        self._metadata.clear()
-        self._ranges.clear()
+        self._versions.forget()
 
     async def page_last_modified(self, page_size: int) -> list[datetime | None]:
         return (await self._boundaries(page_size))[1]
@@ -438,11 +428,3 @@ class DjangoQuerySetProvider:
                 latest = bounded.aggregate(latest=Max(self._lastmod))["latest"]
                 lastmods[number] = aware_datetime(latest)
         return starts, lastmods
-
-
-def _refusals() -> tuple[type[Exception], ...]:
-    """What the ORM raises for a key bound its field cannot hold."""
-    from django.core.exceptions import ValidationError
-    from django.db import DataError
-
-    return ValueError, TypeError, ValidationError, DataError

@@ -17,6 +17,7 @@ rows whose revision moved, through the SQL provider's own logic (``kept_or_measu
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -84,11 +85,19 @@ class QuerySetRanges:
         #: planned, a column of another type).
         self.types = self._types()
 
-    async def stats(self, rows: int, rows_per_range: int, revision: Any = None) -> RangeStats:
+    async def stats(
+        self,
+        rows: int,
+        rows_per_range: int,
+        revision: Any = None,
+        check: Callable[[], Awaitable[None]] | None = None,
+    ) -> RangeStats:
         """The ranges of the queryset's ``rows`` rows and the samples to size them by
         (a big table in two halves at once, as the SQL provider's). With a version field
         ``rows`` and ``revision`` are read before the ranges: the kept ranges holding rows
-        of a newer revision are measured again, the others kept."""
+        of a newer revision are measured again, the others kept. ``check`` runs when
+        every range was measured and they do not add up to ``rows`` (a write since, or
+        a kept row count that is wrong)."""
         types = self.types
         assert types is not None  # (checked when this was made)
 
@@ -96,7 +105,10 @@ class QuerySetRanges:
             return await run_orm(self.measure, types, rows_per_range, after, upto)
 
         async def measure_all() -> list[KeyRange]:
-            return await measured(measure, rows, lambda place: run_orm(self.key_at, place))
+            found = await measured(measure, rows, lambda place: run_orm(self.key_at, place))
+            if check is not None and sum(each.rows for each in found) != rows:
+                await check()
+            return found
 
         async def changed_since(since: Any, limit: int) -> list[Any]:
             return await run_orm(self.changed_keys, since, limit)

@@ -9,6 +9,7 @@ index of any other sitemap costs (one pass over ``items()``, a model instance an
         location_template = "/products/{slug}/"  # fields of the model (lookups join)
         lastmod_field = "updated_at"  # or GenericSitemap's date_field
         version_field = "revision"  # optional: see DjangoQuerySetProvider
+        row_count = RowCount.objects.filter(name="products").values("total")  # optional
 
 Then it is served by :class:`DjangoQuerySetProvider` over ``items()`` with that template:
 pages are key ranges of the primary key, planned in the database (``ranges.py``), no
@@ -72,6 +73,9 @@ def templated_provider(
     version_field = getattr(instance, "version_field", None)
     if version_field is not None and not isinstance(version_field, str):
         raise ConfigurationError(f"{label}.version_field must be a str, got {version_field!r}")
+    row_count = getattr(instance, "row_count", None)
+    if callable(row_count):
+        row_count = row_count()  # (a method, as Django's Sitemap attributes may be)
     return DjangoQuerySetProvider(
         items,
         location=template,
@@ -79,6 +83,7 @@ def templated_provider(
         changefreq=changefreq,
         priority=priority,
         version_field=version_field,
+        row_count=row_count,
     )
 
 

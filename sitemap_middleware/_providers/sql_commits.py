@@ -1,158 +1,32 @@
-"""Nothing committed since a version was read: that version stands, no aggregate.
+"""The SQLAlchemy provider's versions kept while nothing is committed.
 
-A version is an aggregate over rows (``sql_aggregates.py``); without a revision column it
-reads every row. Where the database tells cheaply that no transaction has committed
-anywhere in it since that aggregate was read, the answer is reused as it is:
-
-* SQLite: ``PRAGMA data_version`` on one connection of the provider's own, opened on
-  the database's file outside the engine's pool and never written through. Its value
-  changes when any other connection (of this process or another) commits to the file, so
-  every write through the engine's pool counts. It is read just before the aggregate.
-* PostgreSQL: the snapshot (``pg_current_snapshot()``, ``txid_current_snapshot()``
-  before 13) as ``xmin:xmax:xip``, read in the aggregate's own statement (so it is the
-  very snapshot the aggregate saw, on the same server). A transaction id below ``xmax``
-  not listed in ``xip`` has completed, and ``xmax`` is one past the newest completed one:
-  two equal snapshots have seen exactly the same commits. Any commit in the cluster
-  (any database, a subtransaction's parent, ``COMMIT PREPARED``) moves it.
-
-It falls back to the aggregate, every time, when it cannot hold: SQLite in memory or a
-temporary database (no file), a source naming another schema (an attached database), a
-view or a virtual table, or a textual ``FROM``; PostgreSQL on a hot standby
-(``pg_is_in_recovery()``: its snapshots list no transaction in progress), after a server
-restart, a source naming a view or a foreign table, or where the snapshot function is
-missing or refused; any error reading the signal. SQLite's connection is opened again
-(and forgets what it saw) after ``fork()``; once the file at the path is another one (a
-new file renamed over it), SQLite reads the rows every time in this process.
-Data a source reads from outside the database (a function reading files or another
-server) is not covered: use ``metadata_ttl`` and ``forget()`` there.
+The rules (SQLite ``data_version``, PostgreSQL's snapshot, when it falls back) are
+``commits.py``'s; here, the tables a ``Table`` or ``select()`` reads (None for a textual
+``FROM``) and statements run through the provider's engine.
 """
 
 from __future__ import annotations
 
-import os
-import sqlite3
-import threading
-import weakref
-from collections.abc import Awaitable, Callable, Hashable, Sequence
-from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import Text, bindparam, cast, func, select, text
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
-from sqlalchemy.sql import ColumnElement, visitors
+from sqlalchemy.sql import visitors
 from sqlalchemy.sql.elements import TextClause
 from sqlalchemy.sql.selectable import TableClause
 
-from .._logs import logger
+from .commits import (
+    DataVersion,
+    KeptCommits,
+    Signal,
+    Snapshot,
+    postgresql_snapshot_function,
+    sqlite_path,
+)
 from .sql_runner import StatementRunner
 
 __all__ = ["Commits"]
-
-_T = TypeVar("_T")
-#: Answers kept per key (a key range's version): clients can name ranges without end.
-_MOST = 1024
-
-
-class _Signal:
-    """A value that changes whenever anything is committed (None: cannot tell now)."""
-
-    #: Read in the aggregate's own statement; empty: read just before it.
-    columns: tuple[ColumnElement[Any], ...] = ()
-
-    async def now(self) -> Hashable | None:
-        raise NotImplementedError
-
-    def of(self, values: Sequence[Any]) -> Hashable | None:
-        return None
-
-
-class _DataVersion(_Signal):
-    """SQLite's ``PRAGMA data_version`` on a connection of our own (see the module)."""
-
-    def __init__(self, path: str) -> None:
-        self._path = path
-        self._lock = threading.Lock()  # (a sync engine's provider serves several threads)
-        self._db: sqlite3.Connection | None = None
-        self._pid = 0
-        self._file: tuple[int, int] = (0, 0)
-        self._opened = 0  # values of two connections never compare equal
-        self._inherited: list[sqlite3.Connection] = []  # a parent's: never used nor closed
-        self._closing: weakref.finalize[Any, Any] | None = None
-        #: Another file renamed over the path: the pool's connections may still read the
-        #: old one (and later the new one, with no commit to tell), so never again.
-        self._replaced = False
-
-    async def now(self) -> Hashable | None:
-        with self._lock:
-            try:
-                found = os.stat(self._path)
-                file = (found.st_dev, found.st_ino)
-                if self._db is not None and self._file != file:
-                    self._replaced = True
-                    self._drop()  # (the old file's space is freed only once closed)
-                if self._replaced:
-                    return None
-                if self._db is None or self._pid != os.getpid() or self._file != file:
-                    self._open(file)
-                assert self._db is not None
-                value = self._db.execute("PRAGMA data_version").fetchone()[0]
-            except (OSError, sqlite3.Error):
-                return None  # (busy while a writer commits, say): the aggregate answers
-            return self._opened, value
-
-    def _drop(self) -> None:
-        if self._db is not None:
-            if self._closing is not None:
-                self._closing.detach()
-            if self._pid == os.getpid():
-                self._db.close()
-            else:
-                self._inherited.append(self._db)  # SQLite forbids using it across fork()
-        self._db = None
-
-    def _open(self, file: tuple[int, int]) -> None:
-        self._drop()
-        # Autocommit (no transaction held open), never waiting on a writer's lock; mode=rw
-        # never creates the file (gone since the stat: a deploy removing it).
-        self._db = sqlite3.connect(
-            f"{Path(self._path).absolute().as_uri()}?mode=rw",
-            timeout=0,
-            isolation_level=None,
-            check_same_thread=False,
-            uri=True,
-        )
-        self._pid, self._file = os.getpid(), file
-        self._opened += 1
-        # Closed with this object (Python 3.13 warns of a connection left to the collector).
-        self._closing = weakref.finalize(self, _close, self._db, self._pid)
-
-
-def _close(db: sqlite3.Connection, pid: int) -> None:
-    if pid == os.getpid():
-        db.close()
-
-
-class _Snapshot(_Signal):
-    """PostgreSQL's snapshot, with what tells a standby or a restarted server apart."""
-
-    def __init__(self, runner: StatementRunner, function: str) -> None:
-        self._runner = runner
-        self.columns = (
-            cast(getattr(func, function)(), Text),
-            func.pg_is_in_recovery(),
-            cast(func.pg_postmaster_start_time(), Text),
-        )
-
-    async def now(self) -> Hashable | None:
-        try:
-            row = (await self._runner.all(select(*self.columns)))[0]
-        except Exception:  # (a failover under way, say): the aggregate answers
-            return None
-        return self.of(row)
-
-    def of(self, values: Sequence[Any]) -> Hashable | None:
-        snapshot, in_recovery, started = values
-        return None if in_recovery else (str(snapshot), str(started))
 
 
 def _tables(source: Any) -> list[TableClause] | None:
@@ -166,109 +40,50 @@ def _tables(source: Any) -> list[TableClause] | None:
     return tables
 
 
-class Commits:
-    """Answers kept with the commit signal they were read at (see the module)."""
+class Commits(KeptCommits):
+    """Answers kept with the commit signal they were read at (see ``commits.py``)."""
 
     def __init__(self, runner: StatementRunner, dialect: str, source: Any) -> None:
+        super().__init__()
         self._runner = runner
         self._dialect = dialect
         self._source = source
-        self._signal: _Signal | None = None
-        self._resolved = False
-        #: key -> (signal, answer), the most recent last
-        self._seen: dict[Hashable, tuple[Hashable, Any]] = {}
 
-    def clear(self) -> None:
-        self._seen.clear()
+    async def _run(self, sql: str, params: tuple[Any, ...]) -> Sequence[Sequence[Any]]:
+        names = [f"p{place}" for place in range(len(params))]
+        for name in names:
+            sql = sql.replace("%s", f":{name}", 1)
+        statement = text(sql).bindparams(
+            *(bindparam(name, value, type_=Text) for name, value in zip(names, params, strict=True))
+        )
+        return await self._runner.all(statement)
 
-    @property
-    def applies(self) -> bool | None:
-        """Whether the fast path is taken (None: not known before the first version)."""
-        return self._signal is not None if self._resolved else None
+    def _passing(self, exc: Exception) -> bool:
+        if not isinstance(exc, DBAPIError):
+            raise exc
+        return isinstance(exc, OperationalError | InterfaceError)
 
-    async def read(
-        self,
-        key: Hashable,
-        query: Callable[[Sequence[ColumnElement[Any]]], Awaitable[tuple[_T, Sequence[Any]]]],
-    ) -> _T:
-        """``query(extra columns)``'s answer, or the kept one when nothing was committed
-        since it was read. ``query`` gives its answer and the extra columns' values."""
-        signal = await self._resolve()
-        if signal is None:
-            return (await query(()))[0]
-        seen = self._seen.get(key)
-        now = await signal.now() if seen is not None or not signal.columns else None
-        # Still kept after the await (forget() may have dropped it): the most recent last.
-        kept = seen is not None and now is not None and seen[0] == now
-        if kept and self._seen.pop(key, None) is seen:
-            assert seen is not None
-            self._seen[key] = seen
-            return seen[1]  # type: ignore[no-any-return]
-        answer, values = await query(signal.columns)
-        at = signal.of(values) if signal.columns else now
-        self._seen.pop(key, None)
-        if at is not None:
-            self._seen[key] = (at, answer)
-            while len(self._seen) > _MOST:
-                del self._seen[next(iter(self._seen))]
-        return answer
-
-    async def _resolve(self) -> _Signal | None:
-        if not self._resolved:
-            try:
-                self._signal = await self._probe()
-            except DBAPIError as exc:
-                if isinstance(exc, OperationalError | InterfaceError):
-                    return None  # (the server unreachable, say): asked again next time
-                logger.info("version checks read the rows every time: %s", exc)
-                self._signal = None
-            self._resolved = True
-        return self._signal
-
-    async def _probe(self) -> _Signal | None:
-        tables = _tables(self._source)
-        if not tables:
+    async def _probe(self) -> Signal | None:
+        found = _tables(self._source)
+        if not found:
             return None
+        tables = [(getattr(each, "schema", None), each.name) for each in found]
         if self._dialect == "sqlite":
-            return await self._sqlite(tables)
+            path = await sqlite_path(self._run, tables)
+            return None if path is None else DataVersion(path)
         if self._dialect == "postgresql":
-            return await self._postgresql(tables)
+            function = await postgresql_snapshot_function(self._run, tables)
+            if function is None:
+                return None
+            columns = (
+                cast(getattr(func, function)(), Text),
+                func.pg_is_in_recovery(),
+                cast(func.pg_postmaster_start_time(), Text),
+            )
+            signal = Snapshot(columns, lambda: self._first(select(*columns)))
+            await self._runner.all(select(*columns))  # (raises where refused)
+            return signal
         return None
 
-    async def _sqlite(self, tables: list[TableClause]) -> _Signal | None:
-        if any(getattr(each, "schema", None) not in (None, "main") for each in tables):
-            return None  # an attached database: its commits are not main's data_version
-        listed = await self._runner.all(text("PRAGMA database_list"))
-        path = next((row[2] for row in listed if row[1] == "main"), "")
-        if not path:
-            return None  # in memory, or a temporary database: no file to watch
-        kinds = text("SELECT type, sql FROM sqlite_master WHERE name = :name")
-        for each in tables:
-            found = await self._runner.all(kinds.bindparams(name=each.name))
-            if [row[0] for row in found] != ["table"]:
-                return None  # a view, or not found (a temporary table)
-            if str(found[0][1] or "").upper().startswith("CREATE VIRTUAL"):
-                return None  # a virtual table may read anything
-        return _DataVersion(path)
-
-    async def _postgresql(self, tables: list[TableClause]) -> _Signal | None:
-        # The table and every partition or child it reads: tables of this server only.
-        kinds = text(
-            "WITH RECURSIVE tree(oid) AS (SELECT c.oid FROM pg_class c JOIN pg_namespace n "
-            "ON n.oid = c.relnamespace WHERE c.relname = :name AND (n.nspname = :schema "
-            "OR (:schema IS NULL AND pg_table_is_visible(c.oid))) UNION ALL SELECT i.inhrelid "
-            "FROM pg_inherits i JOIN tree t ON i.inhparent = t.oid) "
-            "SELECT c.relkind::text FROM tree t JOIN pg_class c ON c.oid = t.oid"
-        ).bindparams(bindparam("schema", type_=Text))
-        for each in tables:
-            schema = getattr(each, "schema", None)
-            found = await self._runner.all(kinds.bindparams(name=each.name, schema=schema))
-            if not found or any(str(row[0]) not in ("r", "p", "m") for row in found):
-                return None  # a view or a foreign table (another server's commits)
-        numbered = await self._runner.all(text("SELECT current_setting('server_version_num')"))
-        modern = int(numbered[0][0]) >= 130000
-        signal = _Snapshot(
-            self._runner, "pg_current_snapshot" if modern else "txid_current_snapshot"
-        )
-        await self._runner.all(select(*signal.columns))  # (raises where refused)
-        return signal
+    async def _first(self, statement: Any) -> Sequence[Any]:
+        return (await self._runner.all(statement))[0]  # type: ignore[no-any-return]

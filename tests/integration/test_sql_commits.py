@@ -270,11 +270,12 @@ async def test_forget_while_a_kept_version_is_checked_does_not_crash() -> None:
     ``forget()`` (after a write) drops what was kept. The check still answers."""
     import asyncio
 
+    from sitemap_middleware._providers import commits as shared_commits
     from sitemap_middleware._providers import sql_commits
 
     gate = asyncio.Event()
 
-    class Slow(sql_commits._Signal):
+    class Slow(shared_commits.Signal):
         columns = ()
 
         async def now(self) -> Any:
@@ -341,10 +342,10 @@ def test_the_signal_never_creates_a_database_file(
     it): the signal answers None, and no empty database appears at the path."""
     import anyio
 
-    from sitemap_middleware._providers.sql_commits import _DataVersion
+    from sitemap_middleware._providers.commits import DataVersion
 
     path = tmp_path / "gone.sqlite3"
-    signal = _DataVersion(str(path))
+    signal = DataVersion(str(path))
     with monkeypatch.context() as patched:
         patched.setattr(os, "stat", lambda _path: os.stat_result((0,) * 10))
         assert anyio.run(signal.now) is None

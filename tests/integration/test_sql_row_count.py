@@ -30,7 +30,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from sitemap_middleware import ConfigurationError
-from sitemap_middleware._providers import sql_row_count
+from sitemap_middleware._providers import row_count
 from sitemap_middleware.providers import SQLAlchemyProvider
 from tests.harness.core import fetch, make_core
 from tests.harness.documents import check_document, child_urls, page_urls
@@ -237,7 +237,7 @@ async def test_a_drifted_count_that_matches_the_kept_ranges_is_still_caught(
     but, without ``recursive_triggers``, not the delete one) while 5 rows are deleted from
     a range no write touched: the count equals the kept ranges' sum. The periodic check
     (here due at every version) catches it: no page the index lists answers 404."""
-    monkeypatch.setattr(sql_row_count, "CHECK_EVERY", 0.0)
+    monkeypatch.setattr(row_count, "CHECK_EVERY", 0.0)
     await _triggers(engine)
     await _insert(engine, range(1, 31))
     provider = _provider(engine, row_count=KEPT)

@@ -67,13 +67,13 @@ def _changed(alias: str, change: Callable[[], None], want: list[str], **kwargs: 
 def _summaries_run(provider: Any) -> list[None]:
     """One item for each whole-table aggregate ``provider`` runs from now on."""
     runs: list[None] = []
-    read = provider._read_summary
+    read = provider._versions.read_summary
 
-    async def counting() -> Any:
+    async def counting(*extra: Any) -> Any:
         runs.append(None)
-        return await read()
+        return await read(*extra)
 
-    provider._read_summary = counting
+    provider._versions.read_summary = counting
     return runs
 
 
@@ -274,7 +274,7 @@ def test_concurrent_revalidations_share_one_version_query(alias: str) -> None:
     assert status == 200
     provider = core.config.resolved_sections[0].provider
     queries = _summaries_run(provider)
-    provider._metadata.clear()
+    provider.forget()  # (what was kept: read again, once)
     statuses = anyio.run(revalidated_together, core, PATH, headers["etag"])
     assert statuses == [304] * 30
     assert len(queries) == 1

@@ -66,8 +66,8 @@ def test_split_and_single_statement_summaries_agree(alias: str) -> None:
     @given(rows=ROWS)
     def agree(rows: list[tuple[int, str | None, int | None, int]]) -> None:
         _write(name, rows)
-        split = provider._aggregate(provider._queryset, True)
-        whole = provider._aggregate(provider._queryset, False)
+        split = provider._versions.aggregate(provider._queryset, True)
+        whole = provider._versions.aggregate(provider._queryset, False)
         assert split == whole
 
     try:
@@ -88,7 +88,7 @@ def test_the_section_version_reads_each_aggregate_alone(alias: str) -> None:
     provider = _provider(name)
     try:
         with CaptureQueriesContext(connections[name]) as queries:
-            provider._aggregate(provider._queryset, True)
+            provider._versions.aggregate(provider._queryset, True)
         statements = [query["sql"].upper() for query in queries.captured_queries]
         assert len(statements) >= 4, statements
         assert not any("COUNT(" in each and "MAX(" in each for each in statements), statements
