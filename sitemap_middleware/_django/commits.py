@@ -83,8 +83,7 @@ def _query_tables(query: Any) -> list[str] | None:
 def _expression_tables(node: Any) -> list[str] | None:
     """The tables the subqueries of an expression (or where clause) read; None for SQL
     of the user's own."""
-    from django.db.models import Expression
-    from django.db.models.expressions import RawSQL
+    from django.db.models.expressions import BaseExpression, RawSQL
     from django.db.models.lookups import Lookup
     from django.db.models.sql import Query
     from django.db.models.sql.where import ExtraWhere, WhereNode
@@ -97,7 +96,7 @@ def _expression_tables(node: Any) -> list[str] | None:
         children: Sequence[Any] = node.children
     elif isinstance(node, Lookup):
         children = [node.lhs, node.rhs]
-    elif isinstance(node, Expression):
+    elif isinstance(node, BaseExpression):
         children = [getattr(node, "query", None), *node.get_source_expressions()]
     elif isinstance(node, list | tuple):
         children = node

@@ -7,7 +7,8 @@ configures them (tests/djangoproject, SQLite, plus PostgreSQL when CI starts one
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
@@ -221,3 +222,29 @@ class RevisionedRows:
             updated=DAY + timedelta(minutes=number),
             revision=self.next(),
         )
+
+
+@contextmanager
+def recorded_connections() -> Iterator[tuple[list[str], list[Any]]]:
+    """SQL run and connections opened (in any thread) while the block runs."""
+    from django.db.backends.signals import connection_created
+
+    statements: list[str] = []
+    opened: list[Any] = []
+
+    def record(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        statements.append(sql)
+        return execute(sql, params, many, context)
+
+    def on_created(sender: Any, connection: Any, **kwargs: Any) -> None:
+        opened.append(connection)
+        connection.execute_wrappers.append(record)
+
+    connection_created.connect(on_created)
+    try:
+        yield statements, opened
+    finally:
+        connection_created.disconnect(on_created)
+        for connection in opened:
+            if record in connection.execute_wrappers:
+                connection.execute_wrappers.remove(record)

@@ -50,3 +50,10 @@ class Revisioned(models.Model):
 
     class Meta:
         ordering = ["pk"]
+
+
+class RowCount(models.Model):
+    """A table's row count a trigger keeps (row_count=; the tests create the trigger)."""
+
+    name = models.CharField(max_length=40, primary_key=True)
+    total = models.BigIntegerField(null=True)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,7 +13,7 @@ from werkzeug.http import parse_date
 from sitemap_middleware import Section
 from sitemap_middleware._engine.core import SitemapCore
 from tests.harness.core import fetch, header
-from tests.harness.django import as_bytes, assert_same_as_django, urls
+from tests.harness.django import as_bytes, assert_same_as_django, recorded_connections, urls
 
 pytestmark = pytest.mark.usefixtures("django_project")
 ALIASES = ["default", pytest.param("pg", marks=pytest.mark.postgres)]
@@ -57,32 +56,6 @@ def test_sitemap_classes_and_queryset_match_django_views() -> None:
     from tests.djangoproject.serving import config
 
     assert_same_as_django(get_both(SitemapCore(config())))
-
-
-@contextmanager
-def recorded_connections() -> Iterator[tuple[list[str], list[Any]]]:
-    """SQL run and connections opened (in any thread) while the block runs."""
-    from django.db.backends.signals import connection_created
-
-    statements: list[str] = []
-    opened: list[Any] = []
-
-    def record(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
-        statements.append(sql)
-        return execute(sql, params, many, context)
-
-    def on_created(sender: Any, connection: Any, **kwargs: Any) -> None:
-        opened.append(connection)
-        connection.execute_wrappers.append(record)
-
-    connection_created.connect(on_created)
-    try:
-        yield statements, opened
-    finally:
-        connection_created.disconnect(on_created)
-        for connection in opened:
-            if record in connection.execute_wrappers:
-                connection.execute_wrappers.remove(record)
 
 
 def _catalog_core(alias: str, **kwargs: Any) -> SitemapCore:
