@@ -185,3 +185,14 @@ def test_large_features_benchmark_runs_on_a_small_table(tmp_path: Path) -> None:
     assert all(row[f"{name}_x_none"] > 0 for row in rows for name in measures)
     assert all(row["page_cold_x_floor"] > 0 and row["first_index_x_window"] > 0 for row in rows)
     assert all(row["first_index_peak_mib"] > 0 for row in rows)
+
+
+@pytest.mark.slow
+def test_django_unchanged_benchmark_runs_on_a_tiny_table(tmp_path: Path) -> None:
+    """benchmarks/django_unchanged.py times each 304 past metadata_ttl with nothing
+    committed beside the same request reading the rows, in alternation (SQLite here)."""
+    out = tmp_path / "unchanged.json"
+    argv = ["--rows", "300", "--page", "50", "--repeats", "2", "--out", str(out)]
+    run_python("-m", "benchmarks.django_unchanged", *argv, SITEMAP_TEST_POSTGRES_URL=None)
+    cases = json.loads(out.read_text())["cases"]
+    assert len(cases) == 4 and all(case["nothing_committed_seconds"] > 0 for case in cases)

@@ -228,7 +228,8 @@ def test_a_sitemap_declaring_row_count_is_served_with_it(rows: RevisionedRows) -
             return kept
 
     core = core_for({"rows": Revisions})
-    provider: Any = core.config.sections["rows"].provider
+    section: Any = core.config.sections["rows"]
+    provider = section.provider
     assert provider._versions.kept_count.statement is kept
     assert get(core, "/sitemap_index.xml")[0] == 200
 
