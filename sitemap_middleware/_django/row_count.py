@@ -53,10 +53,11 @@ def check_row_count(row_count: object, version_field: str | None, queryset: Quer
 def _unique_rows(queryset: QuerySet[Any]) -> bool:
     from django.db.models.sql.datastructures import Join
 
-    query = queryset.query.chain()
+    query = queryset.query
     if query.distinct or query.group_by is not None or query.combinator:
         return False
-    query.get_compiler(using=queryset.db).as_sql()  # (sets up its joins)
+    # filter() sets up its joins at once (not compiled here: no query at start-up, where
+    # an event loop may run); the ones compiling adds are to-one (select_related, parents).
     for each in query.alias_map.values():
         field = getattr(each, "join_field", None) if isinstance(each, Join) else None
         if field is not None and (field.one_to_many or field.many_to_many):
