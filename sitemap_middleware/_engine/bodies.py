@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from typing import Protocol
 
-from .._exceptions import SitemapError
+from .._exceptions import SitemapError, SitemapLimitError
 from .._logs import logger
 from .._sansio.batches import Batch
 from .._sansio.models import Admitted, SitemapEntry
@@ -190,7 +190,8 @@ async def urlset_body(
 ) -> AsyncGenerator[bytes, None]:
     """Render a urlset (or text sitemap) from open streams; abort, never truncate quietly.
 
-    ``outgrew``: called when a capped page outgrows its budget, and when every entry it
+    ``outgrew``: called when a page outgrows its budget (a capped one is closed there,
+    any other aborted), and when every entry it
     read was too large for a page (a page planned from row counts: such an empty
     document would be invalid, so it is aborted instead, unless ``allow_empty``)."""
     chunker = Chunker()
@@ -201,7 +202,13 @@ async def urlset_body(
         batch = first
         for stream in streams:
             while True:
-                if out := chunker.add(writer.urls(batch)):
+                try:
+                    out = chunker.add(writer.urls(batch))
+                except SitemapLimitError:  # (an uncapped file: its plan was wrong)
+                    if outgrew is not None:
+                        outgrew()
+                    raise
+                if out:
                     yield out
                 if writer.full:  # a key-range page that outgrew its budget: close it here
                     logger.warning(LOG_OUTGREW, writer.label, writer.count)

@@ -194,7 +194,11 @@ class Pages:
                 replay_once(stream, kept.get(section.name))
             name = writers.urlset_name
             writer = writers.urlset(name, base, max_urls, capped=False)
-            return await self.urlsets.open(name, streams, writer, allow_empty)
+            return await self.urlsets.open(name, streams, writer, allow_empty, outgrew)
+
+        def outgrew() -> None:  # (estimated plans are planned row by row from then on)
+            for section in sections:
+                self.plans.outgrew(base, section.name)
 
         return Document(writers.content_type, etag, modified, open_streams)
 
