@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
+from datetime import datetime
 from typing import Protocol
 
 from .._exceptions import SitemapError, SitemapLimitError
 from .._logs import logger
-from .._sansio.batches import Batch
+from .._sansio.batches import Batch, PlainBatch
 from .._sansio.models import Admitted, SitemapEntry
 from .._sansio.urlset_writer import Chunker, UrlsetWriter
+from .._sansio.values import to_datetime
 from .stream import EntryStream
 
 __all__ = [
@@ -187,13 +189,17 @@ async def urlset_body(
     first: Batch,
     outgrew: Callable[[], None] | None = None,
     allow_empty: bool = False,
+    dated: datetime | None = None,
 ) -> AsyncGenerator[bytes, None]:
     """Render a urlset (or text sitemap) from open streams; abort, never truncate quietly.
 
     ``outgrew``: called when a page outgrows its budget (a capped one is closed there,
     any other aborted), and when every entry it
     read was too large for a page (a page planned from row counts: such an empty
-    document would be invalid, so it is aborted instead, unless ``allow_empty``)."""
+    document would be invalid, so it is aborted instead, unless ``allow_empty``); and
+    when an entry is newer than ``dated``, the lastmod the index gave the page (one
+    planned from row counts dates its pages by the lastmod column: such a page is
+    served, and the index planned row by row from then on)."""
     chunker = Chunker()
     try:  # errors are logged where the body meets the status line (logging_abort)
         # Every add() may complete a chunk: each one returned is sent, none dropped.
@@ -210,6 +216,9 @@ async def urlset_body(
                     raise
                 if out:
                     yield out
+                if dated is not None and outgrew is not None and _newer(batch, dated):
+                    outgrew()
+                    dated = None
                 if writer.full:  # a key-range page that outgrew its budget: close it here
                     logger.warning(LOG_OUTGREW, writer.label, writer.count)
                     if outgrew is not None:
@@ -230,6 +239,16 @@ async def urlset_body(
     finally:
         for stream in streams:
             await stream.aclose()
+
+
+def _newer(batch: Batch, dated: datetime) -> bool:
+    """Whether an entry of ``batch`` is dated after ``dated``."""
+    if isinstance(batch, PlainBatch):
+        return batch.newest is not None and batch.newest > dated
+    return any(
+        entry is not None and entry.lastmod is not None and to_datetime(entry.lastmod) > dated
+        for _, _, entry in batch
+    )
 
 
 async def logging_abort(label: str, body: AsyncIterator[bytes]) -> AsyncIterator[bytes]:

@@ -154,7 +154,8 @@ class Pages:
             stream.exclusion = left
             writer = writers.urlset(name, base, section.max_urls, capped=True)
             outgrew = partial(self.plans.outgrew, base, section.name)
-            return await self.urlsets.open(name, [stream], writer, outgrew=outgrew)
+            dated = self.plans.estimated_lastmod(base, section.name, token)
+            return await self.urlsets.open(name, [stream], writer, outgrew=outgrew, dated=dated)
 
         return Document(
             writers.content_type,

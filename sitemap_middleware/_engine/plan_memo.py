@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections import OrderedDict
+from datetime import datetime
 from time import monotonic
 
 import anyio
@@ -31,6 +32,7 @@ from .._logs import logger
 from .._providers.base import ProviderVersion
 from .._sansio.batches import PlainBatch
 from .._sansio.urls import BaseURL
+from .._sansio.values import to_datetime
 from .dedupe import deduplicated, takes_part
 from .dedupe_scan import ScanBook
 from .plan_codec import decode_plan, encode_plan
@@ -341,6 +343,17 @@ class PlanMemo:
         worth storing (the index sends crawlers to it); ranges anyone can make up are
         not. Any kept plan will do: a range page is validated by its own rows."""
         return key_range in self._listed.get((base.prefix, section), ())
+
+    def estimated_lastmod(self, base: BaseURL, section: str, key_range: str) -> datetime | None:
+        """The lastmod the index gave the page ``key_range`` of a plan estimated from row
+        counts (the lastmod column's): an entry newer than it ends such plans."""
+        kept = self._kept.get((base.prefix, section))
+        if kept is None or not kept[2].estimated:
+            return None
+        for page, token in zip(kept[2].pages, kept[2].key_ranges(), strict=True):
+            if token == key_range:
+                return to_datetime(page.lastmod) if page.lastmod is not None else None
+        return None
 
     def outgrew(self, base: BaseURL, section: str) -> None:
         """A page outgrew its budget (or listed nothing): a plan read from the store

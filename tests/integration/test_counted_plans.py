@@ -264,3 +264,41 @@ async def test_a_single_file_sitemap_planned_from_counts_is_corrected_once_it_ou
     finally:
         await core.aclose()
         await engine.dispose()
+
+
+def _lastmods(body: bytes) -> list[tuple[str, datetime]]:
+    """(loc, lastmod) of each child or URL of a sitemap document."""
+    import re
+
+    pairs = re.findall(rb"<loc>([^<]*)</loc><lastmod>([^<]*)</lastmod>", body)
+    return [(loc.decode(), datetime.fromisoformat(mod.decode())) for loc, mod in pairs]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_entries_dated_later_than_the_column_only_in_unsampled_ranges_do_not_stay_undated(
+    tmp_path: Path, anyio_backend: str
+) -> None:
+    """Rows 250 to 749 (ranges 1 and 2, none sampled) have entries a month newer than their
+    lastmod column no index after their pages were served dates a page before the
+    entries it lists."""
+    engine = await _engine(str(tmp_path), _rows([f"item-{i}" for i in range(20_000)]))
+    entries = Entries()
+
+    def later(row: Any) -> Any:
+        entry = entries(row)
+        if 501 <= row.id < 1501:
+            entry = {**entry, "lastmod": row.updated_at + timedelta(days=30)}
+        return entry
+
+    core = make_core({"items": _provider(engine, later)}, max_urls_per_page=5000)  # type: ignore[arg-type]
+    try:
+        await _crawl(core, 10 * 1024 * 1024)
+        reply, index = await fetch(core, "/sitemap_index.xml")
+        for child, dated in _lastmods(index):
+            reply, page = await fetch(core, child.removeprefix(BASE))
+            newest = max(mod for _, mod in _lastmods(page))
+            assert newest <= dated, (child, newest, dated)
+    finally:
+        await core.aclose()
+        await engine.dispose()
