@@ -90,6 +90,9 @@ class Document:
     #: The gzip body for a compression level, when concurrent requests share one
     #: compressor (a shared render); None: the identity body is compressed per reply.
     open_gzip: Callable[[int], Awaitable[AsyncIterator[bytes]]] | None = None
+    #: Asked when a render completes: False keeps it out of the store (a page that found
+    #: its plan wrong, served up to its budget: the next render, planned anew, is kept).
+    keeps: Callable[[], bool] | None = None
 
 
 async def confirm(document: Document) -> None:

@@ -149,11 +149,16 @@ class Pages:
             if version_tag is not None:
                 stamped_as = (self.keys.key(f"ranges:{section.name}", base), version_tag)
 
+        wrong: list[bool] = []  # (its plan found wrong while rendering: not stored)
+
+        def outgrew() -> None:
+            wrong.append(True)
+            self.plans.outgrew(base, section.name)
+
         async def open_page() -> AsyncIterator[bytes]:
             stream = self.urlsets.keyed_stream(section, base, key_range=keys)
             stream.exclusion = left
             writer = writers.urlset(name, base, section.max_urls, capped=True)
-            outgrew = partial(self.plans.outgrew, base, section.name)
             dated = self.plans.estimated_lastmod(base, section.name, token)
             return await self.urlsets.open(name, [stream], writer, outgrew=outgrew, dated=dated)
 
@@ -165,6 +170,7 @@ class Pages:
             exists=rows is not None,  # rows not known: only opening it tells
             storable=listed,
             stamped_as=stamped_as,
+            keeps=lambda: not wrong,
         )
 
     def single_urlset(

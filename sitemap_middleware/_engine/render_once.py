@@ -150,6 +150,8 @@ class RenderOnce:
             async def complete(chunks: list[bytes]) -> None:
                 if keep is None or lock.from_store:
                     return
+                if document.keeps is not None and not document.keeps():
+                    return  # (served, never stored: see Document.keeps)
                 http = self.config.http
                 level = http.gzip_level if http.gzip else 0
                 described = functools.partial(

@@ -302,3 +302,49 @@ async def test_entries_dated_later_than_the_column_only_in_unsampled_ranges_do_n
     finally:
         await core.aclose()
         await engine.dispose()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_stored_estimated_plan_is_corrected_for_every_instance(
+    tmp_path: Path, anyio_backend: str
+) -> None:
+    """Two instances share a Redis store: the first plans from row counts and serves
+    the page that outgrows its estimate. The second, which read the stored plan, lists
+    every URL exactly once once it has crawled its own index twice."""
+    import os
+    import uuid
+
+    from sitemap_middleware import Renders, SitemapConfig
+    from sitemap_middleware.stores import RedisRenderStore
+
+    url = os.environ.get("SITEMAP_TEST_REDIS_URL")
+    if not url:
+        pytest.skip("SITEMAP_TEST_REDIS_URL is not set: no Redis server (.ci/run starts one)")
+    slugs = ["x" * 400 if 250 <= i < 2750 else f"s{i}" for i in range(20_000)]
+    engine = await _engine(str(tmp_path), _rows(slugs))
+    budget = 1024 * 1024
+    prefix = f"test-{uuid.uuid4().hex}:"
+
+    def instance() -> SitemapCore:
+        config = SitemapConfig(
+            base_url=BASE,
+            sections={"items": _provider(engine, Entries())},
+            max_urls_per_page=5000,
+            max_bytes_per_page=budget,
+            renders=Renders(store=RedisRenderStore(url, prefix=prefix)),
+        )
+        return SitemapCore(config)
+
+    first, second = instance(), instance()
+    try:
+        await fetch(first, "/sitemap_index.xml")
+        await fetch(second, "/sitemap_index.xml")
+        await _crawl(first, budget)  # (the first instance sees the page outgrow)
+        await _crawl(second, budget)
+        urls = await _crawl(second, budget)
+    finally:
+        await first.aclose()
+        await second.aclose()
+        await engine.dispose()
+    assert len(urls) == len(set(urls)) == 20_000
