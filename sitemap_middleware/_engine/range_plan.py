@@ -19,10 +19,11 @@ at all (a generator) the section is measured in Python, one pass over its rows
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from datetime import date, datetime
 from math import ceil
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from .._config import SitemapConfig, _ResolvedSection
 from .._exceptions import InvalidEntryError, ProviderError
@@ -45,7 +46,8 @@ LOG_BY_ROWS = (
 )
 
 #: What measuring ``(after, upto]`` row by row gives: (listed rows, bytes, newest lastmod).
-MeasureRange = Callable[[Any, Any], Awaitable[tuple[int, int, datetime | None]]]
+Measured = tuple[int, int, datetime | None]
+MeasureRange = Callable[[Any, Any], Awaitable[Measured]]
 #: Pages, rows read, rows left out (a location column was NULL), and whether the
 #: pages' bytes are estimated (unsized ranges: each page confirmed when rendered).
 RangePlan = tuple[tuple[PagePlan, ...], int, int, bool]
@@ -56,6 +58,8 @@ SAMPLED_RANGES = 8
 #: An unsized range's bytes: its rows times this many times the largest bytes a row of
 #: the sampled ranges (rows later in a table are often longer: newer slugs, more fields).
 HEADROOM = 1.5
+#: provider -> base URL prefix -> its sampled ranges' measures (see _kept_samples).
+_SAMPLES: WeakKeyDictionary[object, dict[str, dict[Hashable, Measured]]] = WeakKeyDictionary()
 
 #: Keys per range: a page is cut at a range's end, so a range is small beside a page,
 #: and a million rows are a few thousand result rows.
@@ -99,7 +103,8 @@ async def plan_by_ranges(
     if not stats.sized:
         if not counted:
             return None
-        return await _by_counts(section.name, stats.ranges, max_urls, room, measure)
+        kept = _kept_samples(provider, base.prefix)
+        return await _by_counts(section.name, stats.ranges, (max_urls, room), measure, kept)
     bound = _row_bound(stats.samples, base, measurer)
     if bound is None:
         return None
@@ -123,8 +128,23 @@ async def plan_by_ranges(
     return cutter.finish(position), position, left_out, False
 
 
+def _kept_samples(provider: object, prefix: str) -> dict[Hashable, Measured]:
+    """What the last plan of ``provider`` (for this base URL) measured of its sampled
+    ranges, by range: a range the database counts as it did is not measured again (an
+    estimate either way; each page is confirmed when rendered). Emptied for each plan."""
+    try:
+        kept = _SAMPLES.setdefault(provider, {})
+    except TypeError:  # (a provider that takes no weak reference: measured each time)
+        return {}
+    return kept.setdefault(prefix, {})
+
+
 async def _by_counts(
-    name: str, ranges: Sequence[KeyRange], max_urls: int, room: int, measure: MeasureRange
+    name: str,
+    ranges: Sequence[KeyRange],
+    budget: tuple[int, int],
+    measure: MeasureRange,
+    kept: dict[Hashable, Measured],
 ) -> RangePlan | None:
     """Pages from counted ranges (see the module): None where the sampled rows carry
     lastmods the ``lastmod`` column does not (their pages' dates need every row), and
@@ -133,11 +153,16 @@ async def _by_counts(
         return None
     last = len(ranges) - 1
     picks = {round(place * last / (SAMPLED_RANGES - 1)) for place in range(SAMPLED_RANGES)}
-    measured: dict[int, tuple[int, int, datetime | None]] = {}
+    measured: dict[int, Measured] = {}
     widest = 0.0  # the most bytes a listed row takes in a sampled range (on average)
+    before, now = dict(kept), kept
+    now.clear()
     for place in sorted(picks):
         after = ranges[place - 1].last_key if place else None
-        urls, size, newest = measured[place] = await measure(after, ranges[place].last_key)
+        each = ranges[place]
+        known = (after, each.first_key, each.last_key, each.rows, each.newest)
+        found = before.get(known) or await measure(after, each.last_key)
+        urls, size, newest = measured[place] = now[known] = found
         column = _date(ranges[place].newest)
         if newest is not None and (column is None or newest > column):
             logger.info(LOG_BY_ROWS, name, newest, column)
@@ -145,7 +170,7 @@ async def _by_counts(
         widest = max(widest, size / urls if urls else 0.0)
     if not widest:
         return None  # no sampled row listed: nothing to size the others by
-    cutter = PageCutter(max_urls=max_urls, room=room)
+    cutter = PageCutter(max_urls=budget[0], room=budget[1])
     position = left_out = 0
     for place, each in enumerate(ranges):
         urls, size, _ = measured.get(place) or (each.rows, ceil(each.rows * widest * HEADROOM), 0)

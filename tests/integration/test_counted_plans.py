@@ -122,7 +122,7 @@ async def test_a_to_entry_index_builds_only_its_sampled_entries(
     try:
         reply, body = await fetch(core, "/sitemap_index.xml")
         assert reply.status == 200
-        assert entries.calls <= 8 * 250  # (250 rows a range for pages of 5,000)
+        assert entries.calls <= 8 * 225  # (225 rows a range for pages of 4,950)
         assert len(child_urls(check_document(body))) == 5  # (4,950 a page: 1 % headroom)
         assert b"<lastmod>2025-03-14T21:19:00+00:00</lastmod>" in body  # the newest row's
         urls = await _crawl(core, 10 * 1024 * 1024)
@@ -130,6 +130,36 @@ async def test_a_to_entry_index_builds_only_its_sampled_entries(
         await core.aclose()
         await engine.dispose()
     assert len(urls) == len(set(urls)) == 20_000
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_after_a_write_only_a_sampled_range_the_database_counts_anew_is_built_again(
+    tmp_path: Path, anyio_backend: str
+) -> None:
+    """The index after a write builds again only the sampled ranges whose count or newest
+    lastmod moved: none for a row outside them, that range's rows for one inside."""
+    engine = await _engine(str(tmp_path), _rows([f"item-{i}" for i in range(20_000)]))
+    entries = Entries()
+    core = make_core({"items": _provider(engine, entries, metadata_ttl=0)}, max_urls_per_page=5000)
+
+    async def rename(key: int, minutes: int) -> None:
+        async with engine.begin() as conn:
+            when = START + timedelta(days=30, minutes=minutes)
+            await conn.execute(items.update().where(items.c.id == key).values(updated_at=when))
+
+    try:
+        assert (await fetch(core, "/sitemap_index.xml"))[0].status == 200
+        entries.calls = 0
+        await rename(2 * 1000 + 1, 1)  # range 4 (rows 900 to 1,124): not sampled
+        assert (await fetch(core, "/sitemap_index.xml"))[0].status == 200
+        assert entries.calls == 0
+        await rename(1, 2)  # range 0: sampled
+        assert (await fetch(core, "/sitemap_index.xml"))[0].status == 200
+        assert entries.calls == 225  # (225 rows a range: whole ranges fill pages of 4,950)
+    finally:
+        await core.aclose()
+        await engine.dispose()
 
 
 @pytest.mark.anyio
