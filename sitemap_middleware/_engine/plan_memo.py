@@ -44,9 +44,9 @@ __all__ = ["LOG_ESTIMATE_MISSED", "LOG_SECTION_FAILED", "LOG_STALE_PLAN", "PlanM
 
 LOG_SECTION_FAILED = "sitemap section %r left out of the index: %s"
 LOG_ESTIMATE_MISSED = (
-    "sitemap section %r: a page planned from row counts outgrew its budget (its rows "
-    "are larger than the sampled ones): served up to the budget, and the section is "
-    "planned row by row from now on"
+    "sitemap section %r: a page planned from row counts was not what its plan said (it "
+    "outgrew its budget, held nothing it could serve, or entries newer than the index "
+    "dates it): served as it could be, and the section is planned row by row from now on"
 )
 LOG_STALE_PLAN = "sitemap section %r answered from its last plan while it is planned again"
 #: Plans kept: a few sections times a few base URLs (trusted hosts).
