@@ -25,6 +25,7 @@ from .._sansio.models import simple_fields
 from .._sansio.skip import SKIP, SkipType
 from .checksum import CHECKSUM_VENDORS
 from .orm import run_orm
+from .ranges import counted
 from .row_count import check_row_count
 from .sitemaps import written_location
 from .summary import Summary, Versions, refusals
@@ -172,7 +173,8 @@ class DjangoQuerySetProvider:
             if isinstance(location, str)
             else None
         )
-        self._planner = self._values.ranges(self._queryset, version_field) if self._values else None
+        planner = self._values.ranges(self._queryset, version_field) if self._values else None
+        self._planner = planner or counted(self._queryset, key, lastmod, version_field)
         made = repr(
             [f if isinstance(f, str) else function_identity(f) for f in (location, to_entry)]
         )
@@ -363,8 +365,9 @@ class DjangoQuerySetProvider:
         return rows, version if every_row_dated else ProviderVersion()
 
     async def range_stats(self, rows_per_range: int) -> RangeStats | None:
-        """The key ranges from one grouped query in the database (``_django/ranges.py``)
-        for a location template of plain fields; None otherwise (measured row by row)."""
+        """The key ranges from one grouped query in the database (``_django/ranges.py``):
+        sized for a location template of plain fields, else counted (the engine sizes
+        them from sampled ranges); None for a key or lastmod the query does not plan."""
         if self._planner is None:
             return None
         rows, _, _, revision = await self._summary()  # read before the ranges: never newer

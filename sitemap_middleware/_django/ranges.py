@@ -8,7 +8,9 @@ and PostgreSQL; the wrapper is written by SQLAlchemy (the ``django`` extra insta
 
 Planned: a location template whose fields are bare (``"/tags/{code}/"``, lookups
 included), each an integer or text field, and an integer or text key (their raw values
-are what Django gives). Anything else is measured row by row, as before.
+are what Django gives). Any other location (``get_absolute_url()``, a function,
+``to_entry``) is counted, not sized (:func:`counted`): the engine sizes its pages from
+sampled ranges (``_engine/range_plan.py``).
 
 With ``version_field`` and an integer key, the next plan measures only the ranges holding
 rows whose revision moved, through the SQL provider's own logic (``kept_or_measured`` in
@@ -29,7 +31,7 @@ from .times import naive_zone, zoned
 if TYPE_CHECKING:
     from django.db.models import QuerySet
 
-__all__ = ["QuerySetRanges"]
+__all__ = ["QuerySetRanges", "counted"]
 
 #: Django fields whose value is an integer, or a text, exactly as the database has it.
 _INTEGERS = frozenset(
@@ -122,7 +124,7 @@ class QuerySetRanges:
             measure,
             measure_all,
         )
-        return RangeStats(ranges, self._samples)
+        return RangeStats(ranges, self._samples, sized=bool(self._fields))
 
     def _types(self) -> dict[str, tuple[str, bool]] | None:
         """Per column of the wrapper: "int", "str" or "date", and whether it may be NULL;
@@ -243,3 +245,12 @@ def _wrapper(
     dialect = (sqlite if vendor == "sqlite" else postgresql).dialect(paramstyle="named")
     text = str(statement.compile(dialect=dialect, compile_kwargs={"literal_binds": True}))
     return text.replace("%", "%%")
+
+
+def counted(
+    queryset: QuerySet[Any], key: str, lastmod: str | None, version_field: str | None
+) -> QuerySetRanges | None:
+    """The ranges of a queryset whose entries Python builds: rows counted per range and
+    their newest lastmod, no byte sized (None where the key or lastmod is not planned)."""
+    ranges = QuerySetRanges(queryset, key, [], lastmod, [], version_field)
+    return ranges if ranges.types is not None else None

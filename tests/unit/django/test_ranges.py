@@ -277,3 +277,35 @@ def test_a_field_converting_its_values_is_measured_row_by_row(
         write_tags(alias, [])
     assert len(by_ranges) == len(set(by_ranges)) == 120
     assert sorted(by_ranges) == sorted(by_rows)
+
+
+@pytest.mark.parametrize("alias", ALIASES)
+def test_a_queryset_located_by_get_absolute_url_is_planned_from_row_counts(
+    alias: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default location (``get_absolute_url()``, a model instance per row) is counted
+    in the database: the index builds the objects of its eight sampled ranges alone, and
+    its pages list every row once, as the row-by-row plan does."""
+    from sitemap_middleware.django import DjangoQuerySetProvider
+    from tests.djangoproject.shop.models import Tag
+
+    alias = alias_or_skip(alias)
+    write_tags(alias, [(f"tag-{i}", START + timedelta(minutes=i)) for i in range(6000)])
+    built: list[int] = []
+    located = Tag.get_absolute_url
+
+    def counting(self: Any) -> str:
+        built.append(self.pk)
+        return located(self)
+
+    monkeypatch.setattr(Tag, "get_absolute_url", counting)
+    try:
+        provider = DjangoQuerySetProvider(Tag.objects.using(alias), lastmod="updated")
+        core = core_for({}, sections={"tags": Section(provider, max_urls=1000)})
+        status, _, index = get(core, "/sitemap_index.xml")
+        assert status == 200 and len(locs_of_index(index)) == 7  # (990 URLs a page)
+        assert 0 < len(built) <= 8 * 45  # (45 rows a range: whole ranges fill 990)
+        by_ranges = _crawl(provider, 1000, 10 * 1024 * 1024)
+    finally:
+        write_tags(alias, [])
+    assert len(by_ranges) == len(set(by_ranges)) == 6000
