@@ -49,7 +49,8 @@ def beside(template: str, *expressions: Any, output_field: Any = None) -> Any:
 
 def queryset_tables(queryset: QuerySet[Any]) -> list[tuple[str | None, str]] | None:
     """Every table the queryset reads, or None when it reads SQL Django cannot tell
-    (``extra()``, ``RawSQL``, a query Django refuses to compile)."""
+    (``extra()``, ``RawSQL``, a function or lookup of the user's, a query Django refuses
+    to compile) or the clock (``Now()``)."""
     from django.core.exceptions import EmptyResultSet
 
     query = queryset.query.chain()
@@ -90,7 +91,7 @@ def _expression_tables(node: Any) -> list[str] | None:
 
     if isinstance(node, Query):
         return _query_tables(node)
-    if isinstance(node, RawSQL | ExtraWhere):
+    if isinstance(node, RawSQL | ExtraWhere) or not _seen_through(node):
         return None
     if isinstance(node, WhereNode):
         children: Sequence[Any] = node.children
@@ -109,6 +110,24 @@ def _expression_tables(node: Any) -> list[str] | None:
             return None
         tables.extend(found)
     return tables
+
+
+def _seen_through(node: Any) -> bool:
+    """False for SQL whose rows move with no commit: the clock (``Now()``, scheduled
+    publishing), ``Random()``, and SQL the user wrote (``Func(function=...)``, an
+    expression or lookup class Django does not ship)."""
+    from django.db.models import Func
+    from django.db.models.expressions import BaseExpression
+    from django.db.models.functions import Now, Random
+    from django.db.models.lookups import Lookup
+
+    if not isinstance(node, BaseExpression | Lookup):
+        return True
+    if isinstance(node, Now | Random):
+        return False
+    if isinstance(node, Func) and ({"function", "template"} & set(node.extra)):
+        return False
+    return type(node).__module__.startswith("django.")
 
 
 def _rows(alias: str, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:

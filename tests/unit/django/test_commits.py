@@ -229,6 +229,59 @@ def test_the_tables_a_queryset_reads() -> None:
     assert queryset_tables(rows.filter(id__in=Tag.objects.extra(where=["1 = 1"]))) is None
 
 
+@pytest.mark.parametrize("alias", ALIASES)
+def test_a_queryset_reading_the_clock_is_read_every_time(alias: str) -> None:
+    """``filter(updated__lte=Now())`` (scheduled publishing) lists more rows as time
+    passes with nothing committed: every check runs the aggregate, as before."""
+    from django.db.models.functions import Now
+
+    rows = RevisionedRows(alias_or_skip(alias))
+    rows.fill(12)
+    provider = _provider(alias, False, rows.objects.filter(updated__lte=Now()))
+    first = _tokens(provider)
+    assert provider._versions.commits.applies is False
+    with recorded_connections() as (statements, _):
+        assert _tokens(provider) == first
+    assert _scans(statements), statements
+
+
+def test_functions_of_the_clock_or_of_the_users_sql_are_not_seen_through() -> None:
+    """``Now()``, ``Random()`` and a function whose SQL the user wrote (``Func(function=)``,
+    a subclass of their own, a lookup of their own) may read what no commit moves."""
+    from django.db.models import CharField, DateField, F, Func, Lookup
+    from django.db.models.functions import Lower, Now, Random
+
+    from sitemap_middleware._django.commits import queryset_tables
+    from tests.djangoproject.shop.models import Revisioned
+
+    class Today(Func):  # type: ignore[misc]  # Django ships no type hints
+        function = "CURRENT_DATE"
+        template = "%(function)s"
+        output_field = DateField()
+
+    class Later(Lookup):  # type: ignore[misc]
+        lookup_name = "sitemap_later"
+
+        def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+            lhs, params = self.process_lhs(compiler, connection)
+            return f"{lhs} > CURRENT_TIMESTAMP", params
+
+    rows = Revisioned.objects.all()
+    assert queryset_tables(rows.annotate(c=Lower("code")).filter(c="x")) is not None
+    assert queryset_tables(rows.filter(updated__lte=Now())) is None
+    assert queryset_tables(rows.annotate(r=Random()).filter(r__lt=0.5)) is None
+    assert queryset_tables(rows.annotate(d=Today())) is None
+    assert (
+        queryset_tables(rows.annotate(d=Func(F("code"), function="now", output_field=CharField())))
+        is None
+    )
+    CharField.register_lookup(Later)
+    try:
+        assert queryset_tables(rows.filter(code__sitemap_later=True)) is None
+    finally:
+        CharField._unregister_lookup(Later)
+
+
 WRITES = st.tuples(
     st.sampled_from(["rename", "same code", "insert", "delete", "other table", "raw"]),
     st.integers(0, 10**6),
