@@ -254,12 +254,12 @@ def test_functions_of_the_clock_or_of_the_users_sql_are_not_seen_through() -> No
     from sitemap_middleware._django.commits import queryset_tables
     from tests.djangoproject.shop.models import Revisioned
 
-    class Today(Func):  # type: ignore[misc]  # Django ships no type hints
+    class Today(Func):
         function = "CURRENT_DATE"
         template = "%(function)s"
         output_field = DateField()
 
-    class Later(Lookup):  # type: ignore[misc]
+    class Later(Lookup):
         lookup_name = "sitemap_later"
 
         def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
