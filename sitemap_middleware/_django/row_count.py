@@ -74,21 +74,19 @@ class QuerySetCount(row_count.KeptCount["QuerySet[Any]"]):
         kept = self.statement
         if kept is None:
             return int(rows.count())
+        read = self._read(kept)
+        if read is None:
+            return int(rows.count())
         if self.due:
             return self.compared(*self._both(kept, rows))
-        found = next(iter(kept[:1]), None)
-        if isinstance(found, dict):
-            found = next(iter(found.values()))
-        elif isinstance(found, tuple):
-            found = found[0]
-        counted = self.settle([found], True)
+        counted = self.settle([read[0] if read else None], True)
         return int(rows.count()) if counted is None else counted
 
     def check(self, rows: QuerySet[Any]) -> None:
         """Compare the kept count with ``count(*)`` now, in one statement; nothing once
         given up (or never given)."""
         kept = self.statement
-        if kept is not None:
+        if kept is not None and self._read(kept) is not None:
             self.compared(*self._both(kept, rows))
 
     @staticmethod
@@ -101,3 +99,21 @@ class QuerySetCount(row_count.KeptCount["QuerySet[Any]"]):
             sitemap_kept=beside("%(expressions)s", subquery, output_field=subquery.output_field),
         )
         return found["sitemap_kept"], int(found["sitemap_n"])
+
+    def _read(self, kept: QuerySet[Any]) -> list[Any] | None:
+        """What ``kept`` reads (no row, or one value); None, given up (logged), when it
+        reads several rows (a filter matching several counters: PostgreSQL refuses such
+        a scalar subquery, SQLite takes any of them)."""
+        read = [_value(each) for each in kept[:2]]
+        if len(read) > 1:
+            self.give_up(read)
+            return None
+        return read
+
+
+def _value(row: Any) -> Any:
+    """The one value of a row of ``values()`` (a dict), ``values_list()`` (a tuple) or
+    ``values_list(flat=True)``."""
+    if isinstance(row, dict):
+        return next(iter(row.values()))
+    return row[0] if isinstance(row, tuple) else row

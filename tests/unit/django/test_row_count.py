@@ -266,3 +266,30 @@ def test_a_row_count_that_cannot_work_is_refused(
                 queryset, version_field="revision", row_count=_kept(_alias(rows))
             )
         assert provider is None
+
+
+@pytest.mark.parametrize("due", [False, True], ids=["plan", "due check"])
+def test_a_count_that_reads_several_rows_is_logged_and_count_used(
+    rows: RevisionedRows,
+    due: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A filter that matches several counters (``values("total")`` of every one): no
+    count. PostgreSQL refused the scalar subquery of the check (every version due failed
+    from then on); SQLite took any row. Logged, and ``count()`` used: the sitemap served."""
+    from tests.djangoproject.shop.models import RowCount
+
+    for _ in range(12):
+        rows.write("insert", len(rows.ids) * 7)
+    RowCount.objects.using(_alias(rows)).filter(name="revisioned").update(total=12)
+    RowCount.objects.using(_alias(rows)).create(name="another", total=3)
+    if due:
+        monkeypatch.setattr(row_count, "CHECK_EVERY", 0.0)
+    every = RowCount.objects.using(_alias(rows)).values("total")
+    try:
+        with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
+            assert len(_crawl(_provider(rows, row_count=every))) == 12
+        assert "row_count reads" in caplog.text
+    finally:
+        RowCount.objects.using(_alias(rows)).filter(name="another").delete()
