@@ -191,6 +191,7 @@ class DjangoQuerySetProvider:
             metadata_ttl=metadata_ttl,
             row_count=row_count,
             in_range=self._in_range,
+            read_fields=self._values.names if self._values else (),
         )
         self._plans: dict[int, tuple[str, list[Any], list[datetime | None]]] = {}
 

@@ -97,7 +97,10 @@ class Versions:
         metadata_ttl: float,
         row_count: QuerySet[Any] | None,
         in_range: Callable[[Any, Any], QuerySet[Any] | None],
+        read_fields: Sequence[str] = (),
     ) -> None:
+        """``read_fields``: what the pages read besides (a location template's fields:
+        their joins' tables count, as the aggregate's do)."""
         from django.db import connections
 
         self._queryset = queryset
@@ -111,7 +114,8 @@ class Versions:
         self.metadata: SharedQuery[Summary] = SharedQuery(metadata_ttl)
         #: Key range -> its shared version query, the newest last.
         self._ranges: SharedQueries[Summary] = SharedQueries(metadata_ttl)
-        self.commits = QuerySetCommits(queryset)
+        fields = [key, *filter(None, [lastmod, version_field]), *checksum_fields, *read_fields]
+        self.commits = QuerySetCommits(queryset.values(*dict.fromkeys(fields)))
         self.kept_count = QuerySetCount(row_count)
 
     async def summary(self) -> Summary:

@@ -210,6 +210,60 @@ def test_a_view_behind_an_unmanaged_model_is_read_every_time(alias: str) -> None
             cursor.execute("DROP VIEW IF EXISTS sitemap_revision_view")
 
 
+@cache
+def _pointer_model() -> Any:
+    """An unmanaged model whose rows point at the view's (its URLs are read through
+    the join: ``{target__code}``)."""
+    from django.db import models
+
+    class RevisionPointer(models.Model):
+        target = models.ForeignKey(_view_model(), on_delete=models.DO_NOTHING, db_constraint=False)
+
+        class Meta:
+            app_label = "shop"
+            managed = False
+            db_table = "sitemap_revision_pointer"
+
+    return RevisionPointer
+
+
+@pytest.mark.parametrize("alias", ALIASES)
+def test_a_view_joined_by_the_location_alone_is_read_every_time(alias: str) -> None:
+    """The queryset reads a table, but its URLs (and checksum) read a view through a
+    join the template makes: every check runs the aggregate."""
+    from django.db import connections
+
+    name = alias_or_skip(alias)
+    rows = RevisionedRows(name)
+    rows.fill(12)
+    with connections[name].cursor() as cursor:
+        cursor.execute("DROP VIEW IF EXISTS sitemap_revision_view")
+        cursor.execute("DROP TABLE IF EXISTS sitemap_revision_pointer")
+        cursor.execute("CREATE VIEW sitemap_revision_view AS SELECT * FROM shop_revisioned")
+        cursor.execute(
+            "CREATE TABLE sitemap_revision_pointer (id integer PRIMARY KEY, target_id bigint)"
+        )
+        cursor.execute("INSERT INTO sitemap_revision_pointer SELECT id, id FROM shop_revisioned")
+    try:
+        from sitemap_middleware.django import DjangoQuerySetProvider
+
+        provider = DjangoQuerySetProvider(
+            _pointer_model().objects.using(name),
+            location="/p/{target__code}/{id}",
+            checksum_fields=["target__code"],
+            metadata_ttl=0,
+        )
+        first = _tokens(provider)
+        assert provider._versions.commits.applies is False
+        with recorded_connections() as (statements, _):
+            assert _tokens(provider) == first
+        assert _scans(statements), statements
+    finally:
+        with connections[name].cursor() as cursor:
+            cursor.execute("DROP TABLE IF EXISTS sitemap_revision_pointer")
+            cursor.execute("DROP VIEW IF EXISTS sitemap_revision_view")
+
+
 def test_the_tables_a_queryset_reads() -> None:
     """Its model's, its joins' and its subqueries'; None for SQL of the user's own."""
     from django.db.models import Exists, OuterRef
