@@ -85,8 +85,10 @@ class DjangoQuerySetProvider:
     database; every write counts, through Django or not), PostgreSQL's snapshot (13+:
     ``pg_current_snapshot()``, earlier ``txid_current_snapshot()``; a primary) read in
     the version's own statement. The queryset must read real tables of that database
-    only: a view (an unmanaged model over one), a foreign or virtual table, ``extra()``
-    or ``RawSQL``, SQLite in memory or a hot standby read the rows every time
+    only: a view (an unmanaged model over one, also one the location template joins),
+    a foreign or virtual table, ``extra()``, ``RawSQL``, the clock (``Now()``),
+    ``Random()``, a function or lookup of the user's, SQLite in memory or a hot standby
+    read the rows every time
     (``_providers/commits.py``).
     """
 
