@@ -26,9 +26,10 @@ view or a virtual table, or SQL the provider cannot see through (a textual ``FRO
 Django's ``extra()``, ``RawSQL``, ``Now()``, ``Random()``, a function of the user's);
 PostgreSQL on a hot standby (``pg_is_in_recovery()``: its snapshots list no transaction
 in progress), after a server restart, a source naming a view or a foreign table, or
-where the snapshot function is missing or refused; any error reading the signal. SQLite's connection is opened again
-(and forgets what it saw) after ``fork()``; once the file at the path is another one (a
-new file renamed over it), SQLite reads the rows every time in this process.
+where the snapshot function is missing or refused; any error reading the signal.
+SQLite's connection is opened again (and forgets what it saw) after ``fork()``; once
+the file at the path is another one (a new file renamed over it), SQLite reads the
+rows every time in this process.
 Data a source reads from outside the database (a function reading files or another
 server) is not covered: use ``metadata_ttl`` and ``forget()`` there.
 """
