@@ -2,7 +2,9 @@
 
 The rules (SQLite ``data_version``, PostgreSQL's snapshot, when it falls back) are
 ``commits.py``'s; here, the tables a ``Table`` or ``select()`` reads (None for a textual
-``FROM``) and statements run through the provider's engine.
+clause, and for a function that is not known to give the same answer for the same rows:
+``now()``, ``random()``, ``datetime('now')``, a function of the user's, which may read
+anything) and statements run through the provider's engine.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from typing import Any
 from sqlalchemy import Text, bindparam, cast, func, select, text
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.sql import visitors
-from sqlalchemy.sql.elements import TextClause
+from sqlalchemy.sql.elements import BindParameter, TextClause
+from sqlalchemy.sql.functions import FunctionElement
 from sqlalchemy.sql.selectable import TableClause
 
 from .commits import (
@@ -29,12 +32,90 @@ from .sql_runner import StatementRunner
 __all__ = ["Commits"]
 
 
+#: Functions that give the same answer for the same rows (SQL's and SQLite's and
+#: PostgreSQL's text, number, date and aggregate functions); any other may read the
+#: clock, chance or other data, which no commit moves.
+STABLE_FUNCTIONS = frozenset(
+    [
+        "lower",
+        "upper",
+        "coalesce",
+        "concat",
+        "concat_ws",
+        "substr",
+        "substring",
+        "replace",
+        "trim",
+        "ltrim",
+        "rtrim",
+        "btrim",
+        "length",
+        "char_length",
+        "character_length",
+        "octet_length",
+        "abs",
+        "round",
+        "floor",
+        "ceil",
+        "ceiling",
+        "nullif",
+        "ifnull",
+        "printf",
+        "format",
+        "lpad",
+        "rpad",
+        "left",
+        "right",
+        "strpos",
+        "instr",
+        "split_part",
+        "regexp_replace",
+        "md5",
+        "count",
+        "max",
+        "min",
+        "sum",
+        "avg",
+        "total",
+        "greatest",
+        "least",
+        "date",
+        "datetime",
+        "strftime",
+        "julianday",
+        "unixepoch",
+        "time",
+        "date_trunc",
+        "date_part",
+        "to_char",
+        "row_number",
+        "rank",
+        "dense_rank",
+        "lag",
+        "lead",
+        "first_value",
+        "last_value",
+        "cast",
+        "hashtextextended",
+        "crc32",
+    ]
+)
+
+
 def _tables(source: Any) -> list[TableClause] | None:
-    """The tables a source reads; None when it cannot be told (a textual ``FROM``)."""
+    """The tables a source reads; None when it cannot be told (a textual clause, a
+    function not known to be stable, or one asked for ``'now'``)."""
     tables: list[TableClause] = []
     for element in visitors.iterate(source):
         if isinstance(element, TextClause):
             return None
+        if isinstance(element, FunctionElement):
+            name = str(getattr(element, "name", "")).lower()
+            if name not in STABLE_FUNCTIONS or any(
+                isinstance(each, BindParameter) and str(each.value).lower() == "now"
+                for each in visitors.iterate(element)
+            ):
+                return None
         if isinstance(element, TableClause):
             tables.append(element)
     return tables

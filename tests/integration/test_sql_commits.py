@@ -265,6 +265,51 @@ async def test_a_view_always_reads_the_rows(url: str) -> None:
         await engine.dispose()
 
 
+def _clocked(engine: Any, where: Any) -> SQLAlchemyProvider:
+    from sqlalchemy import select
+
+    return SQLAlchemyProvider(
+        engine, select(items).where(where), key="id", location="/{slug}", metadata_ttl=0
+    )
+
+
+@pytest.mark.parametrize(
+    "condition",
+    ["now", "current_timestamp", "random", "sqlite_now", "user_function"],
+)
+async def test_a_source_reading_the_clock_always_reads_the_rows(url: str, condition: str) -> None:
+    """Rows enter ``updated_at <= now()`` (scheduled publishing) as time passes, with
+    nothing committed; so may rows of ``random()`` or of a function of the user's (it may
+    read anything): such sources run the aggregate at every check."""
+    from sqlalchemy import func, literal
+
+    engine = create_async_engine(url)
+    sqlite = url.startswith("sqlite")
+    conditions = {
+        "now": items.c.updated_at <= func.now(),
+        "current_timestamp": items.c.updated_at <= func.current_timestamp(),
+        "random": func.random() != literal(0.5),
+        "sqlite_now": items.c.updated_at <= func.datetime("now"),
+        "user_function": func.upper(items.c.slug) != func.my_visible_slug(items.c.slug),
+    }
+    if condition == "sqlite_now" and not sqlite:
+        pytest.skip("datetime('now') is SQLite's")
+    try:
+        if condition == "user_function":
+            if sqlite:
+                pytest.skip("SQLite functions are per connection: none to write here")
+            async with engine.begin() as conn:
+                await conn.exec_driver_sql(
+                    "CREATE OR REPLACE FUNCTION my_visible_slug(text) RETURNS text "
+                    "AS 'SELECT $1' LANGUAGE sql"
+                )
+        provider = _clocked(engine, conditions[condition])
+        await provider.version()
+        assert provider._commits.applies is False
+    finally:
+        await engine.dispose()
+
+
 async def test_forget_while_a_kept_version_is_checked_does_not_crash() -> None:
     """A check finds a kept version and awaits the signal (PostgreSQL: a query); meanwhile
     ``forget()`` (after a write) drops what was kept. The check still answers."""
