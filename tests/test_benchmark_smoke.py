@@ -79,7 +79,7 @@ def test_django_rewrite_benchmark_runs_on_a_tiny_table(tmp_path: Path) -> None:
     argv = ["--rows", "300", "--page", "50", "--repeats", "2", "--out", str(out)]
     run_python("-m", "benchmarks.django_rewrite", *argv, SITEMAP_TEST_POSTGRES_URL=None)
     cases = json.loads(out.read_text())["cases"]
-    assert len(cases) == 3 and all(len(row["rounds"]) == 2 for row in cases)
+    assert len(cases) == 4 and all(len(row["rounds"]) == 2 for row in cases)
     assert all(row["x_django_in_round"] > 0 and row["x_first_index_in_round"] > 0 for row in cases)
 
 
