@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Sequence,
+)
 from datetime import datetime
 from typing import Protocol
 
@@ -187,19 +194,21 @@ async def urlset_body(
     writer: URLWriter,
     streams: list[EntryStream],
     first: Batch,
-    outgrew: Callable[[], None] | None = None,
+    outgrew: Callable[[bool], None] | None = None,
     allow_empty: bool = False,
-    dated: datetime | None = None,
+    dated: tuple[datetime, Callable[[datetime], Awaitable[None]]] | None = None,
 ) -> AsyncGenerator[bytes, None]:
     """Render a urlset (or text sitemap) from open streams; abort, never truncate quietly.
 
     ``outgrew``: called when a page outgrows its budget (a capped one is closed there,
-    any other aborted), and when every entry it
-    read was too large for a page (a page planned from row counts: such an empty
-    document would be invalid, so it is aborted instead, unless ``allow_empty``); and
-    when an entry is newer than ``dated``, the lastmod the index gave the page (one
-    planned from row counts dates its pages by the lastmod column: such a page is
-    served, and the index planned row by row from then on)."""
+    any other aborted), and when every entry it read was too large for a page (a page
+    planned from row counts: such an empty document would be invalid, so it is aborted
+    instead, unless ``allow_empty``). Its argument says whether the page's bytes missed
+    its plan (False: more rows than a page holds, rows inserted since the index: the
+    data's news, not a wrong estimate). ``dated``: the lastmod the index gave the page
+    (one planned from row counts dates its pages by the lastmod column) and what to
+    call with the first entry newer than it (it tells a write since from entries the
+    column does not date; the page is served)."""
     chunker = Chunker()
     try:  # errors are logged where the body meets the status line (logging_abort)
         # Every add() may complete a chunk: each one returned is sent, none dropped.
@@ -212,17 +221,17 @@ async def urlset_body(
                     out = chunker.add(writer.urls(batch))
                 except SitemapLimitError:  # (an uncapped file: its plan was wrong)
                     if outgrew is not None:
-                        outgrew()
+                        outgrew(True)
                     raise
                 if out:
                     yield out
-                if dated is not None and outgrew is not None and _newer(batch, dated):
-                    outgrew()
+                if dated is not None and (newest := _newest(batch)) and newest > dated[0]:
+                    await dated[1](newest)
                     dated = None
                 if writer.full:  # a key-range page that outgrew its budget: close it here
                     logger.warning(LOG_OUTGREW, writer.label, writer.count)
                     if outgrew is not None:
-                        outgrew()
+                        outgrew(writer.count < getattr(writer, "max_items", writer.count + 1))
                     break
                 if isinstance(writer, UrlsetWriter) and writer.oversize:
                     for loc, size in writer.oversize:
@@ -232,7 +241,7 @@ async def urlset_body(
                 if not batch:
                     break
         if outgrew is not None and not writer.count and not allow_empty:
-            outgrew()
+            outgrew(True)
             raise SitemapError(f"{writer.label}: no entry of this page fits a page")
         # add() may itself return a full chunk: finish() never drops it.
         yield chunker.finish(writer.close())
@@ -241,14 +250,12 @@ async def urlset_body(
             await stream.aclose()
 
 
-def _newer(batch: Batch, dated: datetime) -> bool:
-    """Whether an entry of ``batch`` is dated after ``dated``."""
+def _newest(batch: Batch) -> datetime | None:
+    """The newest lastmod of the entries of ``batch``."""
     if isinstance(batch, PlainBatch):
-        return batch.newest is not None and batch.newest > dated
-    return any(
-        entry is not None and entry.lastmod is not None and to_datetime(entry.lastmod) > dated
-        for _, _, entry in batch
-    )
+        return batch.newest
+    dates = [to_datetime(e.lastmod) for _, _, e in batch if e is not None and e.lastmod]
+    return max(dates, default=None)
 
 
 async def logging_abort(label: str, body: AsyncIterator[bytes]) -> AsyncIterator[bytes]:

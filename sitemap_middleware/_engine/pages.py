@@ -8,6 +8,7 @@ batch (``urlsets.py``).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from functools import partial
@@ -151,15 +152,30 @@ class Pages:
 
         wrong: list[bool] = []  # (its plan found wrong while rendering: not stored)
 
-        def outgrew() -> None:
+        def outgrew(missed: bool) -> None:
             wrong.append(True)
-            self.plans.outgrew(base, section.name)
+            self.plans.outgrew(base, section.name, missed)
+
+        async def late(newest: datetime) -> None:
+            """An entry newer than the index dates its page: a miss of the plan unless
+            the rows' lastmod column is as new now (a write since the index)."""
+            forget = getattr(section.provider, "forget", None)
+            if callable(forget):
+                forget()  # (the range's version as it is now, not as kept)
+            dates = [version.last_modified if version is not None else None]
+            with contextlib.suppress(ProviderError, InvalidEntryError):
+                fresh = (await range_version(config, section, *keys))[1]
+                dates.append(fresh.last_modified if fresh is not None else None)
+            if any(date is not None and date >= newest for date in dates):
+                return  # (the column as the page began, or as it is now, holds it)
+            outgrew(True)
 
         async def open_page() -> AsyncIterator[bytes]:
             stream = self.urlsets.keyed_stream(section, base, key_range=keys)
             stream.exclusion = left
             writer = writers.urlset(name, base, section.max_urls, capped=True)
-            dated = self.plans.estimated_lastmod(base, section.name, token)
+            index_date = self.plans.estimated_lastmod(base, section.name, token)
+            dated = (index_date, late) if index_date is not None else None
             return await self.urlsets.open(name, [stream], writer, outgrew=outgrew, dated=dated)
 
         return Document(
@@ -203,9 +219,9 @@ class Pages:
             writer = writers.urlset(name, base, max_urls, capped=False)
             return await self.urlsets.open(name, streams, writer, allow_empty, outgrew)
 
-        def outgrew() -> None:  # (estimated plans are planned row by row from then on)
+        def outgrew(missed: bool) -> None:  # (estimated plans: row by row from then on)
             for section in sections:
-                self.plans.outgrew(base, section.name)
+                self.plans.outgrew(base, section.name, missed)
 
         return Document(writers.content_type, etag, modified, open_streams)
 

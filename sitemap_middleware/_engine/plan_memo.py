@@ -44,8 +44,8 @@ __all__ = ["LOG_ESTIMATE_MISSED", "LOG_SECTION_FAILED", "LOG_STALE_PLAN", "PlanM
 
 LOG_SECTION_FAILED = "sitemap section %r left out of the index: %s"
 LOG_ESTIMATE_MISSED = (
-    "sitemap section %r: a page planned from row counts was not what its plan said (it "
-    "outgrew its budget, held nothing it could serve, or entries newer than the index "
+    "sitemap section %r: a page planned from row counts was not what its plan said "
+    "(larger than its budget, nothing it could serve, or entries newer than the index "
     "dates it): served as it could be, and the section is planned row by row from now on"
 )
 LOG_STALE_PLAN = "sitemap section %r answered from its last plan while it is planned again"
@@ -355,21 +355,23 @@ class PlanMemo:
                 return to_datetime(page.lastmod) if page.lastmod is not None else None
         return None
 
-    def outgrew(self, base: BaseURL, section: str) -> None:
-        """A page outgrew its budget (or listed nothing): a plan read from the store
-        (made by other code, before a deploy, say: same token) is dropped, and planned
-        here at the next request; so is one whose bytes were estimated, and the section
-        is planned row by row from then on (its rows are larger than its samples')."""
+    def outgrew(self, base: BaseURL, section: str, missed: bool = True) -> None:
+        """A page outgrew its budget (or listed nothing, or held entries dated after the
+        index): a plan read from the store (made by other code, before a deploy, say:
+        same token) is dropped, and planned here at the next request; so is one whose
+        bytes were estimated when ``missed`` (its bytes or dates, not rows inserted since,
+        missed the plan), and the section is planned row by row from then on."""
         key = (base.prefix, section)
         kept = self._kept.get(key)
         if kept is None:
             return
         stored = self._stored.pop(key, None) is kept[2]
-        if not stored and not kept[2].estimated:
+        estimated = kept[2].estimated and missed
+        if not stored and not estimated:
             return  # (rows inserted since the index: the next version plans them)
         if stored:
             self._distrusted[key] = kept[0]
-        if kept[2].estimated and key not in self._by_rows:
+        if estimated and key not in self._by_rows:
             self._by_rows.add(key)
             logger.warning(LOG_ESTIMATE_MISSED, section)
         del self._kept[key]

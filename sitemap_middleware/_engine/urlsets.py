@@ -6,7 +6,7 @@ entry in strict mode 500, no entry at all 404) before the status line is committ
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 
 from .._config import SitemapConfig, _ResolvedSection
@@ -99,15 +99,15 @@ class Urlsets:
         streams: list[EntryStream],
         writer: URLWriter,
         allow_empty: bool = False,
-        outgrew: Callable[[], None] | None = None,
-        dated: datetime | None = None,
+        outgrew: Callable[[bool], None] | None = None,
+        dated: tuple[datetime, Callable[[datetime], Awaitable[None]]] | None = None,
     ) -> AsyncIterator[bytes]:
         """Fetch the first batch (errors become 503/404 here), then stream the rest.
 
         ``allow_empty``: a listed page of a provider with ``allow_empty_first_page``
         (Django's) is answered even with no entry left, as Django answers it.
-        ``outgrew``: called when a capped page outgrows its budget or lists nothing (or
-        an entry newer than ``dated``, the page's lastmod in the index).
+        ``outgrew``: called when a capped page outgrows its budget or lists nothing;
+        ``dated``: see :func:`urlset_body`.
         """
         first: Batch = []
         try:
@@ -123,7 +123,7 @@ class Urlsets:
             for stream in streams:
                 await stream.aclose()
             if outgrew is not None:  # (a plan that listed it was wrong: see PlanMemo)
-                outgrew()
+                outgrew(True)
             raise HTTPError(404, "Not Found: this sitemap page has no entries")
         body = urlset_body(writer, streams, first, outgrew, allow_empty, dated)
         return ClosingBody(body, streams)

@@ -380,3 +380,44 @@ async def test_a_stored_estimated_plan_is_corrected_for_every_instance(
         await second.aclose()
         await engine.dispose()
     assert len(urls) == len(set(urls)) == 20_000
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.parametrize("write", ["lastmod moved", "rows inserted"])
+async def test_a_write_after_the_index_does_not_end_a_plan_from_row_counts(
+    tmp_path: Path, anyio_backend: str, write: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A row whose lastmod column moves after the index, or rows inserted into a page's
+    range past its URL budget, are the data's news, not a wrong estimate: the page is
+    served (up to its budget), and the next index is still planned from row counts."""
+    engine = await _engine(str(tmp_path), _rows([f"item-{i}" for i in range(20_000)]))
+    entries = Entries()
+    core = make_core({"items": _provider(engine, entries, metadata_ttl=0)}, max_urls_per_page=5000)
+    try:
+        reply, body = await fetch(core, "/sitemap_index.xml")
+        second = child_urls(check_document(body))[1].removeprefix(BASE)  # rows 4,951 to 9,900
+        async with engine.begin() as conn:
+            if write == "lastmod moved":
+                later = START + timedelta(days=400)
+                await conn.execute(
+                    items.update().where(items.c.id == 2 * 5000 + 1).values(updated_at=later)
+                )
+            else:  # between the existing (odd) keys of that range
+                await conn.execute(
+                    insert(items),
+                    [
+                        {"id": 2 * k, "slug": f"new-{k}", "updated_at": START}
+                        for k in range(5000, 5300)
+                    ],
+                )
+        with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
+            reply, page = await fetch(core, second)
+        assert reply.status == 200 and len(page_urls(check_document(page))) <= 5000
+        assert "planned row by row from now on" not in caplog.text
+        entries.calls = 0
+        assert (await fetch(core, "/sitemap_index.xml"))[0].status == 200
+        assert entries.calls <= 8 * 225  # (still the samples alone)
+    finally:
+        await core.aclose()
+        await engine.dispose()
