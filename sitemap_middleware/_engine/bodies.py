@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import (
     AsyncGenerator,
     AsyncIterator,
-    Awaitable,
     Callable,
     Iterable,
     Sequence,
@@ -196,7 +195,7 @@ async def urlset_body(
     first: Batch,
     outgrew: Callable[[bool], None] | None = None,
     allow_empty: bool = False,
-    dated: tuple[datetime, Callable[[datetime], Awaitable[None]]] | None = None,
+    dated: datetime | None = None,
 ) -> AsyncGenerator[bytes, None]:
     """Render a urlset (or text sitemap) from open streams; abort, never truncate quietly.
 
@@ -206,9 +205,8 @@ async def urlset_body(
     instead, unless ``allow_empty``). Its argument says whether the page's bytes missed
     its plan (False: more rows than a page holds, rows inserted since the index: the
     data's news, not a wrong estimate). ``dated``: the lastmod the index gave the page
-    (one planned from row counts dates its pages by the lastmod column) and what to
-    call with the first entry newer than it (it tells a write since from entries the
-    column does not date; the page is served)."""
+    (one planned from row counts dates its pages by the lastmod column): an entry newer
+    than it is a miss too (the page is served)."""
     chunker = Chunker()
     try:  # errors are logged where the body meets the status line (logging_abort)
         # Every add() may complete a chunk: each one returned is sent, none dropped.
@@ -225,8 +223,8 @@ async def urlset_body(
                     raise
                 if out:
                     yield out
-                if dated is not None and (newest := _newest(batch)) and newest > dated[0]:
-                    await dated[1](newest)
+                if dated is not None and outgrew is not None and _newer(batch, dated):
+                    outgrew(True)
                     dated = None
                 if writer.full:  # a key-range page that outgrew its budget: close it here
                     logger.warning(LOG_OUTGREW, writer.label, writer.count)
@@ -250,12 +248,14 @@ async def urlset_body(
             await stream.aclose()
 
 
-def _newest(batch: Batch) -> datetime | None:
-    """The newest lastmod of the entries of ``batch``."""
+def _newer(batch: Batch, dated: datetime) -> bool:
+    """Whether an entry of ``batch`` is dated after ``dated``."""
     if isinstance(batch, PlainBatch):
-        return batch.newest
-    dates = [to_datetime(e.lastmod) for _, _, e in batch if e is not None and e.lastmod]
-    return max(dates, default=None)
+        return batch.newest is not None and batch.newest > dated
+    return any(
+        entry is not None and entry.lastmod is not None and to_datetime(entry.lastmod) > dated
+        for _, _, entry in batch
+    )
 
 
 async def logging_abort(label: str, body: AsyncIterator[bytes]) -> AsyncIterator[bytes]:

@@ -155,20 +155,15 @@ class Pages:
             wrong.append(True)
             self.plans.outgrew(base, section.name, missed)
 
-        async def late(newest: datetime) -> None:
-            """An entry newer than the index dates its page: a miss of the plan unless
-            the rows' lastmod column was as new as the page began (a write since the
-            index). No query here: a body may be closed at any await."""
-            began = version.last_modified if version is not None else None
-            if began is None or newest > began:
-                outgrew(True)
-
         async def open_page() -> AsyncIterator[bytes]:
             stream = self.urlsets.keyed_stream(section, base, key_range=keys)
             stream.exclusion = left
             writer = writers.urlset(name, base, section.max_urls, capped=True)
-            index_date = self.plans.estimated_lastmod(base, section.name, token)
-            dated = (index_date, late) if index_date is not None else None
+            # A lastmod column already moved as the page began is a write since the index.
+            dated = self.plans.estimated_lastmod(base, section.name, token)
+            began = version.last_modified if version is not None else None
+            if dated is not None and began is not None:
+                dated = max(dated, began)
             return await self.urlsets.open(name, [stream], writer, outgrew=outgrew, dated=dated)
 
         return Document(

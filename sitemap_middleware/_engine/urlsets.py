@@ -6,7 +6,7 @@ entry in strict mode 500, no entry at all 404) before the status line is committ
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 
 from .._config import SitemapConfig, _ResolvedSection
@@ -100,7 +100,7 @@ class Urlsets:
         writer: URLWriter,
         allow_empty: bool = False,
         outgrew: Callable[[bool], None] | None = None,
-        dated: tuple[datetime, Callable[[datetime], Awaitable[None]]] | None = None,
+        dated: datetime | None = None,
     ) -> AsyncIterator[bytes]:
         """Fetch the first batch (errors become 503/404 here), then stream the rest.
 
