@@ -64,8 +64,9 @@ class DjangoQuerySetProvider:
         object instead of ``location``/``lastmod``/``changefreq``/``priority``.
     :param batch_size: objects per query (and per worker-thread hop) while streaming.
     :param checksum_fields: fields the version's row checksum covers (default every
-        concrete field of the model; the key is always covered). Name what the URL and
-        entry are built from; relation lookups (``"category__slug"``) join.
+        concrete field of the model and the fields a location template reads through a
+        relation; the key is always covered). Name what the URL and entry are built
+        from; relation lookups (``"category__slug"``) join.
     :param version_field: instead of the checksum, a revision field bumped from one
         sequence on every insert and update (indexed): the version is then the count,
         newest key and newest revision, without reading every row.
@@ -175,6 +176,12 @@ class DjangoQuerySetProvider:
             if isinstance(location, str)
             else None
         )
+        if checksum_fields is None and self._checksum_fields and self._values is not None:
+            # Fields the template reads through a join ({category__slug}): renaming the
+            # related row renames these URLs, so the default checksum covers them too.
+            self._checksum_fields = list(
+                dict.fromkeys([*self._checksum_fields, *self._values.names])
+            )
         planner = self._values.ranges(self._queryset, version_field) if self._values else None
         self._planner = planner or counted(self._queryset, key, lastmod, version_field)
         made = repr(

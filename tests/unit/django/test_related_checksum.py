@@ -1,0 +1,79 @@
+"""The default row checksum of a QuerySet section covers what its location template
+reads through a join (``{category__slug}``), not only the model's own columns: renaming
+the related row renames every URL pointing at it, so the ETags move with it. (Before,
+the checksum covered the model's concrete fields alone: the section kept serving the
+old URLs, with a 304, until one of its own rows changed.)"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import anyio
+import pytest
+
+from sitemap_middleware import Section
+from sitemap_middleware._engine.core import SitemapCore
+from tests.harness.django import ALIASES, alias_or_skip, get, write_tags
+
+pytestmark = pytest.mark.usefixtures("django_project")
+
+
+@cache
+def _listing_model() -> Any:
+    """An unmanaged model whose rows point at a Tag (created by the test)."""
+    from django.db import models
+
+    from tests.djangoproject.shop.models import Tag
+
+    class Listing(models.Model):
+        tag = models.ForeignKey(Tag, on_delete=models.DO_NOTHING, db_constraint=False)
+
+        class Meta:
+            app_label = "shop"
+            managed = False
+            db_table = "sitemap_listing"
+
+    return Listing
+
+
+@pytest.mark.parametrize("alias", ALIASES)
+def test_renaming_a_related_row_moves_the_etags_and_the_urls(alias: str) -> None:
+    from django.db import connections
+
+    from sitemap_middleware.django import DjangoQuerySetProvider
+    from tests.djangoproject.shop.models import Tag
+
+    name = alias_or_skip(alias)
+    write_tags(name, [(f"t{number}", None) for number in range(1, 6)])
+    with connections[name].cursor() as cursor:
+        cursor.execute("DROP TABLE IF EXISTS sitemap_listing")
+        cursor.execute("CREATE TABLE sitemap_listing (id integer PRIMARY KEY, tag_id bigint)")
+        cursor.execute("INSERT INTO sitemap_listing SELECT id, id FROM shop_tag")
+    try:
+        provider = DjangoQuerySetProvider(
+            _listing_model().objects.using(name),
+            location="/l/{tag__code}/{id}",
+            metadata_ttl=0,
+        )
+        core = _core(provider)
+        page = anyio.run(provider.range_version, 1, 4)
+        status, headers, body = get(core, "/sitemap.xml")
+        assert status == 200 and b"/l/t3/3" in body, body[:300]
+        Tag.objects.using(name).filter(pk=3).update(code="renamed")
+        status, _, again = get(core, "/sitemap.xml", if_none_match=headers["etag"])
+        assert status == 200, "a 304 for URLs that changed"
+        assert b"/l/renamed/3" in again and b"/l/t3/3" not in again
+        assert anyio.run(provider.range_version, 1, 4)[1].token != page[1].token
+    finally:
+        with connections[name].cursor() as cursor:
+            cursor.execute("DROP TABLE IF EXISTS sitemap_listing")
+        write_tags(name, [])
+
+
+def _core(provider: Any) -> SitemapCore:
+    from sitemap_middleware import SitemapConfig
+
+    return SitemapCore(
+        SitemapConfig(base_url="https://example.com", sections={"listings": Section(provider)})
+    )
