@@ -18,10 +18,12 @@ read in the first statement of the version.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._providers.base import ProviderVersion
+from .._providers.checksum import ChecksumHint
 from .._providers.shared_query import SharedQueries, SharedQuery
 from .checksum import register_sqlite_checksum, row_checksum
 from .commits import QuerySetCommits
@@ -117,6 +119,8 @@ class Versions:
         fields = [key, *filter(None, [lastmod, version_field]), *checksum_fields, *read_fields]
         self.commits = QuerySetCommits(queryset.values(*dict.fromkeys(fields)))
         self.kept_count = QuerySetCount(row_count)
+        model = queryset.model.__name__
+        self._hint = ChecksumHint("DjangoQuerySetProvider", model, "version_field", version_field)
 
     async def summary(self) -> Summary:
         """Row count, the version (max key, max lastmod, row checksum or max revision)
@@ -169,9 +173,12 @@ class Versions:
             version = row_checksum(self._checksum_fields)
             if self._vendor == "sqlite":
                 register_sqlite_checksum(connections[self._queryset.db])
-        split = split and self._version_field is not None
+        whole, split = split, split and self._version_field is not None
         count = self.kept_count.rows if split else None
+        started = time.perf_counter()
         row = aggregate_row(queryset, self._key, version, self._lastmod, split, extra, count)
+        if whole:
+            self._hint.read(int(row["n"]), time.perf_counter() - started)
         modified = aware_datetime(row.get("m"))
         stamp = modified.isoformat() if modified else ""
         token = f"{row['n']}:{row['k']}:{stamp}:{row['v']}:{self._settings_tag}"

@@ -22,7 +22,16 @@ from __future__ import annotations
 
 import zlib
 
-__all__ = ["NULL_TEXT", "SEPARATOR", "SQLITE_CHECKSUM", "sqlite_row_crc32"]
+from .._logs import logger
+
+__all__ = [
+    "BIG_TABLE_ROWS",
+    "NULL_TEXT",
+    "SEPARATOR",
+    "SQLITE_CHECKSUM",
+    "ChecksumHint",
+    "sqlite_row_crc32",
+]
 
 #: Name of the function registered on every SQLite connection.
 SQLITE_CHECKSUM = "sitemap_row_crc32"
@@ -30,6 +39,30 @@ SQLITE_CHECKSUM = "sitemap_row_crc32"
 SEPARATOR = "|"
 #: Stands for NULL in a row's text, so ``NULL`` and ``''`` hash apart.
 NULL_TEXT = "\\N"
+
+
+#: Rows from which a version read as the checksum of every row is worth a warning.
+BIG_TABLE_ROWS = 200_000
+LOG_BIG_CHECKSUM = (
+    "%s: its version is a checksum of all %d rows (%.2f s a read, again whenever "
+    "anything was committed, at most once per metadata_ttl); pass %s= (a revision "
+    "bumped on every insert and update, indexed) to read only what changed: "
+    "docs/how-to/big-tables.md"
+)
+
+
+class ChecksumHint:
+    """Warns once per provider that its checksum reads a big table (the default version
+    of a SQL section costs a scan of every row; a revision column costs lookups)."""
+
+    def __init__(self, owner: str, source: object, option: str, revision: str | None) -> None:
+        self._label, self._option = f"{owner}({source!s:.60})", option
+        self._told = revision is not None  # (a revision column: no checksum to warn of)
+
+    def read(self, rows: int, seconds: float) -> None:
+        if rows >= BIG_TABLE_ROWS and not self._told:
+            self._told = True
+            logger.warning(LOG_BIG_CHECKSUM, self._label, rows, seconds, self._option)
 
 
 def sqlite_row_crc32(*values: object) -> int:

@@ -22,6 +22,7 @@ that holds. ``to_entry`` and location-function sections are planned from row cou
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import date, datetime
 from operator import itemgetter
@@ -42,6 +43,7 @@ from .._logs import logger
 from .._sansio.models import Mapped
 from .._sansio.values import aware, to_datetime
 from .base import EntryLike, ProviderVersion
+from .checksum import ChecksumHint
 from .columns import Location, RowEntries
 from .identity import function_identity
 from .ranges import KeyRange, RangeStats
@@ -198,6 +200,7 @@ class SQLAlchemyProvider:
         self._dialect = engine.dialect.name
         #: Versions kept while nothing is committed (see sql_commits.py).
         self._commits = Commits(self._runner, self._dialect, source)
+        self._hint = ChecksumHint("SQLAlchemyProvider", source, "version_column", version_column)
         if self._version_column is None and self._dialect == "sqlite":
             register_sqlite_checksum(engine)
         elif self._version_column is None and self._dialect not in ("postgresql", "mysql"):
@@ -430,11 +433,13 @@ class SQLAlchemyProvider:
             statement = select(*columns, *extra)
         else:
             statement = select(*columns, *extra).select_from(self._sub)
+        started = time.perf_counter()
         found = (await self._all(statement))[0]
         row, tail = found[: len(found) - len(extra)], found[len(found) - len(extra) :]
         rows = self._kept_count.settle(row[:heads], kept)
         if rows is None:  # (a kept count that reads NULL: given up, read again)
             return await self._read_summary(extra)
+        self._hint.read(rows, time.perf_counter() - started)
         row = (rows, *row[heads:])
         if checks:
             keyed, distinct = int(row[-2]), int(row[-1])

@@ -77,3 +77,33 @@ def _core(provider: Any) -> SitemapCore:
     return SitemapCore(
         SitemapConfig(base_url="https://example.com", sections={"listings": Section(provider)})
     )
+
+
+@pytest.mark.parametrize("alias", ALIASES)
+def test_a_checksum_over_a_big_table_is_warned_of_once(
+    alias: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default version of a QuerySet section reads every row: past
+    ``BIG_TABLE_ROWS`` that is said once, with the option that reads only what changed."""
+    import logging
+
+    from sitemap_middleware._providers import checksum
+    from sitemap_middleware.django import DjangoQuerySetProvider
+    from tests.djangoproject.shop.models import Tag
+
+    name = alias_or_skip(alias)
+    write_tags(name, [(f"t{number}", None) for number in range(1, 6)])
+    monkeypatch.setattr(checksum, "BIG_TABLE_ROWS", 5)
+    try:
+        provider = DjangoQuerySetProvider(
+            Tag.objects.using(name), location="/t/{id}", metadata_ttl=0
+        )
+        with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
+            anyio.run(provider.version)
+            anyio.run(provider.range_version, 0, 3)
+            anyio.run(provider.version)
+        warned = [r.getMessage() for r in caplog.records if "checksum of all" in r.getMessage()]
+        assert len(warned) == 1, warned
+        assert "DjangoQuerySetProvider(Tag)" in warned[0] and "pass version_field=" in warned[0]
+    finally:
+        write_tags(name, [])
