@@ -56,6 +56,8 @@ class ValueRows:
                 f"location template {template!r}: {exc} (write model field names, "
                 "or lookups such as {category__slug})"
             ) from None
+        for name in fields:
+            _single_valued(queryset.model, name, template)
         self._lastmod = lastmod
         self._key = key
         self._rows = RowEntries(
@@ -122,3 +124,18 @@ def leaves_nulls_out(queryset: QuerySet[Any], field: Any) -> bool:
         return node.connector == AND and any(proves(child) for child in children)
 
     return proves(query.where)
+
+
+def _single_valued(model: Any, name: str, template: str) -> None:
+    """Refuse a lookup through a relation holding many rows (``{tags__code}``): its
+    join repeats the object once per related row, so keys, counts and versions would
+    all be wrong (a location names one value)."""
+    for part in name.split("__")[:-1]:
+        field = model._meta.get_field(part)
+        if field.many_to_many or field.one_to_many:
+            raise ConfigurationError(
+                f"location template {template!r}: {{{name}}} goes through {part!r}, a "
+                "relation to many rows: a location names one value per object (use "
+                "a field of a foreign key, such as {category__slug})"
+            )
+        model = field.related_model

@@ -107,3 +107,16 @@ def test_a_checksum_over_a_big_table_is_warned_of_once(
         assert "DjangoQuerySetProvider(Tag)" in warned[0] and "pass version_field=" in warned[0]
     finally:
         write_tags(name, [])
+
+
+def test_a_template_through_a_relation_to_many_rows_is_refused() -> None:
+    """``{listing__id}`` from a Tag goes through its listings (many per tag): the join
+    repeats the tag per listing, so the template is refused when the provider is made."""
+    from sitemap_middleware import ConfigurationError
+    from sitemap_middleware.django import DjangoQuerySetProvider
+    from tests.djangoproject.shop.models import Tag
+
+    _listing_model()
+    with pytest.raises(ConfigurationError, match="'listing', a relation to many rows"):
+        DjangoQuerySetProvider(Tag.objects.all(), location="/t/{listing__id}/{code}")
+    DjangoQuerySetProvider(_listing_model().objects.all(), location="/l/{tag__code}/{id}")
