@@ -57,7 +57,7 @@ class ValueRows:
                 "or lookups such as {category__slug})"
             ) from None
         for name in fields:
-            _single_valued(queryset.model, name, template)
+            _single_valued(queryset, name, template)
         self._lastmod = lastmod
         self._key = key
         self._rows = RowEntries(
@@ -126,11 +126,20 @@ def leaves_nulls_out(queryset: QuerySet[Any], field: Any) -> bool:
     return proves(query.where)
 
 
-def _single_valued(model: Any, name: str, template: str) -> None:
+def _single_valued(queryset: QuerySet[Any], name: str, template: str) -> None:
     """Refuse a lookup through a relation holding many rows (``{tags__code}``): its
     join repeats the object once per related row, so keys, counts and versions would
-    all be wrong (a location names one value)."""
-    for part in name.split("__")[:-1]:
+    all be wrong (a location names one value). A ``FilteredRelation`` of the queryset
+    is the user's join, its condition naming the one row (a translation per language)."""
+    model = queryset.model
+    for place, part in enumerate(name.split("__")[:-1]):
+        if model is None:
+            return  # past a plain field: transforms ({published__date__year}), no join
+        filtered = queryset.query._filtered_relations.get(part) if place == 0 else None
+        if filtered is not None:
+            for hop in filtered.relation_name.split("__"):
+                model = model._meta.get_field(hop).related_model
+            continue
         field = model._meta.get_field(part)
         if field.many_to_many or field.one_to_many:
             raise ConfigurationError(

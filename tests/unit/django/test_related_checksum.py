@@ -120,3 +120,114 @@ def test_a_template_through_a_relation_to_many_rows_is_refused() -> None:
     with pytest.raises(ConfigurationError, match="'listing', a relation to many rows"):
         DjangoQuerySetProvider(Tag.objects.all(), location="/t/{listing__id}/{code}")
     DjangoQuerySetProvider(_listing_model().objects.all(), location="/l/{tag__code}/{id}")
+
+
+@cache
+def _label_model() -> Any:
+    """An unmanaged model of a Tag's labels, one per language (created by the test)."""
+    from django.db import models
+
+    from tests.djangoproject.shop.models import Tag
+
+    class Label(models.Model):
+        tag = models.ForeignKey(
+            Tag, on_delete=models.DO_NOTHING, db_constraint=False, related_name="labels"
+        )
+        language = models.CharField(max_length=5)
+        text = models.CharField(max_length=40)
+
+        class Meta:
+            app_label = "shop"
+            managed = False
+            db_table = "sitemap_label"
+
+    return Label
+
+
+@pytest.mark.parametrize("alias", ALIASES)
+def test_a_template_through_a_filtered_relation_is_served(alias: str) -> None:
+    """``FilteredRelation("labels", condition=Q(labels__language="en"))``, Django's way to
+    one related row per object, names its row: served (it raised FieldDoesNotExist when
+    the provider was made), and renaming that row moves the ETag."""
+    from django.db import connections
+    from django.db.models import FilteredRelation, Q
+
+    from sitemap_middleware.django import DjangoQuerySetProvider
+    from tests.djangoproject.shop.models import Tag
+
+    name = alias_or_skip(alias)
+    write_tags(name, [(f"t{number}", None) for number in range(1, 4)])
+    with connections[name].cursor() as cursor:
+        cursor.execute("DROP TABLE IF EXISTS sitemap_label")
+        cursor.execute(
+            "CREATE TABLE sitemap_label (id integer PRIMARY KEY, tag_id bigint, "
+            "language varchar(5), text varchar(40))"
+        )
+        cursor.execute("INSERT INTO sitemap_label SELECT id, id, 'en', 'en' || code FROM shop_tag")
+        cursor.execute("INSERT INTO sitemap_label SELECT 10 + id, id, 'fr', 'fr' FROM shop_tag")
+    _label_model()
+    english = FilteredRelation("labels", condition=Q(labels__language="en"))
+    try:
+        provider = DjangoQuerySetProvider(
+            Tag.objects.using(name).alias(english=english),
+            location="/t/{english__text}/{id}",
+            metadata_ttl=0,
+        )
+        core = _core(provider)
+        status, headers, body = get(core, "/sitemap.xml")
+        assert status == 200 and body.count(b"<loc>") == 3 and b"/t/ent2/2" in body, body
+        with connections[name].cursor() as cursor:
+            cursor.execute("UPDATE sitemap_label SET text = 'renamed' WHERE id = 2")
+        status, _, again = get(core, "/sitemap.xml", if_none_match=headers["etag"])
+        assert status == 200 and b"/t/renamed/2" in again, "a 304 for URLs that changed"
+    finally:
+        with connections[name].cursor() as cursor:
+            cursor.execute("DROP TABLE IF EXISTS sitemap_label")
+        write_tags(name, [])
+
+
+def test_transforms_after_a_field_are_no_relation() -> None:
+    """``{updated__date__year}`` reads a field through two transforms: no join to check
+    (it raised AttributeError when the provider was made)."""
+    from sitemap_middleware.django import DjangoQuerySetProvider
+    from tests.djangoproject.shop.models import Tag
+
+    DjangoQuerySetProvider(Tag.objects.all(), location="/t/{updated__date__year}/{id}")
+
+
+@pytest.mark.parametrize("alias", ALIASES)
+@pytest.mark.parametrize("annotation", ["n", "k", "v", "x0"])
+def test_an_annotation_named_like_the_versions_own_aggregates(alias: str, annotation: str) -> None:
+    """A location template reading an annotation the version aggregates beside its own
+    (``n``, ``k``, ``v``, ``x0`` named the count, newest key, checksum and snapshot):
+    the version is the rows', not an error or a value of its own."""
+    from django.db import connections
+    from django.db.models import F
+
+    from sitemap_middleware.django import DjangoQuerySetProvider
+    from tests.djangoproject.shop.models import Tag
+
+    name = alias_or_skip(alias)
+    write_tags(name, [(f"t{number}", None) for number in range(1, 4)])
+    with connections[name].cursor() as cursor:
+        cursor.execute("DROP TABLE IF EXISTS sitemap_listing")
+        cursor.execute("CREATE TABLE sitemap_listing (id integer PRIMARY KEY, tag_id bigint)")
+        cursor.execute("INSERT INTO sitemap_listing SELECT id, id FROM shop_tag")
+    try:
+        listings = _listing_model().objects.using(name)
+        provider = DjangoQuerySetProvider(
+            listings.annotate(**{annotation: F("tag__code")}),
+            location=f"/l/{{{annotation}}}/{{id}}",
+            metadata_ttl=0,
+        )
+        core = _core(provider)
+        status, headers, body = get(core, "/sitemap.xml")
+        assert status == 200 and b"/l/t2/2" in body, body
+        assert anyio.run(provider.count) == 3
+        Tag.objects.using(name).filter(pk=2).update(code="renamed")
+        status, _, again = get(core, "/sitemap.xml", if_none_match=headers["etag"])
+        assert status == 200 and b"/l/renamed/2" in again, "a 304 for URLs that changed"
+    finally:
+        with connections[name].cursor() as cursor:
+            cursor.execute("DROP TABLE IF EXISTS sitemap_listing")
+        write_tags(name, [])
