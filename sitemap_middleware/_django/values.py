@@ -131,8 +131,10 @@ def _single_valued(queryset: QuerySet[Any], name: str, template: str) -> None:
     join repeats the object once per related row, so keys, counts and versions would
     all be wrong (a location names one value). A ``FilteredRelation`` of the queryset
     is the user's join, its condition naming the one row (a translation per language)."""
+    from django.core.exceptions import FieldDoesNotExist
+
     model = queryset.model
-    for place, part in enumerate(name.split("__")[:-1]):
+    for place, part in enumerate(name.split("__")):  # the last too: {tags} joins as well
         if model is None:
             return  # past a plain field: transforms ({published__date__year}), no join
         filtered = queryset.query._filtered_relations.get(part) if place == 0 else None
@@ -140,7 +142,10 @@ def _single_valued(queryset: QuerySet[Any], name: str, template: str) -> None:
             for hop in filtered.relation_name.split("__"):
                 model = model._meta.get_field(hop).related_model
             continue
-        field = model._meta.get_field(part)
+        try:
+            field = model._meta.get_field(part)
+        except FieldDoesNotExist:
+            return  # pk, or an annotation of the queryset: no relation of the model
         if field.many_to_many or field.one_to_many:
             raise ConfigurationError(
                 f"location template {template!r}: {{{name}}} goes through {part!r}, a "

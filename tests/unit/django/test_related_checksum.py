@@ -122,6 +122,19 @@ def test_a_template_through_a_relation_to_many_rows_is_refused() -> None:
     DjangoQuerySetProvider(_listing_model().objects.all(), location="/l/{tag__code}/{id}")
 
 
+def test_a_relation_to_many_rows_named_last_is_refused() -> None:
+    """``{listing}`` reads a listing's id from a Tag: the same join, one tag per listing
+    (it was served, each tag repeated), while a foreign key named last is one value."""
+    from sitemap_middleware import ConfigurationError
+    from sitemap_middleware.django import DjangoQuerySetProvider
+    from tests.djangoproject.shop.models import Tag
+
+    _listing_model()
+    with pytest.raises(ConfigurationError, match="'listing', a relation to many rows"):
+        DjangoQuerySetProvider(Tag.objects.all(), location="/t/{listing}/{code}")
+    DjangoQuerySetProvider(_listing_model().objects.all(), location="/l/{tag}/{pk}/{tag_id}")
+
+
 @cache
 def _label_model() -> Any:
     """An unmanaged model of a Tag's labels, one per language (created by the test)."""
