@@ -68,11 +68,13 @@ def _query_tables(query: Any) -> list[str] | None:
     if query.extra or query.extra_tables:
         return None
     tables = [query.get_meta().db_table]
+    nodes = [query.where, *query.annotations.values(), *getattr(query, "combined_queries", ())]
     for each in query.alias_map.values():
         if not isinstance(each, BaseTable | Join):
             return None  # (a table of another kind: SQL of its own)
         tables.append(each.table_name)
-    nodes = [query.where, *query.annotations.values(), *getattr(query, "combined_queries", ())]
+        if getattr(each, "filtered_relation", None) is not None:  # its ON condition
+            nodes.append(each.filtered_relation.condition)
     for node in nodes:
         found = _expression_tables(node)
         if found is None:
@@ -84,6 +86,7 @@ def _query_tables(query: Any) -> list[str] | None:
 def _expression_tables(node: Any) -> list[str] | None:
     """The tables the subqueries of an expression (or where clause) read; None for SQL
     of the user's own."""
+    from django.db.models import Q
     from django.db.models.expressions import BaseExpression, RawSQL
     from django.db.models.lookups import Lookup
     from django.db.models.sql import Query
@@ -93,7 +96,7 @@ def _expression_tables(node: Any) -> list[str] | None:
         return _query_tables(node)
     if isinstance(node, RawSQL | ExtraWhere) or not _seen_through(node):
         return None
-    if isinstance(node, WhereNode):
+    if isinstance(node, WhereNode | Q):  # (a Q: a FilteredRelation's condition)
         children: Sequence[Any] = node.children
     elif isinstance(node, Lookup):
         children = [node.lhs, node.rhs]

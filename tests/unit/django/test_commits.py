@@ -336,6 +336,34 @@ def test_functions_of_the_clock_or_of_the_users_sql_are_not_seen_through() -> No
         CharField._unregister_lookup(Later)
 
 
+def test_a_filtered_relation_reading_chance_is_not_seen_through() -> None:
+    """A ``FilteredRelation``'s condition is SQL of the join (``ON ... < random()``), not
+    of the where clause: ``Random()`` or ``Now()`` there lists other rows with nothing
+    committed too (it was seen through, so the version was kept while the rows moved),
+    and the tables of its subqueries count."""
+    from django.db.models import FilteredRelation, Q, Subquery
+    from django.db.models.functions import Random
+
+    from sitemap_middleware._django.commits import queryset_tables
+    from tests.djangoproject.shop.models import Revisioned, Tag
+    from tests.unit.django.test_related_checksum import _listing_model
+
+    _listing_model()
+
+    def joined(condition: Q) -> Any:
+        relation = FilteredRelation("listing", condition=condition)
+        return Tag.objects.alias(live=relation).filter(live__isnull=False)
+
+    assert queryset_tables(joined(Q(listing__id__gt=0))) == [
+        (None, "shop_tag"),
+        (None, "sitemap_listing"),
+    ]
+    assert queryset_tables(joined(Q(listing__id__lt=Random() * 10))) is None
+    assert queryset_tables(joined(~Q(Q(listing__id=1) | Q(listing__id__lt=Random() * 10)))) is None
+    inside = Q(listing__id=Subquery(Revisioned.objects.values("id")[:1]))
+    assert (None, "shop_revisioned") in (queryset_tables(joined(inside)) or [])
+
+
 WRITES = st.tuples(
     st.sampled_from(["rename", "same code", "insert", "delete", "other table", "raw"]),
     st.integers(0, 10**6),
