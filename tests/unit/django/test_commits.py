@@ -346,7 +346,7 @@ def test_a_filtered_relation_reading_chance_is_not_seen_through() -> None:
 
     from sitemap_middleware._django.commits import queryset_tables
     from tests.djangoproject.shop.models import Revisioned, Tag
-    from tests.unit.django.test_related_checksum import _listing_model
+    from tests.unit.django.test_queryset_related import _listing_model
 
     _listing_model()
 
