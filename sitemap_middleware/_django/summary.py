@@ -126,7 +126,7 @@ class Versions:
         self.commits = QuerySetCommits(queryset.values(*dict.fromkeys(fields)))
         self.kept_count = QuerySetCount(row_count)
         model = queryset.model.__name__
-        self._hint = ChecksumHint("DjangoQuerySetProvider", model, "version_field", version_field)
+        self._hint = ChecksumHint("DjangoQuerySetProvider", model, version_field, queryset.db)
 
     async def summary(self) -> Summary:
         """Row count, the version (max key, max lastmod, row checksum or max revision)

@@ -51,18 +51,34 @@ LOG_BIG_CHECKSUM = (
 )
 
 
-class ChecksumHint:
-    """Warns once per provider that its checksum reads a big table (the default version
-    of a SQL section costs a scan of every row; a revision column costs lookups)."""
+#: The option each provider takes instead of the checksum.
+_INSTEAD = {"SQLAlchemyProvider": "version_column", "DjangoQuerySetProvider": "version_field"}
+#: (provider, source, database) warned of in this process: a provider made again (a
+#: tenant resolved anew) has nothing new to say.
+_TOLD: set[tuple[str, str]] = set()
 
-    def __init__(self, owner: str, source: object, option: str, revision: str | None) -> None:
-        self._label, self._option = f"{owner}({source!s:.60})", option
-        self._told = revision is not None  # (a revision column: no checksum to warn of)
+
+class ChecksumHint:
+    """Warns once that a provider's checksum reads a big table (the default version of
+    a SQL section costs a scan of every row; a revision column costs lookups)."""
+
+    def __init__(self, owner: str, source: object, revision: str | None, where: object) -> None:
+        self._owner, self._source, self._where = owner, source, where
+        self._done = revision is not None  # (a revision column: no checksum to warn of)
 
     def read(self, rows: int, seconds: float) -> None:
-        if rows >= BIG_TABLE_ROWS and not self._told:
-            self._told = True
-            logger.warning(LOG_BIG_CHECKSUM, self._label, rows, seconds, self._option)
+        if self._done or rows < BIG_TABLE_ROWS:
+            return
+        self._done = True
+        try:
+            source = str(self._source)
+        except Exception:  # (a construct only one dialect compiles: named by its type)
+            source = type(self._source).__name__
+        label = f"{self._owner}({source:.60})"
+        where = str(getattr(self._where, "url", self._where))
+        if (label, where) not in _TOLD:
+            _TOLD.add((label, where))
+            logger.warning(LOG_BIG_CHECKSUM, label, rows, seconds, _INSTEAD[self._owner])
 
 
 def sqlite_row_crc32(*values: object) -> int:

@@ -200,7 +200,7 @@ class SQLAlchemyProvider:
         self._dialect = engine.dialect.name
         #: Versions kept while nothing is committed (see sql_commits.py).
         self._commits = Commits(self._runner, self._dialect, source)
-        self._hint = ChecksumHint("SQLAlchemyProvider", source, "version_column", version_column)
+        self._hint = ChecksumHint("SQLAlchemyProvider", source, version_column, engine)
         if self._version_column is None and self._dialect == "sqlite":
             register_sqlite_checksum(engine)
         elif self._version_column is None and self._dialect not in ("postgresql", "mysql"):

@@ -55,12 +55,19 @@ async def test_a_checksum_over_a_big_table_is_warned_of_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(checksum, "BIG_TABLE_ROWS", 30)  # (30 rows stand for 200,000)
-    provider = SQLAlchemyProvider(
-        engine, rows, key="id", location="/r/{slug}", version_column=version_column, metadata_ttl=0
-    )
+    monkeypatch.setattr(checksum, "_TOLD", set())
+
+    def made() -> SQLAlchemyProvider:
+        return SQLAlchemyProvider(
+            engine, rows, key="id", location="/r/{slug}", version_column=version_column
+        )
+
     with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
+        provider = made()
         await provider.version()
+        provider.forget()
         await provider.version()
+        await made().version()  # (made again, as a tenant resolved anew: said already)
     warned = [r.getMessage() for r in caplog.records if "checksum of all" in r.getMessage()]
     if version_column is not None:
         assert warned == []
