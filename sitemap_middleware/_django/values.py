@@ -133,8 +133,8 @@ def _single_valued(queryset: QuerySet[Any], name: str, template: str) -> None:
     is the user's join, its condition naming the one row (a translation per language)."""
     from django.core.exceptions import FieldDoesNotExist
 
-    model = queryset.model
-    for place, part in enumerate(name.split("__")):  # the last too: {tags} joins as well
+    model, parts = queryset.model, name.split("__")
+    for place, part in enumerate(parts):  # the last too: {tags} joins as well
         if model is None:
             return  # past a plain field: transforms ({published__date__year}), no join
         filtered = queryset.query._filtered_relations.get(part) if place == 0 else None
@@ -147,9 +147,18 @@ def _single_valued(queryset: QuerySet[Any], name: str, template: str) -> None:
         except FieldDoesNotExist:
             return  # pk, or an annotation of the queryset: no relation of the model
         if field.many_to_many or field.one_to_many:
+            related = field.related_model.__name__
+            rest = "__".join(parts[place + 1 :]) or "pk"  # ({tags}: the related key)
+            pairs = (
+                f", or of {model.__name__}.{part}.through for one URL per pair"
+                if field.many_to_many and not field.auto_created
+                else ""
+            )
             raise ConfigurationError(
                 f"location template {template!r}: {{{name}}} goes through {part!r}, a "
                 "relation to many rows: a location names one value per object (use "
-                "a field of a foreign key, such as {category__slug})"
+                "a field of a foreign key, such as {category__slug}; for one URL per "
+                f"{related}, a queryset of {related}, whose template names {{{rest}}}"
+                f"{pairs})"
             )
         model = field.related_model

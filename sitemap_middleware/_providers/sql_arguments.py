@@ -99,5 +99,8 @@ def check_row_count(row_count: object, version_column: str | None, unique: bool)
         raise ConfigurationError(
             "row_count needs a key the schema makes unique (the primary key of the one "
             "table the source reads): over another source the version counts keys and "
-            "distinct keys, which reads every row anyway"
+            "distinct keys, which reads every row anyway. Read a joined table's column "
+            "as a scalar subquery, select(categories.c.slug).where(categories.c.id == "
+            "products.c.category_id).scalar_subquery().label('category_slug'), so the "
+            "source reads one table, or leave row_count out"
         )

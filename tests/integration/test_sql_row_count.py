@@ -278,7 +278,9 @@ def test_a_source_whose_key_the_schema_does_not_make_unique_refuses_a_row_count(
     wrong count was reported as NULL keys ('holds NULL in -12 rows')."""
     engine = create_async_engine("sqlite+aiosqlite://")
     joined = select(items, counts.c.total).join(counts, counts.c.name == "items")
-    with pytest.raises(ConfigurationError, match="row_count needs a key the schema makes unique"):
+    with pytest.raises(
+        ConfigurationError, match="row_count needs a key the schema makes unique"
+    ) as refused:
         SQLAlchemyProvider(
             engine,
             joined,
@@ -287,6 +289,18 @@ def test_a_source_whose_key_the_schema_does_not_make_unique_refuses_a_row_count(
             version_column="revision",
             row_count=KEPT,
         )
+    # The message says what to do: the joined column as a scalar subquery, or no row_count.
+    assert "scalar_subquery()" in str(refused.value)
+    assert "or leave row_count out" in str(refused.value)
+    total = select(counts.c.total).where(counts.c.name == "items").scalar_subquery()
+    SQLAlchemyProvider(
+        engine,
+        select(items, total.label("total")),
+        key="id",
+        location="/i/{slug}",
+        version_column="revision",
+        row_count=KEPT,
+    )
 
 
 @pytest.mark.parametrize(

@@ -245,3 +245,47 @@ def test_an_annotation_named_like_the_versions_own_aggregates(alias: str, annota
         with connections[name].cursor() as cursor:
             cursor.execute("DROP TABLE IF EXISTS sitemap_listing")
         write_tags(name, [])
+
+
+@cache
+def _shelf_model() -> Any:
+    """Unmanaged models (no table): a Shelf with many Labels, apart from the project's
+    models so that deleting their rows never looks for these tables."""
+    from django.db import models
+
+    class ShelfLabel(models.Model):
+        code = models.CharField(max_length=20)
+
+        class Meta:
+            app_label = "shop"
+            managed = False
+            db_table = "sitemap_shelf_label"
+
+    class Shelf(models.Model):
+        labels = models.ManyToManyField(ShelfLabel)
+
+        class Meta:
+            app_label = "shop"
+            managed = False
+            db_table = "sitemap_shelf"
+
+    return Shelf
+
+
+def test_a_template_through_a_relation_to_many_rows_says_which_rows_to_list() -> None:
+    """The refusal names the way out: the related model's rows (one URL each) and, over
+    a many-to-many field, its through model's rows (one URL per pair)."""
+    from sitemap_middleware import ConfigurationError
+    from sitemap_middleware.django import DjangoQuerySetProvider
+    from tests.djangoproject.shop.models import Tag
+
+    _listing_model()  # (its reverse relation on Tag: listing)
+    with pytest.raises(ConfigurationError) as refused:
+        DjangoQuerySetProvider(_shelf_model().objects.all(), location="/s/{labels__code}/")
+    message = str(refused.value)
+    assert "a queryset of ShelfLabel, whose template names {code}" in message, message
+    assert "Shelf.labels.through" in message, message
+    with pytest.raises(ConfigurationError) as refused:
+        DjangoQuerySetProvider(Tag.objects.all(), location="/t/{listing__id}/{code}")
+    assert "a queryset of Listing, whose template names {id}" in str(refused.value)
+    assert ".through" not in str(refused.value)
