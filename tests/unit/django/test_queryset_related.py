@@ -285,7 +285,6 @@ def test_a_template_through_a_relation_to_many_rows_says_which_rows_to_list() ->
     message = str(refused.value)
     assert "a queryset of ShelfLabel, whose template names {code}" in message, message
     assert "Shelf.labels.through" in message, message
-    _listing_model()
     with pytest.raises(ConfigurationError) as refused:
         DjangoQuerySetProvider(Tag.objects.all(), location="/t/{listing__id}/{code}")
     assert "a queryset of Listing, whose template names {id}" in str(refused.value)
