@@ -31,6 +31,7 @@ from .rules import (
     check_robots,
     origin_of,
     parse_sitemap,
+    stale_children,
 )
 from .schemas import Schemas
 from .urlcheck import check_listed_urls
@@ -336,13 +337,27 @@ class _Crawl:
                 f"hosts ({hosts}): allowed, but their reciprocity was not checked; check "
                 "those hosts' sitemaps too"
             )
+
+    async def index_lastmods(self) -> None:
+        """Each index's lastmods against its children's entries; an index that seems
+        behind is read once more first (a child may have changed while the crawl ran)."""
         newest = {
             url: max(stamps)
-            for url, parsed in documents
+            for url, parsed in self.parsed
             if (stamps := [e.lastmod for e in parsed.entries if e.lastmod is not None])
         }
         for report, parsed in self.children:
-            check_index_lastmods(parsed.children, newest, report)
+            again: dict[str, datetime | None] = {}
+            if stale_children(parsed.children, newest):
+                fetched = await self.fetcher.fetch(
+                    report.url, headers={"Accept-Encoding": "gzip"}, redirects=MAX_REDIRECTS
+                )
+                read = DocumentReport(report.url)  # (its findings were reported the first time)
+                now = (
+                    parse_sitemap(fetched.body, report.url, read) if fetched.status == 200 else None
+                )
+                again = {child.loc: child.lastmod for child in now.children} if now else {}
+            check_index_lastmods(parsed.children, newest, report, again)
 
 
 def _date(value: str | None) -> datetime | None:
@@ -400,6 +415,7 @@ async def _run(
     else:
         await crawl.crawl([start], None)
     crawl.site_checks(robots)
+    await crawl.index_lastmods()
     report.listed = {url: [e.loc for e in parsed.entries] for url, parsed in crawl.parsed}
     report.lastmods = {
         url: [e.lastmod.isoformat() if e.lastmod else None for e in parsed.entries]

@@ -305,19 +305,38 @@ def _check_lastmods(
             )
 
 
+def stale_children(
+    children: Iterable[Child], newest: dict[str, datetime]
+) -> list[tuple[str, datetime, datetime]]:
+    """``(loc, index lastmod, newest inside)`` of each child holding an entry newer than
+    the index's ``<lastmod>`` for it."""
+    return [
+        (child.loc, child.lastmod, inside)
+        for child in children
+        if child.lastmod is not None
+        and (inside := newest.get(child.loc)) is not None
+        and inside > child.lastmod
+    ]
+
+
 def check_index_lastmods(
-    children: Iterable[Child], newest: dict[str, datetime], report: DocumentReport
+    children: Iterable[Child],
+    newest: dict[str, datetime],
+    report: DocumentReport,
+    again: dict[str, datetime | None] | None = None,
 ) -> None:
-    """An index's ``<lastmod>`` must not be older than the newest lastmod in that child."""
-    for child in children:
-        inside = newest.get(child.loc)
-        if child.lastmod is not None and inside is not None and inside > child.lastmod:
+    """An index's ``<lastmod>`` must not be older than the newest lastmod in that child.
+    ``again``: the index's lastmods read once more after its children (a child may have
+    changed while the crawl ran): stale only where the index still says older."""
+    for loc, said, inside in stale_children(children, newest):
+        still = (again or {}).get(loc, said)
+        if still is not None and inside > still:
             report.add(
                 "warning",
                 "index-lastmod-stale",
-                f"index says {child.lastmod.isoformat()}, the sitemap holds a URL modified "
+                f"index says {said.isoformat()}, the sitemap holds a URL modified "
                 f"{inside.isoformat()}",
-                child.loc,
+                loc,
             )
 
 

@@ -418,3 +418,51 @@ def test_feeds_listed_in_robots_txt_are_checked_as_feeds() -> None:
     assert kinds["feed.atom"] == kinds["feed.rss"] == "feed"
     feeds = [doc for doc in report.documents if doc.kind == "feed"]
     assert [doc.entries for doc in feeds] == [5, 5]
+
+
+@pytest.mark.parametrize("index_catches_up", [True, False], ids=["changed-mid-crawl", "stale"])
+def test_an_index_lastmod_behind_its_sitemap_is_read_again_before_it_is_reported(
+    index_catches_up: bool,
+) -> None:
+    """A child's content changed after the index was read (the demo's deal turns over
+    every minute): the index, read again, lists the new lastmod, so nothing is stale.
+    An index that still says the older date is reported, as before."""
+    older, newer = "2024-01-01T00:00:00+00:00", "2024-02-01T00:00:00+00:00"
+    served: set[str] = set()
+
+    def index() -> str:
+        lastmod = newer if index_catches_up and "/a.xml" in served else older
+        return (
+            '<?xml version="1.0" encoding="UTF-8"?>'
+            '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+            f"<sitemap><loc>http://site.test/a.xml</loc><lastmod>{lastmod}</lastmod></sitemap>"
+            "</sitemapindex>"
+        )
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        xml = {"content-type": "application/xml", "date": "Thu, 01 Feb 2024 00:00:01 GMT"}
+        if path == "/sitemap_index.xml":
+            return httpx.Response(200, stream=httpx.ByteStream(index().encode()), headers=xml)
+        if path == "/a.xml":
+            served.add(path)
+            body = (
+                '<?xml version="1.0" encoding="UTF-8"?>'
+                '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+                f"<url><loc>http://site.test/a</loc><lastmod>{newer}</lastmod></url></urlset>"
+            )
+            return httpx.Response(200, stream=httpx.ByteStream(body.encode()), headers=xml)
+        return httpx.Response(404, stream=httpx.ByteStream(b""))
+
+    async def main() -> CheckReport:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+            fetcher = Fetcher(client, concurrency=1, rate=0)
+            return await run_check("http://site.test/sitemap_index.xml", fetcher, CheckOptions())
+
+    report = anyio.run(main)
+    stale = where(report, "index-lastmod-stale")
+    assert stale == (
+        []
+        if index_catches_up
+        else [("http://site.test/sitemap_index.xml", "http://site.test/a.xml")]
+    )
