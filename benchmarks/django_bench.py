@@ -372,6 +372,12 @@ def _first_indexes(sitemap: Any, page: int, repeats: int) -> list[dict[str, Any]
         location_template = "/products/{slug}/"
         lastmod_field = "updated_at"
 
+    class Keyed(sitemap):
+        """The same Sitemap keeping its location(), declaring key_ranges (documented rule)."""
+
+        key_ranges = True
+        lastmod_field = "updated_at"
+
     reference = "django.contrib.sitemaps index view"
     cases: dict[str, Callable[[], object]] = {
         reference: _django_view("index", {"products": sitemap}),
@@ -383,6 +389,9 @@ def _first_indexes(sitemap: Any, page: int, repeats: int) -> list[dict[str, Any]
         ),
         "ours: the same Sitemap declaring location_template, first index": partial(
             first_index, {"products": Templated}
+        ),
+        "ours: the same Sitemap declaring key_ranges (its location() kept), first index": (
+            partial(first_index, {"products": Keyed})
         ),
         "ours: DjangoQuerySetProvider, first index, location template (values)": queryset(
             "/products/{slug}/"

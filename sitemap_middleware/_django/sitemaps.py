@@ -410,9 +410,10 @@ def django_sections(
 ) -> dict[str, Section]:
     """The ``sitemaps`` dict of a Django URLconf as sections, each paged by its ``limit``
     (``item_dates``: see :class:`DjangoSitemapProvider`); a sitemap that declares a
-    ``location_template`` is served as a QuerySet (``templated.py``)."""
+    ``location_template`` or ``key_ranges = True`` is served as a QuerySet
+    (``templated.py``)."""
     from .._config import Section
-    from .templated import templated_provider
+    from .templated import keyed_provider, templated_provider
 
     if not isinstance(sitemaps, Mapping):
         raise TypeError(f"sitemaps must be a mapping of section name to Sitemap, got {sitemaps!r}")
@@ -427,8 +428,8 @@ def django_sections(
                 f"section {name!r}: {provider.name}.limit is {provider.limit}, but a sitemap "
                 f"page holds at most {MAX_URLS:,} URLs"
             )
-        # A location_template: served as a QuerySet, planned in the database.
-        templated = templated_provider(sitemap, name)
+        # A location_template (or key_ranges): served as a QuerySet, planned in the database.
+        templated = templated_provider(sitemap, name) or keyed_provider(sitemap, name)
         sections[name] = Section(templated or provider, max_urls=provider.limit)
     return sections
 

@@ -15,6 +15,12 @@ Then it is served by :class:`DjangoQuerySetProvider` over ``items()`` with that 
 pages are key ranges of the primary key, planned in the database (``ranges.py``), no
 model instance and no ``reverse()`` per row. The template must give what ``location()``
 gives: the middleware serves the template.
+
+A sitemap that keeps its ``location()`` (and per-item ``changefreq()``/``priority()``)
+can declare ``key_ranges = True`` instead (with ``lastmod_field`` when it has a lastmod):
+served the same way, its pages' items built as Django builds them, its index planned
+from the database's row counts per key range, a few hundred items built to size them
+(``range_plan.py``), not one per item.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ if TYPE_CHECKING:
 
     from .queryset import DjangoQuerySetProvider
 
-__all__ = ["templated_provider"]
+__all__ = ["keyed_provider", "templated_provider"]
 
 
 def templated_provider(
@@ -84,6 +90,66 @@ def templated_provider(
         priority=priority,
         version_field=version_field,
         row_count=row_count,
+    )
+
+
+def keyed_provider(sitemap: Sitemap | type[Sitemap], name: str) -> DjangoQuerySetProvider | None:
+    """The provider of a sitemap declaring ``key_ranges = True``; None without it."""
+    if getattr(sitemap, "key_ranges", False) is not True:
+        return None
+    from django.contrib.sitemaps import Sitemap
+    from django.db.models import QuerySet
+
+    from .._providers.identity import function_identity
+    from .queryset import DjangoQuerySetProvider
+    from .sitemaps import _Listing
+    from .times import naive_zone
+
+    label = f"section {name!r}: {_name(sitemap)}"
+    instance = sitemap() if isinstance(sitemap, type) else sitemap
+    if instance.i18n or instance.alternates or instance.x_default:
+        raise ConfigurationError(
+            f"{label}: key_ranges pages one URL per item; i18n and alternates page by "
+            "language (drop key_ranges)"
+        )
+    kind = type(instance)
+    if kind.get_urls is not Sitemap.get_urls or kind._urls is not Sitemap._urls:
+        raise ConfigurationError(
+            f"{label}: key_ranges builds each item's entry as Django does; an overridden "
+            "get_urls() would be passed by (drop key_ranges)"
+        )
+    lastmod = getattr(instance, "lastmod_field", None) or getattr(instance, "date_field", None)
+    if lastmod is None and getattr(instance, "lastmod", None) is not None:
+        raise ConfigurationError(
+            f"{label}: with key_ranges, name the field lastmod() reads as lastmod_field "
+            "(the index dates each page by it, without building the items)"
+        )
+    items = instance.items()
+    if not isinstance(items, QuerySet):
+        raise ConfigurationError(
+            f"{label}: key_ranges needs items() to return a QuerySet, got {type(items).__name__}"
+        )
+    listing = _Listing(instance, items, section=name, zone=naive_zone())
+    # The sitemap's code is part of the provider's version: a deploy changing location()
+    # changes the ETags (see identity.py).
+    code = "|".join(
+        function_identity(getattr(kind, each))
+        for each in ("location", "lastmod", "changefreq", "priority")
+        if callable(getattr(kind, each, None))
+    )
+
+    def to_entry(item: object) -> object:
+        _ = code  # (closed over: in this function's identity)
+        return listing.entry(item, None)
+
+    version_field = getattr(instance, "version_field", None)
+    row_count = getattr(instance, "row_count", None)
+    return DjangoQuerySetProvider(
+        items,
+        to_entry=to_entry,  # type: ignore[arg-type]  # (an entry mapping, or SKIP)
+        lastmod=lastmod,
+        version_field=version_field,
+        row_count=row_count() if callable(row_count) else row_count,
     )
 
 

@@ -107,3 +107,76 @@ def test_what_a_location_template_cannot_serve_is_refused(
 
     with pytest.raises(ConfigurationError, match=message):
         core_for({"products": _templated_sitemap("default", **attributes)})
+
+
+def _keyed_sitemap(alias: str, calls: list[object], **attributes: Any) -> Any:
+    """A Sitemap keeping its location() (counted in ``calls``), with ``key_ranges``."""
+    from django.contrib.sitemaps import Sitemap
+
+    from tests.djangoproject.shop.models import Product
+
+    class KeyedSitemap(Sitemap):
+        limit = 7
+        key_ranges = True
+        lastmod_field = "updated_at"
+
+        def items(self) -> Any:
+            return Product.objects.using(alias).order_by("pk")
+
+        def location(self, obj: Any) -> str:
+            calls.append(obj)
+            return f"/products/{obj.slug}/"
+
+        def lastmod(self, obj: Any) -> Any:
+            return obj.updated_at
+
+        def changefreq(self, obj: Any) -> str:
+            return "daily" if obj.pk % 2 else "weekly"
+
+    for name, value in attributes.items():
+        setattr(KeyedSitemap, name, value)
+    return KeyedSitemap
+
+
+@pytest.mark.parametrize("alias", ALIASES)
+def test_a_sitemap_declaring_key_ranges_builds_a_few_items_for_its_index(alias: str) -> None:
+    """``key_ranges = True``: the index is planned from row counts per key range, eight
+    sampled ranges built (the same Sitemap without it calls location() for every item);
+    its pages list what Django's own view lists, each URL once, with the Sitemap's
+    per-item changefreq and lastmod."""
+    alias = alias_or_skip(alias)
+    calls: list[object] = []
+    keyed = _keyed_sitemap(alias, calls)
+    core = core_for({"products": keyed})
+    status, _, index = get(core, "/sitemap_index.xml")
+    assert status == 200 and 0 < len(calls) <= 8, len(calls)
+    ours: list[str] = []
+    pages: list[bytes] = []
+    for child in locs_of_index(index):
+        status, _, body = get(core, child.removeprefix("https://example.com"))
+        assert status == 200
+        ours.extend(locs(body))
+        pages.append(body)
+    assert len(ours) == len(set(ours)) == 17 and sorted(ours) == sorted(_django_locs(keyed))
+    assert any(b"<changefreq>weekly</changefreq>" in body for body in pages)
+    assert all(b"<lastmod>" in body for body in pages)
+    calls.clear()
+    plain = _keyed_sitemap(alias, calls, key_ranges=False)
+    assert get(core_for({"products": plain}), "/sitemap_index.xml")[0] == 200
+    assert len(calls) >= 17
+
+
+@pytest.mark.parametrize(
+    ("attributes", "message"),
+    [
+        ({"i18n": True}, "i18n"),
+        ({"lastmod_field": None}, "lastmod_field"),
+        ({"items": lambda self: ["a"]}, "QuerySet"),
+        ({"get_urls": lambda self, *args, **kwargs: []}, "get_urls"),
+    ],
+)
+def test_what_key_ranges_cannot_serve_is_refused(attributes: dict[str, Any], message: str) -> None:
+    from sitemap_middleware import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match=message):
+        core_for({"products": _keyed_sitemap("default", [], **attributes)})
