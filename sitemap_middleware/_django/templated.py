@@ -99,6 +99,7 @@ def keyed_provider(sitemap: Sitemap | type[Sitemap], name: str) -> DjangoQuerySe
         return None
     from django.contrib.sitemaps import Sitemap
     from django.db.models import QuerySet
+    from django.db.models.query import ModelIterable
 
     from .._providers.identity import function_identity
     from .queryset import DjangoQuerySetProvider
@@ -128,6 +129,11 @@ def keyed_provider(sitemap: Sitemap | type[Sitemap], name: str) -> DjangoQuerySe
     if not isinstance(items, QuerySet):
         raise ConfigurationError(
             f"{label}: key_ranges needs items() to return a QuerySet, got {type(items).__name__}"
+        )
+    if items.query.is_sliced or items._iterable_class is not ModelIterable:
+        raise ConfigurationError(
+            f"{label}: key_ranges pages items() by primary key: it must be a QuerySet of "
+            "model instances, not sliced ([:n]) and not values()"
         )
     listing = _Listing(instance, items, section=name, zone=naive_zone())
     # The sitemap's code is part of the provider's version: a deploy changing location()

@@ -173,6 +173,8 @@ def test_a_sitemap_declaring_key_ranges_builds_a_few_items_for_its_index(alias: 
         ({"lastmod_field": None}, "lastmod_field"),
         ({"items": lambda self: ["a"]}, "QuerySet"),
         ({"get_urls": lambda self, *args, **kwargs: []}, "get_urls"),
+        ({"items": lambda self: _products()[:5]}, "not sliced"),
+        ({"items": lambda self: _products().values("pk", "slug")}, "not values"),
     ],
 )
 def test_what_key_ranges_cannot_serve_is_refused(attributes: dict[str, Any], message: str) -> None:
@@ -180,3 +182,9 @@ def test_what_key_ranges_cannot_serve_is_refused(attributes: dict[str, Any], mes
 
     with pytest.raises(ConfigurationError, match=message):
         core_for({"products": _keyed_sitemap("default", [], **attributes)})
+
+
+def _products() -> Any:
+    from tests.djangoproject.shop.models import Product
+
+    return Product.objects.order_by("pk")
