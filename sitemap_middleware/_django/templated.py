@@ -25,7 +25,7 @@ from the database's row counts per key range, a few hundred items built to size 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._exceptions import ConfigurationError
 
@@ -101,7 +101,6 @@ def keyed_provider(sitemap: Sitemap | type[Sitemap], name: str) -> DjangoQuerySe
     from django.db.models import QuerySet
     from django.db.models.query import ModelIterable
 
-    from .._providers.identity import function_identity
     from .queryset import DjangoQuerySetProvider
     from .sitemaps import _Listing
     from .times import naive_zone
@@ -136,13 +135,7 @@ def keyed_provider(sitemap: Sitemap | type[Sitemap], name: str) -> DjangoQuerySe
             "model instances, not sliced ([:n]) and not values()"
         )
     listing = _Listing(instance, items, section=name, zone=naive_zone())
-    # The sitemap's code is part of the provider's version: a deploy changing location()
-    # changes the ETags (see identity.py).
-    code = "|".join(
-        function_identity(getattr(kind, each))
-        for each in ("location", "lastmod", "changefreq", "priority")
-        if callable(getattr(kind, each, None))
-    )
+    code = _made_of(instance, items.model)
 
     def to_entry(item: object) -> object:
         _ = code  # (closed over: in this function's identity)
@@ -157,6 +150,24 @@ def keyed_provider(sitemap: Sitemap | type[Sitemap], name: str) -> DjangoQuerySe
         version_field=version_field,
         row_count=row_count() if callable(row_count) else row_count,
     )
+
+
+def _made_of(instance: Sitemap, model: type[Any]) -> str:
+    """What a key_ranges sitemap's entries are made of, part of its provider's version: a
+    deploy changing it changes the ETags (see identity.py). The methods' code, the values
+    used as they are (a class attribute, or one GenericSitemap sets on the instance) and,
+    under Django's default location(), the model's get_absolute_url()."""
+    from django.contrib.sitemaps import Sitemap
+
+    from .._providers.identity import function_identity
+
+    parts = []
+    for each in ("location", "lastmod", "changefreq", "priority"):
+        value = getattr(instance, each, None)
+        parts.append(function_identity(value) if callable(value) else repr(value))
+    if type(instance).location is Sitemap.location:
+        parts.append(function_identity(getattr(model, "get_absolute_url", None)))
+    return "|".join(parts)
 
 
 def _name(sitemap: object) -> str:

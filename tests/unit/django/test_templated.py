@@ -188,3 +188,54 @@ def _products() -> Any:
     from tests.djangoproject.shop.models import Product
 
     return Product.objects.order_by("pk")
+
+
+def _first_page_etag(sitemap: Any) -> str:
+    core = core_for({"products": sitemap})
+    child = locs_of_index(get(core, "/sitemap_index.xml")[2])[0]
+    status, headers, _ = get(core, child.removeprefix("https://example.com"))
+    assert status == 200 and headers["etag"]
+    return headers["etag"]
+
+
+@pytest.mark.parametrize(
+    ("field", "before", "after"),
+    [("changefreq", "daily", "weekly"), ("priority", 0.5, 0.8), ("lastmod", None, "2024")],
+)
+def test_a_deploy_changing_a_key_ranges_sitemaps_values_changes_its_etags(
+    field: str, before: Any, after: Any
+) -> None:
+    """Not only its methods: a ``changefreq``/``priority``/``lastmod`` that is one value
+    (a class attribute, or GenericSitemap's, set on the instance) is part of the version,
+    so a deploy changing it never answers 304 to a client holding the old page."""
+    from datetime import datetime, timezone
+
+    from django.contrib.sitemaps import GenericSitemap
+
+    if field == "lastmod":
+        before, after = (
+            datetime(int(y or 2023), 5, 1, tzinfo=timezone.utc) for y in (before, after)
+        )
+    tags = []
+    for value in (before, after):
+        tags.append(_first_page_etag(_keyed_sitemap("default", [], **{field: value})))
+        generic = GenericSitemap({"queryset": _products(), "date_field": "updated_at"})
+        generic.key_ranges, generic.limit = True, 7
+        setattr(generic, field, value)
+        tags.append(_first_page_etag(generic))
+    assert tags[0] != tags[2] and tags[1] != tags[3], tags
+
+
+def test_a_deploy_changing_get_absolute_url_changes_a_key_ranges_sitemaps_etags(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Django's default location() is the model's get_absolute_url(): a deploy changing
+    that changes the URLs, so the version covers it as it covers location()."""
+    from django.contrib.sitemaps import Sitemap
+
+    from tests.djangoproject.shop.models import Product
+
+    keyed = _keyed_sitemap("default", [], location=Sitemap.location)
+    before = _first_page_etag(keyed)
+    monkeypatch.setattr(Product, "get_absolute_url", lambda self: f"/new/{self.slug}/")
+    assert _first_page_etag(keyed) != before
