@@ -9,7 +9,7 @@ from collections.abc import (
     Iterable,
     Sequence,
 )
-from datetime import datetime
+from datetime import date, datetime
 from typing import Protocol
 
 from .._exceptions import SitemapError, SitemapLimitError
@@ -252,10 +252,20 @@ def _newer(batch: Batch, dated: datetime) -> bool:
     """Whether an entry of ``batch`` is dated after ``dated``."""
     if isinstance(batch, PlainBatch):
         return batch.newest is not None and batch.newest > dated
-    return any(
-        entry is not None and entry.lastmod is not None and to_datetime(entry.lastmod) > dated
-        for _, _, entry in batch
-    )
+    for _, tail, entry in batch:
+        lastmod: date | str | None
+        if entry is not None:
+            lastmod = entry.lastmod
+        elif tail.startswith(_LASTMOD):  # (a plain entry: its date is in its tail alone)
+            lastmod = tail[len(_LASTMOD) : tail.index("</lastmod>")]
+        else:
+            continue
+        if lastmod is not None and to_datetime(lastmod) > dated:
+            return True
+    return False
+
+
+_LASTMOD = "<lastmod>"
 
 
 async def logging_abort(label: str, body: AsyncIterator[bytes]) -> AsyncIterator[bytes]:

@@ -3,6 +3,7 @@ planned in the database, no model instance for its index, the URLs Django's view
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -239,3 +240,20 @@ def test_a_deploy_changing_get_absolute_url_changes_a_key_ranges_sitemaps_etags(
     before = _first_page_etag(keyed)
     monkeypatch.setattr(Product, "get_absolute_url", lambda self: f"/new/{self.slug}/")
     assert _first_page_etag(keyed) != before
+
+
+def test_a_key_ranges_entry_dated_after_its_lastmod_field_redates_the_next_index() -> None:
+    """lastmod() newer than ``lastmod_field`` for an item of an unsampled range (item 2):
+    the page listing it is found misdated when served, and the next index, planned row
+    by row, dates no page before the entries it lists."""
+    from datetime import datetime, timedelta
+
+    def later(self: Any, obj: Any) -> Any:
+        return obj.updated_at + timedelta(days=400) if obj.pk == 2 else obj.updated_at
+
+    core = core_for({"products": _keyed_sitemap("default", [], lastmod=later)})
+    for child in locs_of_index(get(core, "/sitemap_index.xml")[2]):
+        assert get(core, child.removeprefix("https://example.com"))[0] == 200
+    index = get(core, "/sitemap_index.xml")[2].decode()
+    dates = re.findall(r"<lastmod>([^<]*)</lastmod>", index)
+    assert max(datetime.fromisoformat(each) for each in dates).year >= 2025, index
