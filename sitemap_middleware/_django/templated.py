@@ -47,16 +47,11 @@ def templated_provider(
     label = f"section {name!r}: {_name(sitemap)}"
     if not isinstance(template, str):
         raise ConfigurationError(f"{label}.location_template must be a str, got {template!r}")
-    from django.db.models import QuerySet
 
     from .queryset import DjangoQuerySetProvider
 
     instance = sitemap() if isinstance(sitemap, type) else sitemap
-    if instance.i18n or instance.alternates or instance.x_default:
-        raise ConfigurationError(
-            f"{label}: location_template serves one URL per item; i18n and alternates "
-            "need location() per language (drop location_template)"
-        )
+    lastmod, items = _one_url_per_item(instance, label, "location_template")
     changefreq, priority = (getattr(instance, field, None) for field in ("changefreq", "priority"))
     for field, value in (("changefreq", changefreq), ("priority", priority)):
         if callable(value):
@@ -64,18 +59,6 @@ def templated_provider(
                 f"{label}: with location_template, {field} must be one value for every "
                 f"item, not a method (it would need the model instance)"
             )
-    lastmod = getattr(instance, "lastmod_field", None) or getattr(instance, "date_field", None)
-    if lastmod is None and getattr(instance, "lastmod", None) is not None:
-        raise ConfigurationError(
-            f"{label}: with location_template, name the lastmod's field as lastmod_field "
-            "(the lastmod() method would need the model instance)"
-        )
-    items = instance.items()
-    if not isinstance(items, QuerySet):
-        raise ConfigurationError(
-            f"{label}: location_template needs items() to return a QuerySet, "
-            f"got {type(items).__name__}"
-        )
     version_field = getattr(instance, "version_field", None)
     if version_field is not None and not isinstance(version_field, str):
         raise ConfigurationError(f"{label}.version_field must be a str, got {version_field!r}")
@@ -98,7 +81,6 @@ def keyed_provider(sitemap: Sitemap | type[Sitemap], name: str) -> DjangoQuerySe
     if getattr(sitemap, "key_ranges", False) is not True:
         return None
     from django.contrib.sitemaps import Sitemap
-    from django.db.models import QuerySet
     from django.db.models.query import ModelIterable
 
     from .queryset import DjangoQuerySetProvider
@@ -107,27 +89,12 @@ def keyed_provider(sitemap: Sitemap | type[Sitemap], name: str) -> DjangoQuerySe
 
     label = f"section {name!r}: {_name(sitemap)}"
     instance = sitemap() if isinstance(sitemap, type) else sitemap
-    if instance.i18n or instance.alternates or instance.x_default:
-        raise ConfigurationError(
-            f"{label}: key_ranges pages one URL per item; i18n and alternates page by "
-            "language (drop key_ranges)"
-        )
+    lastmod, items = _one_url_per_item(instance, label, "key_ranges")
     kind = type(instance)
     if kind.get_urls is not Sitemap.get_urls or kind._urls is not Sitemap._urls:
         raise ConfigurationError(
             f"{label}: key_ranges builds each item's entry as Django does; an overridden "
             "get_urls() would be passed by (drop key_ranges)"
-        )
-    lastmod = getattr(instance, "lastmod_field", None) or getattr(instance, "date_field", None)
-    if lastmod is None and getattr(instance, "lastmod", None) is not None:
-        raise ConfigurationError(
-            f"{label}: with key_ranges, name the field lastmod() reads as lastmod_field "
-            "(the index dates each page by it, without building the items)"
-        )
-    items = instance.items()
-    if not isinstance(items, QuerySet):
-        raise ConfigurationError(
-            f"{label}: key_ranges needs items() to return a QuerySet, got {type(items).__name__}"
         )
     if items.query.is_sliced or items._iterable_class is not ModelIterable:
         raise ConfigurationError(
@@ -168,6 +135,31 @@ def _made_of(instance: Sitemap, model: type[Any]) -> str:
     if type(instance).location is Sitemap.location:
         parts.append(function_identity(getattr(model, "get_absolute_url", None)))
     return "|".join(parts)
+
+
+def _one_url_per_item(instance: Sitemap, label: str, option: str) -> tuple[str | None, Any]:
+    """What ``location_template`` and ``key_ranges`` both need: one URL per item (no
+    i18n), a lastmod() named by its field (the index dates pages by it, without building
+    the items), and ``items()`` a QuerySet. Its lastmod field and ``items()``."""
+    from django.db.models import QuerySet
+
+    if instance.i18n or instance.alternates or instance.x_default:
+        raise ConfigurationError(
+            f"{label}: {option} serves one URL per item; i18n and alternates need "
+            f"location() per language (drop {option})"
+        )
+    lastmod = getattr(instance, "lastmod_field", None) or getattr(instance, "date_field", None)
+    if lastmod is None and getattr(instance, "lastmod", None) is not None:
+        raise ConfigurationError(
+            f"{label}: with {option}, name the field lastmod() reads as lastmod_field (the "
+            "index dates each page by it, without building the items)"
+        )
+    items = instance.items()
+    if not isinstance(items, QuerySet):
+        raise ConfigurationError(
+            f"{label}: {option} needs items() to return a QuerySet, got {type(items).__name__}"
+        )
+    return lastmod, items
 
 
 def _name(sitemap: object) -> str:
