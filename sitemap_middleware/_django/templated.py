@@ -78,7 +78,13 @@ def templated_provider(
 
 def keyed_provider(sitemap: Sitemap | type[Sitemap], name: str) -> DjangoQuerySetProvider | None:
     """The provider of a sitemap declaring ``key_ranges = True``; None without it."""
-    if getattr(sitemap, "key_ranges", False) is not True:
+    opted = getattr(sitemap, "key_ranges", False)
+    if opted is not True:
+        if opted is not False and opted is not None:  # (1, "yes": not words that act)
+            raise ConfigurationError(
+                f"section {name!r}: {_name(sitemap)}.key_ranges must be True or False, "
+                f"got {opted!r}"
+            )
         return None
     from django.contrib.sitemaps import Sitemap
     from django.db.models.query import ModelIterable

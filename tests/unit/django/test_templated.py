@@ -175,6 +175,8 @@ def test_a_sitemap_declaring_key_ranges_builds_a_few_items_for_its_index(alias: 
         ({"items": lambda self: ["a"]}, "QuerySet"),
         ({"get_urls": lambda self, *args, **kwargs: []}, "get_urls"),
         ({"items": lambda self: _products()[:5]}, "not sliced"),
+        ({"key_ranges": 1}, "must be True or False"),
+        ({"key_ranges": "yes"}, "must be True or False"),
         ({"items": lambda self: _products().values("pk", "slug")}, "not values"),
     ],
 )
