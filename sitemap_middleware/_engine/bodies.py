@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import (
-    AsyncGenerator,
-    AsyncIterator,
-    Callable,
-    Iterable,
-    Sequence,
-)
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from datetime import date, datetime
 from typing import Protocol
 
@@ -16,8 +10,9 @@ from .._exceptions import SitemapError, SitemapLimitError
 from .._logs import logger
 from .._sansio.batches import Batch, PlainBatch
 from .._sansio.models import Admitted, SitemapEntry
-from .._sansio.urlset_writer import Chunker, UrlsetWriter
+from .._sansio.urlset_writer import Chunker, LimitedWriter, UrlsetWriter
 from .._sansio.values import to_datetime
+from .._sansio.xml import tail_lastmod
 from .stream import EntryStream
 
 __all__ = [
@@ -229,7 +224,11 @@ async def urlset_body(
                 if writer.full:  # a key-range page that outgrew its budget: close it here
                     logger.warning(LOG_OUTGREW, writer.label, writer.count)
                     if outgrew is not None:
-                        outgrew(writer.count < getattr(writer, "max_items", writer.count + 1))
+                        # (full by bytes: a miss; by count: more rows than a page holds)
+                        by_count = isinstance(writer, LimitedWriter) and (
+                            writer.count >= writer.max_items
+                        )
+                        outgrew(not by_count)
                     break
                 if isinstance(writer, UrlsetWriter) and writer.oversize:
                     for loc, size in writer.oversize:
@@ -253,19 +252,11 @@ def _newer(batch: Batch, dated: datetime) -> bool:
     if isinstance(batch, PlainBatch):
         return batch.newest is not None and batch.newest > dated
     for _, tail, entry in batch:
-        lastmod: date | str | None
-        if entry is not None:
-            lastmod = entry.lastmod
-        elif tail.startswith(_LASTMOD):  # (a plain entry: its date is in its tail alone)
-            lastmod = tail[len(_LASTMOD) : tail.index("</lastmod>")]
-        else:
-            continue
+        # (a plain entry's date is in its tail alone)
+        lastmod: date | str | None = entry.lastmod if entry is not None else tail_lastmod(tail)
         if lastmod is not None and to_datetime(lastmod) > dated:
             return True
     return False
-
-
-_LASTMOD = "<lastmod>"
 
 
 async def logging_abort(label: str, body: AsyncIterator[bytes]) -> AsyncIterator[bytes]:

@@ -348,7 +348,8 @@ class _Crawl:
         }
         for report, parsed in self.children:
             again: dict[str, datetime | None] = {}
-            if stale_children(parsed.children, newest):
+            stale = stale_children(parsed.children, newest)
+            if stale:
                 fetched = await self.fetcher.fetch(
                     report.url, headers={"Accept-Encoding": "gzip"}, redirects=MAX_REDIRECTS
                 )
@@ -357,7 +358,7 @@ class _Crawl:
                     parse_sitemap(fetched.body, report.url, read) if fetched.status == 200 else None
                 )
                 again = {child.loc: child.lastmod for child in now.children} if now else {}
-            check_index_lastmods(parsed.children, newest, report, again)
+            check_index_lastmods(stale, report, again)
 
 
 def _date(value: str | None) -> datetime | None:

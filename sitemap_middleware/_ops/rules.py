@@ -320,15 +320,15 @@ def stale_children(
 
 
 def check_index_lastmods(
-    children: Iterable[Child],
-    newest: dict[str, datetime],
+    stale: Iterable[tuple[str, datetime, datetime]],
     report: DocumentReport,
     again: dict[str, datetime | None] | None = None,
 ) -> None:
-    """An index's ``<lastmod>`` must not be older than the newest lastmod in that child.
-    ``again``: the index's lastmods read once more after its children (a child may have
-    changed while the crawl ran): stale only where the index still says older."""
-    for loc, said, inside in stale_children(children, newest):
+    """An index's ``<lastmod>`` must not be older than the newest lastmod in that child
+    (``stale``: :func:`stale_children`). ``again``: the index's lastmods read once more
+    after its children (a child may have changed while the crawl ran): stale only where
+    the index still says older."""
+    for loc, said, inside in stale:
         still = (again or {}).get(loc, said)
         if still is not None and inside > still:
             report.add(

@@ -21,7 +21,13 @@ from typing import Any
 from .models import PLAIN_KEYS, Admitted, SitemapEntry
 from .urls import BaseURL, Located
 from .values import to_datetime, w3c_values
-from .xml import CHANGEFREQ_ELEMENT, PRIORITY_ELEMENT, escaped_loc_size, lastmod_element
+from .xml import (
+    CHANGEFREQ_ELEMENT,
+    PRIORITY_ELEMENT,
+    escaped_loc_size,
+    lastmod_element,
+    tail_lastmod,
+)
 
 __all__ = ["Batch", "PlainBatch", "TailPiece", "plain_batch"]
 
@@ -71,7 +77,7 @@ class PlainBatch:
         if lastmods is not None:
             texts = lastmods
         elif tails is not None:
-            texts = [t[9 : t.index("<", 9)] for t in tails if t.startswith("<lastmod>")]
+            texts = [text for t in tails if (text := tail_lastmod(t)) is not None]
         else:
             texts = []
         newest = max(map(to_datetime, texts)) if texts else None

@@ -21,6 +21,7 @@ __all__ = [
     "lastmod_element",
     "priority_element",
     "split_tail",
+    "tail_lastmod",
 ]
 
 # The elements for the seven words and the eleven usual priorities, built once: a
@@ -32,6 +33,13 @@ PRIORITY_ELEMENT = {p / 10: f"<priority>{p / 10:.4g}</priority>" for p in range(
 def lastmod_element(w3c_text: str) -> str:
     """``<lastmod>`` of a W3C date already formatted (digits, ``-``, ``:``, ``T``, ``+``)."""
     return "<lastmod>" + w3c_text + "</lastmod>"
+
+
+def tail_lastmod(tail: str) -> str | None:
+    """The W3C text of the ``<lastmod>`` an entry's tail starts with (the writers put it
+    first: :func:`lastmod_element`), or None: :func:`split_tail`'s first part without its
+    regular expression, for reading every entry of a page as it is written."""
+    return tail[9 : tail.index("<", 9)] if tail.startswith("<lastmod>") else None
 
 
 def priority_element(priority: float) -> str:
