@@ -182,6 +182,17 @@ def sitemap_class(name: str, items: list[Any], **attributes: Any) -> Any:
     return type(name, (_ItemsAreLocations, Sitemap), {"items": lambda self: items, **attributes})
 
 
+def unmanaged_model(name: str, table: str, **fields: Any) -> Any:
+    """A model of the test project's ``shop`` app over ``table``, which Django never
+    creates (the test makes it, or none). Django keeps every model class it is given:
+    make each name once (``functools.cache`` around the caller)."""
+    from django.db import models
+
+    meta = type("Meta", (), {"app_label": "shop", "managed": False, "db_table": table})
+    attributes = {"__module__": "tests.djangoproject.shop.models", "Meta": meta, **fields}
+    return type(name, (models.Model,), attributes)
+
+
 class RevisionedRows:
     """Revisioned rows of one database, every insert and update taking the next revision."""
 

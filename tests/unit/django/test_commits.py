@@ -27,6 +27,7 @@ from tests.harness.django import (
     get,
     locs_of_index,
     recorded_connections,
+    unmanaged_model,
 )
 from tests.harness.processes import run_python
 
@@ -173,17 +174,13 @@ def _view_model() -> Any:
     every model class it is given)."""
     from django.db import models
 
-    class RevisionView(models.Model):
-        code = models.CharField(max_length=40, null=True)
-        updated = models.DateTimeField(null=True)
-        revision = models.BigIntegerField()
-
-        class Meta:
-            app_label = "shop"
-            managed = False
-            db_table = "sitemap_revision_view"
-
-    return RevisionView
+    return unmanaged_model(
+        "RevisionView",
+        "sitemap_revision_view",
+        code=models.CharField(max_length=40, null=True),
+        updated=models.DateTimeField(null=True),
+        revision=models.BigIntegerField(),
+    )
 
 
 @pytest.mark.parametrize("alias", ALIASES)
@@ -216,15 +213,8 @@ def _pointer_model() -> Any:
     the join: ``{target__code}``)."""
     from django.db import models
 
-    class RevisionPointer(models.Model):
-        target = models.ForeignKey(_view_model(), on_delete=models.DO_NOTHING, db_constraint=False)
-
-        class Meta:
-            app_label = "shop"
-            managed = False
-            db_table = "sitemap_revision_pointer"
-
-    return RevisionPointer
+    target = models.ForeignKey(_view_model(), on_delete=models.DO_NOTHING, db_constraint=False)
+    return unmanaged_model("RevisionPointer", "sitemap_revision_pointer", target=target)
 
 
 @pytest.mark.parametrize("alias", ALIASES)

@@ -6,6 +6,8 @@ old URLs, with a 304, until one of its own rows changed.)"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
@@ -14,7 +16,7 @@ import pytest
 
 from sitemap_middleware import Section
 from sitemap_middleware._engine.core import SitemapCore
-from tests.harness.django import ALIASES, alias_or_skip, get, write_tags
+from tests.harness.django import ALIASES, alias_or_skip, get, unmanaged_model, write_tags
 
 pytestmark = pytest.mark.usefixtures("django_project")
 
@@ -26,31 +28,37 @@ def _listing_model() -> Any:
 
     from tests.djangoproject.shop.models import Tag
 
-    class Listing(models.Model):
-        tag = models.ForeignKey(Tag, on_delete=models.DO_NOTHING, db_constraint=False)
+    tag = models.ForeignKey(Tag, on_delete=models.DO_NOTHING, db_constraint=False)
+    return unmanaged_model("Listing", "sitemap_listing", tag=tag)
 
-        class Meta:
-            app_label = "shop"
-            managed = False
-            db_table = "sitemap_listing"
 
-    return Listing
+@contextmanager
+def _listings(alias: str, tags: int) -> Iterator[None]:
+    """Tags ``t1``..``t<tags>`` and one listing pointing at each (same ids), removed
+    afterwards."""
+    from django.db import connections
+
+    write_tags(alias, [(f"t{number}", None) for number in range(1, tags + 1)])
+    with connections[alias].cursor() as cursor:
+        cursor.execute("DROP TABLE IF EXISTS sitemap_listing")
+        cursor.execute("CREATE TABLE sitemap_listing (id integer PRIMARY KEY, tag_id bigint)")
+        cursor.execute("INSERT INTO sitemap_listing SELECT id, id FROM shop_tag")
+    try:
+        yield
+    finally:
+        with connections[alias].cursor() as cursor:
+            cursor.execute("DROP TABLE IF EXISTS sitemap_listing")
+        write_tags(alias, [])
 
 
 @pytest.mark.parametrize("alias", ALIASES)
 def test_renaming_a_related_row_moves_the_etags_and_the_urls(alias: str) -> None:
-    from django.db import connections
 
     from sitemap_middleware.django import DjangoQuerySetProvider
     from tests.djangoproject.shop.models import Tag
 
     name = alias_or_skip(alias)
-    write_tags(name, [(f"t{number}", None) for number in range(1, 6)])
-    with connections[name].cursor() as cursor:
-        cursor.execute("DROP TABLE IF EXISTS sitemap_listing")
-        cursor.execute("CREATE TABLE sitemap_listing (id integer PRIMARY KEY, tag_id bigint)")
-        cursor.execute("INSERT INTO sitemap_listing SELECT id, id FROM shop_tag")
-    try:
+    with _listings(name, tags=5):
         provider = DjangoQuerySetProvider(
             _listing_model().objects.using(name),
             location="/l/{tag__code}/{id}",
@@ -65,10 +73,6 @@ def test_renaming_a_related_row_moves_the_etags_and_the_urls(alias: str) -> None
         assert status == 200, "a 304 for URLs that changed"
         assert b"/l/renamed/3" in again and b"/l/t3/3" not in again
         assert anyio.run(provider.range_version, 1, 4)[1].token != page[1].token
-    finally:
-        with connections[name].cursor() as cursor:
-            cursor.execute("DROP TABLE IF EXISTS sitemap_listing")
-        write_tags(name, [])
 
 
 def _core(provider: Any) -> SitemapCore:
@@ -143,19 +147,15 @@ def _label_model() -> Any:
 
     from tests.djangoproject.shop.models import Tag
 
-    class Label(models.Model):
-        tag = models.ForeignKey(
+    return unmanaged_model(
+        "Label",
+        "sitemap_label",
+        tag=models.ForeignKey(
             Tag, on_delete=models.DO_NOTHING, db_constraint=False, related_name="labels"
-        )
-        language = models.CharField(max_length=5)
-        text = models.CharField(max_length=40)
-
-        class Meta:
-            app_label = "shop"
-            managed = False
-            db_table = "sitemap_label"
-
-    return Label
+        ),
+        language=models.CharField(max_length=5),
+        text=models.CharField(max_length=40),
+    )
 
 
 @pytest.mark.parametrize("alias", ALIASES)
@@ -215,19 +215,13 @@ def test_an_annotation_named_like_the_versions_own_aggregates(alias: str, annota
     """A location template reading an annotation the version aggregates beside its own
     (``n``, ``k``, ``v``, ``x0`` named the count, newest key, checksum and snapshot):
     the version is the rows', not an error or a value of its own."""
-    from django.db import connections
     from django.db.models import F
 
     from sitemap_middleware.django import DjangoQuerySetProvider
     from tests.djangoproject.shop.models import Tag
 
     name = alias_or_skip(alias)
-    write_tags(name, [(f"t{number}", None) for number in range(1, 4)])
-    with connections[name].cursor() as cursor:
-        cursor.execute("DROP TABLE IF EXISTS sitemap_listing")
-        cursor.execute("CREATE TABLE sitemap_listing (id integer PRIMARY KEY, tag_id bigint)")
-        cursor.execute("INSERT INTO sitemap_listing SELECT id, id FROM shop_tag")
-    try:
+    with _listings(name, tags=3):
         listings = _listing_model().objects.using(name)
         provider = DjangoQuerySetProvider(
             listings.annotate(**{annotation: F("tag__code")}),
@@ -241,10 +235,6 @@ def test_an_annotation_named_like_the_versions_own_aggregates(alias: str, annota
         Tag.objects.using(name).filter(pk=2).update(code="renamed")
         status, _, again = get(core, "/sitemap.xml", if_none_match=headers["etag"])
         assert status == 200 and b"/l/renamed/2" in again, "a 304 for URLs that changed"
-    finally:
-        with connections[name].cursor() as cursor:
-            cursor.execute("DROP TABLE IF EXISTS sitemap_listing")
-        write_tags(name, [])
 
 
 @cache
@@ -253,23 +243,10 @@ def _shelf_model() -> Any:
     models so that deleting their rows never looks for these tables."""
     from django.db import models
 
-    class ShelfLabel(models.Model):
-        code = models.CharField(max_length=20)
-
-        class Meta:
-            app_label = "shop"
-            managed = False
-            db_table = "sitemap_shelf_label"
-
-    class Shelf(models.Model):
-        labels = models.ManyToManyField(ShelfLabel)
-
-        class Meta:
-            app_label = "shop"
-            managed = False
-            db_table = "sitemap_shelf"
-
-    return Shelf
+    label = unmanaged_model(
+        "ShelfLabel", "sitemap_shelf_label", code=models.CharField(max_length=20)
+    )
+    return unmanaged_model("Shelf", "sitemap_shelf", labels=models.ManyToManyField(label))
 
 
 def test_a_template_through_a_relation_to_many_rows_says_which_rows_to_list() -> None:
