@@ -421,3 +421,36 @@ async def test_a_write_after_the_index_does_not_end_a_plan_from_row_counts(
     finally:
         await core.aclose()
         await engine.dispose()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_made_up_key_range_that_outgrows_its_budget_leaves_the_plan_alone(
+    tmp_path: Path, anyio_backend: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Anyone can name a key range (a page name's ``~...``): one spanning the whole table
+    outgrows any budget. It is served up to the budget, but says nothing of the plan: an
+    attacker's URL must not switch the section to row-by-row planning (a Python pass over
+    every row at each index) for the rest of the process (hostile review of issue 23)."""
+    from sitemap_middleware._sansio.paging import encode_key_range
+
+    engine = await _engine(str(tmp_path), _rows([f"item-{i}" for i in range(20_000)]))
+    entries = Entries()
+    budget = 64 * 1024
+    core = make_core(
+        {"items": _provider(engine, entries)}, max_urls_per_page=5000, max_bytes_per_page=budget
+    )
+    try:
+        reply, body = await fetch(core, "/sitemap_index.xml")
+        name = child_urls(check_document(body))[0].removeprefix(BASE).rsplit("~", 1)[0]
+        made_up = f"{name}~{encode_key_range(None, 10**6)}.xml"
+        with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):
+            reply, page = await fetch(core, made_up)
+        assert reply.status == 200 and len(page) <= budget
+        assert "planned row by row from now on" not in caplog.text
+        entries.calls = 0
+        assert (await fetch(core, "/sitemap_index.xml"))[0].status == 200
+        assert entries.calls <= 8 * 225  # (still the samples alone)
+    finally:
+        await core.aclose()
+        await engine.dispose()
