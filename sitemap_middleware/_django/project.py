@@ -131,4 +131,10 @@ def settings_config() -> SitemapConfig:
             f"settings.{SETTING}['sitemaps'] must be a dict of section name to Sitemap, "
             f"got {sitemaps!r}"
         )
+    if not sitemaps and not options.get("sections"):
+        raise ConfigurationError(
+            f"settings.{SETTING} names no sitemaps, and the URLconf passes none to "
+            'django.contrib.sitemaps.views: add "sitemaps" (a dict of Sitemap classes, or '
+            'its dotted path) or "sections" (a dict of providers, or its dotted path)'
+        )
     return sitemap_config(sitemaps, **options)

@@ -143,3 +143,15 @@ def test_a_missing_setting_names_the_django_setting(tmp_path: Any) -> None:
     snapshot = str(tmp_path / "snapshot.json")
     with pytest.raises(CommandError, match=r"SITEMAP_MIDDLEWARE\['indexnow_key'\]"):
         call_command("sitemap", "notify", "--snapshot", snapshot)
+
+
+def test_no_sitemap_anywhere_says_where_to_name_them() -> None:
+    """A URLconf passing no sitemaps to Django's views, and a setting naming none: the
+    error says which keys to add, not only that the sections are empty."""
+    found = _check(
+        ROOT_URLCONF="tests.djangoproject.routes_urls",
+        SITEMAP_MIDDLEWARE={"base_url": "https://example.com"},
+    )
+    assert [message.id for message in found] == ["sitemap_middleware.E001"], found
+    assert "django.contrib.sitemaps" in found[0].msg
+    assert '"sitemaps"' in found[0].msg and '"sections"' in found[0].msg
