@@ -85,3 +85,24 @@ async def test_a_column_the_source_filters_on_moves_the_page(tmp_path: Path) -> 
     finally:
         await core.aclose()
         await engine.dispose()
+
+
+@pytest.mark.parametrize("recursive", [False, True], ids=["plain", "recursive-triggers"])
+def test_a_write_of_a_stale_revision_still_moves_it(recursive: bool) -> None:
+    """An ORM saving an object it loaded before another write (Django's ``save()`` writes
+    every field) writes the revision that object was read with. With ``WHEN NEW.revision
+    IS OLD.revision`` the trigger did not fire and the row went back to its old revision,
+    so its page's version matched one from before both writes: a stale ``304``."""
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    db.execute(f"PRAGMA recursive_triggers = {'ON' if recursive else 'OFF'}")
+    db.executescript(_recipe())
+    for slug in ("tea", "mate"):
+        db.execute("INSERT INTO products (slug, updated_at) VALUES (?, '2024-05-01')", (slug,))
+    (loaded,) = db.execute("SELECT revision FROM products WHERE id = 1").fetchone()
+    db.execute("UPDATE products SET slug = 'green-tea' WHERE id = 1")  # another writer
+    db.execute("UPDATE products SET slug = 'black-tea', revision = ? WHERE id = 1", (loaded,))
+    assert db.execute("SELECT id, revision FROM products ORDER BY id").fetchall() == [
+        (1, 4),
+        (2, 2),
+    ]
+    assert db.execute("SELECT n FROM revision_counter").fetchone() == (4,)
