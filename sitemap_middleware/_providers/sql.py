@@ -38,10 +38,8 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ColumnElement
 
-from .._exceptions import ConfigurationError
-from .._logs import logger
+from .._exceptions import ConfigurationError, InvalidEntryError
 from .._sansio.models import Mapped
-from .._sansio.values import aware, to_datetime
 from .base import EntryLike, ProviderVersion
 from .checksum import ChecksumHint
 from .columns import Location, RowEntries
@@ -59,18 +57,11 @@ from .sql_arguments import (
 from .sql_commits import Commits
 from .sql_keys import key_bounds, key_problem, python_type, unique_by_schema
 from .sql_ranges import KeptRanges, MeasureKeys, kept_or_measured, measured
+from .sql_reads import NewestReader, cannot_read, raw, reader
 from .sql_row_count import KeptCount
 from .sql_runner import StatementRunner
 
 __all__ = ["SQLAlchemyProvider"]
-
-
-def _aware(value: object) -> datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        return aware(value)
-    return to_datetime(value)  # type: ignore[arg-type]
 
 
 class SQLAlchemyProvider:
@@ -195,9 +186,11 @@ class SQLAlchemyProvider:
         self._kept_ranges: KeptRanges | None = None
         #: Key range -> its shared version query (see range_version), the newest last.
         self._ranges: SharedQueries[tuple[int, ProviderVersion]] = SharedQueries(metadata_ttl)
-        self._bad_lastmod: object = None
         self._runner = StatementRunner(engine)
         self._dialect = engine.dialect.name
+        #: A lastmod aggregate as its column's type reads it, leniently (see sql_reads.py).
+        self._read_lastmod = reader(getattr(self._lastmod, "type", None), engine.dialect)
+        self._newest = NewestReader(lastmod, self._read_lastmod)
         #: Versions kept while nothing is committed (see sql_commits.py).
         self._commits = Commits(self._runner, self._dialect, source)
         self._hint = ChecksumHint("SQLAlchemyProvider", source, version_column, engine)
@@ -245,20 +238,41 @@ class SQLAlchemyProvider:
                 statement = statement.where(self._key > last)
             if upto is not None:
                 statement = statement.where(self._key <= upto)
-            read = await self._all(statement, by_column)
-            if by_column:
-                values = dict(zip(by_column, read, strict=True))
-                keys: list[Any] = values[self._key_name]
-                items = columns.entries(values)  # type: ignore[union-attr]
-            else:
-                keys = list(map(itemgetter(self._key_place), read))
-                items = self._entries(read)
+            try:
+                keys, items = self._items(await self._all(statement, by_column), by_column)
+            except Exception as exc:
+                if not cannot_read(exc):
+                    raise
+                keys, items = await self._rows_apart(statement, by_column)
             if keys:
                 self._check_keys(keys, last)
                 last = keys[-1]
                 yield keys, items
             if len(keys) < self._batch:
                 return
+
+    def _items(self, read: Sequence[Any], by_column: list[str]) -> tuple[list[Any], list[Any]]:
+        """A batch's keys and items, from its columns (``by_column``) or its rows."""
+        if by_column:
+            values = dict(zip(by_column, read, strict=True))
+            return values[self._key_name], self._columns.entries(values)  # type: ignore[union-attr]
+        return list(map(itemgetter(self._key_place), read)), self._entries(read)
+
+    async def _rows_apart(self, batch: Any, by_column: list[str]) -> tuple[list[Any], list[Any]]:
+        """A batch whose values its columns' types cannot all read, row by row: a row
+        that fails is an :class:`InvalidEntryError` in its place (see sql_reads.py)."""
+        keys = [row[0] for row in await self._all(batch.with_only_columns(self._key))]
+        items: list[Any] = []
+        for key in keys:
+            try:
+                read = await self._all(batch.where(self._key == key), by_column)
+                items.extend(self._items(read, by_column)[1])
+            except Exception as exc:
+                if not cannot_read(exc):
+                    raise
+                problem = f"a value its column's type cannot read ({type(exc).__name__}: {exc})"
+                items.append(InvalidEntryError("row", {self._key_name: key}, problem))
+        return keys, items
 
     def _bounds(self, after: Any, upto: Any) -> tuple[Any, Any] | None:
         return key_bounds(self._key, self._dialect, after, upto)
@@ -287,26 +301,6 @@ class SQLAlchemyProvider:
     async def version(self) -> ProviderVersion:
         return (await self._summary())[1]
 
-    def _newest(self, value: object) -> datetime | None:
-        """The newest lastmod as Last-Modified; a value that is no date leaves it out.
-
-        The rows holding such values are left out of ``<lastmod>`` (or of the page) like
-        any invalid value; the version's token still sees every change.
-        """
-        try:
-            return _aware(value)
-        except (ValueError, TypeError, AttributeError) as exc:
-            if self._bad_lastmod != value:
-                self._bad_lastmod = value
-                logger.warning(
-                    "lastmod column %r: the newest value %r is not a date (%s): "
-                    "Last-Modified is left out until it is",
-                    self._lastmod_key,
-                    value,
-                    exc,
-                )
-            return None
-
     async def range_stats(self, rows_per_range: int) -> RangeStats | None:
         """The section's key ranges from one grouped query (see ``ranges.py``): sized
         where the location is plain columns, else (``to_entry``, a location function, a
@@ -322,7 +316,11 @@ class SQLAlchemyProvider:
             statement = range_stats_statement(
                 self._key, columns, self._lastmod, rows_per_range, self._dialect, after, upto
             )
-            return [KeyRange(*row) for row in await self._all(statement)]
+            read = self._read_lastmod
+            return [
+                KeyRange(first, last, rows, urls, plain, odd, read(newest))
+                for first, last, rows, urls, plain, odd, newest in await self._all(statement)
+            ]
 
         ranges = await self._kept_or_measured(rows_per_range, measure)
         if not fields or self._columns is None:
@@ -402,7 +400,7 @@ class SQLAlchemyProvider:
             else func.max(self._version_column),
         ]
         if self._lastmod is not None:
-            columns.append(func.max(self._lastmod))
+            columns.append(raw(func.max(self._lastmod)))
         return columns
 
     def _version(self, row: Sequence[Any]) -> ProviderVersion:

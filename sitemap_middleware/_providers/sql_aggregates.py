@@ -33,6 +33,7 @@ from sqlalchemy.sql import ColumnElement
 from .checksum import NULL_TEXT, SEPARATOR, SQLITE_CHECKSUM, sqlite_row_crc32
 from .ranges import PLAIN_CHARACTERS
 from .sql_keys import python_type
+from .sql_reads import raw
 
 __all__ = ["checksum_sum", "range_stats_statement", "register_sqlite_checksum"]
 
@@ -158,8 +159,10 @@ def range_stats_statement(
     if upto is not None:
         rows = rows.where(key <= upto)
     ranges = rows.subquery("sitemap_ranges")
-    newest = (
-        literal(None) if lastmod is None else func.max(case((ranges.c.kind > 0, ranges.c.lastmod)))
+    newest = (  # (raw: a value the column's type cannot read costs no plan, see sql_reads)
+        literal(None)
+        if lastmod is None
+        else raw(func.max(case((ranges.c.kind > 0, ranges.c.lastmod))))
     )
     return (
         select(

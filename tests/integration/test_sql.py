@@ -1001,3 +1001,94 @@ async def test_a_column_no_entry_reads_leaves_the_version_alone(
         tokens.append((await provider.version()).token)
     assert tokens[2] != tokens[1]
     assert (tokens[1] == tokens[0]) == (location != "function")
+
+
+@pytest.mark.parametrize("stored", ["garbage", "0000-00-00 00:00:00", "2024-13-45 00:00:00"])
+@pytest.mark.parametrize("mode", ["location", "to_entry"])
+async def test_a_value_its_column_type_cannot_read_costs_only_its_row(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, stored: str, mode: str
+) -> None:
+    """SQLite keeps any value in a DATETIME column (a MySQL zero date from an import, a
+    text): SQLAlchemy cannot read such a row. That row alone is left out, logged with its
+    key; the section's index, pages and version are served with every other row."""
+    from sqlalchemy import text
+
+    engine = create_async_engine(f"sqlite+aiosqlite:///{tmp_path / 'typed.sqlite3'}")
+    table = Table(
+        "typed",
+        MetaData(),
+        Column("id", Integer, primary_key=True),
+        Column("slug", String, nullable=False),
+        Column("updated_at", DateTime, nullable=False),
+    )
+    async with engine.begin() as conn:
+        await conn.run_sync(table.metadata.create_all)
+        await conn.execute(
+            insert(table),
+            [
+                {"id": i, "slug": f"p{i}", "updated_at": START + timedelta(hours=i)}
+                for i in range(1, 31)
+            ],
+        )
+        await conn.execute(text("UPDATE typed SET updated_at = :v WHERE id = 7"), {"v": stored})
+    if mode == "location":
+        provider = SQLAlchemyProvider(
+            engine, table, key="id", location="/p/{slug}", lastmod="updated_at"
+        )
+    else:
+        provider = SQLAlchemyProvider(
+            engine,
+            table,
+            key="id",
+            lastmod="updated_at",
+            to_entry=lambda row: {"loc": f"/p/{row.slug}", "lastmod": row.updated_at},
+        )
+    core = make_core({"p": provider}, max_urls_per_page=10)
+    try:
+        reply, body = await fetch(core, "/sitemap_index.xml")
+        assert reply.status == 200, body
+        urls: list[str] = []
+        for child in child_urls(check_document(body)):
+            reply, page = await fetch(core, child.removeprefix("https://example.com"))
+            assert reply.status == 200, (child, page)
+            urls.extend(page_urls(check_document(page)))
+        assert sorted(urls) == sorted(f"https://example.com/p/p{i}" for i in range(1, 31) if i != 7)
+        assert "{'id': 7}" in caplog.text or "'id': 7" in caplog.text, caplog.text
+    finally:
+        await core.aclose()
+        await engine.dispose()
+
+
+async def test_a_text_that_is_not_utf8_costs_only_its_row(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """SQLite keeps bytes that are no UTF-8 in a TEXT column (``CAST(X'ff41' AS TEXT)``),
+    which its driver cannot read: that row alone is left out and logged (with a revision
+    column: the default checksum hands every value to Python, and fails with a clear
+    error naming the section)."""
+    from sqlalchemy import text
+
+    engine = create_async_engine(f"sqlite+aiosqlite:///{tmp_path / 'bytes.sqlite3'}")
+    async with engine.begin() as conn:
+        await conn.run_sync(metadata.create_all)
+        await conn.execute(insert(products), _rows()[:40])
+        await conn.execute(
+            text("UPDATE sitemap_products SET slug = CAST(X'ff41' AS TEXT) WHERE id = 9")
+        )
+    provider = SQLAlchemyProvider(
+        engine, products, key="id", location="/p/{slug}", version_column="published"
+    )
+    core = make_core({"p": provider}, max_urls_per_page=10)
+    try:
+        reply, body = await fetch(core, "/sitemap_index.xml")
+        assert reply.status == 200, body
+        urls: list[str] = []
+        for child in child_urls(check_document(body)):
+            reply, page = await fetch(core, child.removeprefix("https://example.com"))
+            assert reply.status == 200, (child, page)
+            urls.extend(page_urls(check_document(page)))
+        assert sorted(urls) == sorted(f"https://example.com/p/p{i}" for i in range(1, 41) if i != 3)
+        assert "'id': 9" in caplog.text, caplog.text
+    finally:
+        await core.aclose()
+        await engine.dispose()

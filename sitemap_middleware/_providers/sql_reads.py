@@ -1,0 +1,85 @@
+"""Reading what a column holds when its type cannot read it (SQLite keeps anything).
+
+SQLite stores any value in any column: a MySQL zero date (``0000-00-00 00:00:00``) or a
+text in a ``DATETIME``, an unknown word in a non-native ``Enum``. SQLAlchemy's result
+processor raises on such a value, and one row would cost the whole query: a version, a
+plan, a batch of 10,000 URLs. So aggregates over a column are read raw and converted
+here, a failure leaving the value as stored (then refused where it is used, as any
+invalid value), and a batch that fails is read again row by row, each row that fails
+left out and logged with its key (``SQLAlchemyProvider.keyed_batches``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Dialect, type_coerce
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.sql import ColumnElement
+from sqlalchemy.types import NullType, TypeEngine
+
+from .._logs import logger
+from .._sansio.values import aware, to_datetime
+
+__all__ = ["NewestReader", "cannot_read", "raw", "reader"]
+
+
+def raw(expression: ColumnElement[Any]) -> ColumnElement[Any]:
+    """``expression`` selected as the driver gives it (no result processor to fail)."""
+    return type_coerce(expression, NullType())
+
+
+def reader(kind: TypeEngine[Any] | None, dialect: Dialect) -> Callable[[Any], Any]:
+    """What ``kind``'s result processor makes of a :func:`raw` value; a value it cannot
+    read is given back as stored."""
+    process = None if kind is None else kind.dialect_impl(dialect).result_processor(dialect, None)
+    if process is None:
+        return lambda value: value
+
+    def read(value: Any) -> Any:
+        try:
+            return process(value)
+        except Exception:  # (ValueError, LookupError, decimal's: whatever the type raises)
+            return value
+
+    return read
+
+
+def cannot_read(exc: BaseException) -> bool:
+    """Whether ``exc`` is a stored value its column type (or the driver) cannot read:
+    a fault of rows, not of the database (which is not read row by row)."""
+    if isinstance(exc, DBAPIError):
+        return "could not decode" in str(exc.orig).lower()  # (SQLite: text not UTF-8)
+    return isinstance(exc, ValueError | TypeError | LookupError | ArithmeticError)
+
+
+class NewestReader:
+    """The newest value of a lastmod column as Last-Modified; one that is no date
+    leaves it out, logged once per value (the rows holding it are left out of
+    ``<lastmod>`` or of the page as any invalid value; the version still sees them)."""
+
+    def __init__(self, column: str | None, read: Callable[[Any], Any]) -> None:
+        self._column, self._read = column, read
+        self._bad: object = None
+
+    def __call__(self, value: object) -> datetime | None:
+        value = self._read(value)
+        if value is None:
+            return None
+        try:
+            if isinstance(value, datetime):
+                return aware(value)
+            return to_datetime(value)  # type: ignore[arg-type]
+        except (ValueError, TypeError, AttributeError) as exc:
+            if self._bad != value:
+                self._bad = value
+                logger.warning(
+                    "lastmod column %r: the newest value %r is not a date (%s): "
+                    "Last-Modified is left out until it is",
+                    self._column,
+                    value,
+                    exc,
+                )
+            return None
