@@ -1063,9 +1063,9 @@ async def test_a_text_that_is_not_utf8_costs_only_its_row(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """SQLite keeps bytes that are no UTF-8 in a TEXT column (``CAST(X'ff41' AS TEXT)``),
-    which its driver cannot read: that row alone is left out and logged (with a revision
-    column: the default checksum hands every value to Python, and fails with a clear
-    error naming the section)."""
+    which its driver cannot read: that row alone is left out and logged. (Here with a
+    revision column: the default checksum's SQLite function cannot take such a text,
+    and the section fails, logged as "user-defined function raised exception".)"""
     from sqlalchemy import text
 
     engine = create_async_engine(f"sqlite+aiosqlite:///{tmp_path / 'bytes.sqlite3'}")
