@@ -38,7 +38,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ColumnElement
 
-from .._exceptions import ConfigurationError, InvalidEntryError
+from .._exceptions import ConfigurationError
 from .._sansio.models import Mapped
 from .base import EntryLike, ProviderVersion
 from .checksum import ChecksumHint
@@ -57,7 +57,7 @@ from .sql_arguments import (
 from .sql_commits import Commits
 from .sql_keys import key_bounds, key_problem, python_type, unique_by_schema
 from .sql_ranges import KeptRanges, MeasureKeys, kept_or_measured, measured
-from .sql_reads import NewestReader, cannot_read, raw, reader
+from .sql_reads import NewestReader, cannot_read, raw, reader, rows_apart
 from .sql_row_count import KeptCount
 from .sql_runner import StatementRunner
 
@@ -240,16 +240,19 @@ class SQLAlchemyProvider:
                 statement = statement.where(self._key <= upto)
             try:
                 keys, items = self._items(await self._all(statement, by_column), by_column)
+                listed = keys
             except Exception as exc:
                 if not cannot_read(exc):
                     raise
-                keys, items = await self._rows_apart(statement, by_column)
+                keys, items, listed = await rows_apart(
+                    self._all, self._key, statement, by_column, self._items
+                )
             if keys:
                 self._check_keys(keys, last)
-                last = keys[-1]
                 yield keys, items
-            if len(keys) < self._batch:
+            if len(listed) < self._batch:
                 return
+            last = listed[-1]
 
     def _items(self, read: Sequence[Any], by_column: list[str]) -> tuple[list[Any], list[Any]]:
         """A batch's keys and items, from its columns (``by_column``) or its rows."""
@@ -257,22 +260,6 @@ class SQLAlchemyProvider:
             values = dict(zip(by_column, read, strict=True))
             return values[self._key_name], self._columns.entries(values)  # type: ignore[union-attr]
         return list(map(itemgetter(self._key_place), read)), self._entries(read)
-
-    async def _rows_apart(self, batch: Any, by_column: list[str]) -> tuple[list[Any], list[Any]]:
-        """A batch whose values its columns' types cannot all read, row by row: a row
-        that fails is an :class:`InvalidEntryError` in its place (see sql_reads.py)."""
-        keys = [row[0] for row in await self._all(batch.with_only_columns(self._key))]
-        items: list[Any] = []
-        for key in keys:
-            try:
-                read = await self._all(batch.where(self._key == key), by_column)
-                items.extend(self._items(read, by_column)[1])
-            except Exception as exc:
-                if not cannot_read(exc):
-                    raise
-                problem = f"a value its column's type cannot read ({type(exc).__name__}: {exc})"
-                items.append(InvalidEntryError("row", {self._key_name: key}, problem))
-        return keys, items
 
     def _bounds(self, after: Any, upto: Any) -> tuple[Any, Any] | None:
         return key_bounds(self._key, self._dialect, after, upto)

@@ -11,19 +11,20 @@ left out and logged with its key (``SQLAlchemyProvider.keyed_batches``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Dialect, type_coerce
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import Dialect, Select, type_coerce
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.sql import ColumnElement
 from sqlalchemy.types import NullType, TypeEngine
 
+from .._exceptions import InvalidEntryError, SitemapError
 from .._logs import logger
 from .._sansio.values import aware, to_datetime
 
-__all__ = ["NewestReader", "cannot_read", "raw", "reader"]
+__all__ = ["NewestReader", "cannot_read", "raw", "reader", "rows_apart"]
 
 
 def raw(expression: ColumnElement[Any]) -> ColumnElement[Any]:
@@ -49,10 +50,40 @@ def reader(kind: TypeEngine[Any] | None, dialect: Dialect) -> Callable[[Any], An
 
 def cannot_read(exc: BaseException) -> bool:
     """Whether ``exc`` is a stored value its column type (or the driver) cannot read:
-    a fault of rows, not of the database (which is not read row by row)."""
+    a fault of rows, not of the database (which is not read row by row). A result
+    processor may raise anything (a TypeDecorator's own error, a decryption's): what is
+    not the database's, the connection's or this package's is taken for a value's."""
     if isinstance(exc, DBAPIError):
         return "could not decode" in str(exc.orig).lower()  # (SQLite: text not UTF-8)
-    return isinstance(exc, ValueError | TypeError | LookupError | ArithmeticError)
+    return not isinstance(
+        exc, SQLAlchemyError | SitemapError | OSError | RuntimeError | MemoryError
+    )
+
+
+Read = Callable[[Any, Sequence[str]], Awaitable[Sequence[Any]]]
+Items = Callable[[Sequence[Any], list[str]], tuple[list[Any], list[Any]]]
+
+
+async def rows_apart(
+    read: Read, key: Any, batch: Select[Any], by_column: list[str], items_of: Items
+) -> tuple[list[Any], list[Any], list[Any]]:
+    """A batch whose values its columns' types cannot all read, row by row: a row that
+    fails is an :class:`InvalidEntryError` in its place. The keys and items of the rows
+    still there, and every key the batch held (where the next batch starts)."""
+    listed = [row[0] for row in await read(batch.with_only_columns(key), ())]
+    keys: list[Any] = []
+    items: list[Any] = []
+    for each in listed:
+        try:
+            found, made = items_of(await read(batch.where(key == each), by_column), by_column)
+        except Exception as exc:
+            if not cannot_read(exc):
+                raise
+            problem = f"a value its column's type cannot read ({type(exc).__name__}: {exc})"
+            found, made = [each], [InvalidEntryError("row", {key.key: each}, problem)]
+        keys.extend(found)  # (none: deleted since the batch was read)
+        items.extend(made)
+    return keys, items, listed
 
 
 class NewestReader:

@@ -1,0 +1,273 @@
+"""Attacks on reading values a column's type cannot read (``_providers/sql_reads.py``)."""
+
+from __future__ import annotations
+
+import enum
+from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import (
+    JSON,
+    Column,
+    Date,
+    DateTime,
+    Enum,
+    Integer,
+    MetaData,
+    Numeric,
+    String,
+    Table,
+    Time,
+    create_engine,
+    insert,
+    text,
+)
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.types import TypeDecorator
+
+from sitemap_middleware.providers import SQLAlchemyProvider
+from tests.harness.core import fetch, make_core
+from tests.harness.documents import check_document, child_urls, page_urls
+
+pytestmark = pytest.mark.anyio
+START = datetime(2024, 1, 1)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class Secret(Exception):
+    pass
+
+
+class Sealed(TypeDecorator[str]):
+    impl = String
+    cache_ok = True
+
+    def process_result_value(self, value: Any, dialect: Any) -> Any:
+        if value is not None and not value.startswith("s:"):
+            raise Secret("bad token")
+        return value
+
+
+class Color(enum.Enum):
+    red = "red"
+    blue = "blue"
+
+
+def _table() -> Table:
+    return Table(
+        "typed",
+        MetaData(),
+        Column("id", Integer, primary_key=True),
+        Column("slug", String, nullable=False),
+        Column("updated_at", DateTime(timezone=True), nullable=False),
+        Column("day", Date),
+        Column("at", Time),
+        Column("price", Numeric(10, 2)),
+        Column("meta", JSON),
+        Column("color", Enum(Color, native_enum=False)),
+        Column("sealed", Sealed),
+    )
+
+
+async def _crawl(core: Any) -> list[str]:
+    reply, body = await fetch(core, "/sitemap_index.xml")
+    assert reply.status == 200, body
+    urls: list[str] = []
+    for child in child_urls(check_document(body)):
+        reply, page = await fetch(core, child.removeprefix("https://example.com"))
+        assert reply.status == 200, (child, page)
+        urls.extend(page_urls(check_document(page)))
+    return urls
+
+
+@pytest.mark.parametrize(
+    "column,stored",
+    [
+        ("day", "garbage"),
+        ("at", "garbage"),
+        ("price", "garbage"),
+        ("meta", "{not json"),
+        ("color", "green"),
+        ("sealed", "plain"),
+        ("updated_at", "0000-00-00 00:00:00"),
+    ],
+)
+@pytest.mark.parametrize(("sync", "batch"), [(False, 10_000), (True, 3)])
+async def test_a_value_no_column_type_can_read_costs_only_its_row(
+    tmp_path: Path, caplog: Any, column: str, stored: str, sync: bool, batch: int
+) -> None:
+    """Date, Time, Numeric, JSON, a non-native Enum, a TypeDecorator raising an error of
+    its own, a DateTime(timezone=True): five bad rows (a whole batch of them with
+    batch_size=3) are left out and logged; the rest served, sync engine or async."""
+    table = _table()
+    url = f"sqlite:///{tmp_path / 't.sqlite3'}"
+    sync_engine = create_engine(url)
+    table.metadata.create_all(sync_engine)
+    with sync_engine.begin() as conn:
+        conn.execute(
+            insert(table),
+            [
+                {
+                    "id": i,
+                    "slug": f"p{i}",
+                    "updated_at": START + timedelta(hours=i),
+                    "day": date(2024, 1, 1),
+                    "at": None,
+                    "price": Decimal("1.5"),
+                    "meta": {"a": 1},
+                    "color": Color.red,
+                    "sealed": "s:x",
+                }
+                for i in range(1, 31)
+            ],
+        )
+        for bad in (7, 8, 9, 10, 22):
+            conn.execute(text(f"UPDATE typed SET {column} = :v WHERE id = {bad}"), {"v": stored})
+    engine: Any = (
+        sync_engine
+        if sync
+        else create_async_engine(f"sqlite+aiosqlite:///{tmp_path / 't.sqlite3'}")
+    )
+    provider = SQLAlchemyProvider(
+        engine,
+        table,
+        key="id",
+        lastmod="updated_at",
+        batch_size=batch,
+        to_entry=lambda row: {"loc": f"/p/{row.slug}", "lastmod": row.updated_at},
+    )
+    core = make_core({"p": provider}, max_urls_per_page=10)
+    try:
+        urls = await _crawl(core)
+        assert sorted(urls) == sorted(
+            f"https://example.com/p/p{i}" for i in range(1, 31) if i not in (7, 8, 9, 10, 22)
+        )
+        assert "'id': 22" in caplog.text
+    finally:
+        await core.aclose()
+        if not sync:
+            await engine.dispose()
+        sync_engine.dispose()
+
+
+@pytest.mark.parametrize("batch", [4, 10_000])
+@pytest.mark.parametrize("mode", ["location", "to_entry"])
+async def test_a_row_deleted_while_its_batch_is_read_row_by_row_costs_no_other_row(
+    tmp_path: Path, mode: str, batch: int
+) -> None:
+    """A batch read row by row reads its keys first: a row deleted before its own read is
+    left out, and the rest of the range still read (not a zip of unequal lists)."""
+    table = _table()
+    url = f"sqlite:///{tmp_path / 't.sqlite3'}"
+    engine = create_engine(url)
+    table.metadata.create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(
+            insert(table),
+            [
+                {"id": i, "slug": f"p{i}", "updated_at": START + timedelta(hours=i)}
+                for i in range(1, 11)
+            ],
+        )
+        conn.execute(text("UPDATE typed SET updated_at = 'garbage' WHERE id = 3"))
+    kwargs: dict[str, Any] = (
+        {"location": "/p/{slug}"}
+        if mode == "location"
+        else {"to_entry": lambda row: {"loc": f"/p/{row.slug}"}}
+    )
+    provider = SQLAlchemyProvider(
+        engine, table, key="id", lastmod="updated_at", batch_size=batch, **kwargs
+    )
+    real = provider._all
+
+    async def racing(statement: Any, by_column: Any = ()) -> Any:
+        found = await real(statement, by_column)
+        if len(statement.selected_columns) == 1 and not by_column:
+            with engine.begin() as conn:
+                conn.execute(text("DELETE FROM typed WHERE id = 2"))
+        return found
+
+    provider._all = racing  # type: ignore[method-assign]
+    keys = [key async for key, _ in provider.keyed(None, None)]
+    assert keys == [1, *range(3, 11)]
+    engine.dispose()
+
+
+async def test_a_dropped_table_fails_as_before_not_read_row_by_row(tmp_path: Path) -> None:
+    table = _table()
+    engine = create_engine(f"sqlite:///{tmp_path / 't.sqlite3'}")
+    table.metadata.create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(
+            insert(table), [{"id": i, "slug": f"p{i}", "updated_at": START} for i in range(1, 11)]
+        )
+    provider = SQLAlchemyProvider(engine, table, key="id", location="/p/{slug}")
+    calls = []
+    real = provider._all
+
+    async def counting(statement: Any, by_column: Any = ()) -> Any:
+        calls.append(statement)
+        return await real(statement, by_column)
+
+    provider._all = counting  # type: ignore[method-assign]
+    with engine.begin() as conn:
+        conn.execute(text("DROP TABLE typed"))
+    from sqlalchemy.exc import OperationalError
+
+    with pytest.raises(OperationalError):
+        [key async for key, _ in provider.keyed(None, None)]
+    assert len(calls) == 1
+    engine.dispose()
+
+
+@pytest.mark.parametrize("mode", ["location", "to_entry"])
+async def test_a_newest_lastmod_that_is_no_date_leaves_out_last_modified_alone(
+    tmp_path: Path, caplog: Any, mode: str
+) -> None:
+    """The greatest value SQLite holds in the lastmod column is a text: the version has no
+    Last-Modified (logged once over two crawls); the index dates its other pages, every
+    valid row is served."""
+    table = _table()
+    engine = create_async_engine(f"sqlite+aiosqlite:///{tmp_path / 't.sqlite3'}")
+    async with engine.begin() as conn:
+        await conn.run_sync(table.metadata.create_all)
+        await conn.execute(
+            insert(table),
+            [
+                {
+                    "id": i,
+                    "slug": f"p{i}",
+                    "updated_at": datetime(2024, 1, 1, tzinfo=timezone.utc) + timedelta(hours=i),
+                }
+                for i in range(1, 31)
+            ],
+        )
+        await conn.execute(text("UPDATE typed SET updated_at = 'zzz' WHERE id = 25"))
+    kwargs: dict[str, Any] = (
+        {"location": "/p/{slug}"}
+        if mode == "location"
+        else {"to_entry": lambda row: {"loc": f"/p/{row.slug}", "lastmod": row.updated_at}}
+    )
+    provider = SQLAlchemyProvider(
+        engine, table, key="id", lastmod="updated_at", batch_size=4, **kwargs
+    )
+    core = make_core({"p": provider}, max_urls_per_page=10)
+    try:
+        reply, body = await fetch(core, "/sitemap_index.xml")
+        assert reply.status == 200
+        assert (await provider.version()).last_modified is None
+        assert body.count(b"<lastmod>") >= 2, body
+        urls = await _crawl(core)
+        assert len(urls) == 29
+        await _crawl(core)
+        assert caplog.text.count("is not a date") == 1, caplog.text
+    finally:
+        await core.aclose()
+        await engine.dispose()
