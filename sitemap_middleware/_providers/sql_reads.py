@@ -67,21 +67,28 @@ Items = Callable[[Sequence[Any], list[str]], tuple[list[Any], list[Any]]]
 async def rows_apart(
     read: Read, key: Any, batch: Select[Any], by_column: list[str], items_of: Items
 ) -> tuple[list[Any], list[Any], list[Any]]:
-    """A batch whose values its columns' types cannot all read, row by row: a row that
-    fails is an :class:`InvalidEntryError` in its place. The keys and items of the rows
-    still there, and every key the batch held (where the next batch starts)."""
+    """A batch whose values its columns' types cannot all read, in halves down to the
+    rows that fail (a few queries per such row, not one per row): each is an
+    :class:`InvalidEntryError` in its place. The keys and items of the rows read, and
+    every key the batch held (where the next batch starts)."""
     listed = [row[0] for row in await read(batch.with_only_columns(key), ())]
     keys: list[Any] = []
     items: list[Any] = []
-    for each in listed:
+    spans = [listed] if listed else []
+    while spans:  # depth first, in key order
+        span = spans.pop()
+        part = batch.where(key == span[0] if len(span) == 1 else key.between(span[0], span[-1]))
         try:
-            found, made = items_of(await read(batch.where(key == each), by_column), by_column)
+            found, made = items_of(await read(part, by_column), by_column)
         except Exception as exc:
             if not cannot_read(exc):
                 raise
+            if len(span) > 1:
+                spans += [span[len(span) // 2 :], span[: len(span) // 2]]
+                continue
             problem = f"a value its column's type cannot read ({type(exc).__name__}: {exc})"
-            found, made = [each], [InvalidEntryError("row", {key.key: each}, problem)]
-        keys.extend(found)  # (none: deleted since the batch was read)
+            found, made = span, [InvalidEntryError("row", {key.key: span[0]}, problem)]
+        keys.extend(found)  # (a row deleted since the batch was read: none)
         items.extend(made)
     return keys, items, listed
 

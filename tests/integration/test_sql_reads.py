@@ -271,3 +271,34 @@ async def test_a_newest_lastmod_that_is_no_date_leaves_out_last_modified_alone(
     finally:
         await core.aclose()
         await engine.dispose()
+
+
+async def test_one_bad_row_in_a_big_batch_costs_few_queries(tmp_path: Path, caplog: Any) -> None:
+    """A batch holding one value its type cannot read is halved until that row is found:
+    a few dozen queries for 2,000 rows, not one per row (each page and plan reads it)."""
+    table = _table()
+    engine = create_engine(f"sqlite:///{tmp_path / 't.sqlite3'}")
+    table.metadata.create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(
+            insert(table),
+            [{"id": i, "slug": f"p{i}", "updated_at": START} for i in range(1, 2001)],
+        )
+        conn.execute(text("UPDATE typed SET updated_at = 'garbage' WHERE id IN (77, 1500)"))
+    provider = SQLAlchemyProvider(
+        engine, table, key="id", location="/p/{slug}", lastmod="updated_at"
+    )
+    calls: list[Any] = []
+    real = provider._all
+
+    async def counting(statement: Any, by_column: Any = ()) -> Any:
+        calls.append(statement)
+        return await real(statement, by_column)
+
+    provider._all = counting  # type: ignore[method-assign]
+    pairs = [pair async for pair in provider.keyed(None, None)]
+    assert [key for key, _ in pairs] == list(range(1, 2001))
+    bad = [key for key, item in pairs if isinstance(item, Exception)]
+    assert bad == [77, 1500]
+    assert len(calls) < 60, len(calls)
+    engine.dispose()
