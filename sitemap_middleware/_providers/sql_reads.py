@@ -5,8 +5,8 @@ text in a ``DATETIME``, an unknown word in a non-native ``Enum``. SQLAlchemy's r
 processor raises on such a value, and one row would cost the whole query: a version, a
 plan, a batch of 10,000 URLs. So aggregates over a column are read raw and converted
 here, a failure leaving the value as stored (then refused where it is used, as any
-invalid value), and a batch that fails is read again row by row, each row that fails
-left out and logged with its key (``SQLAlchemyProvider.keyed_batches``).
+invalid value), and a batch that fails is read again in halves down to the rows that
+fail, each left out and logged with its key (``SQLAlchemyProvider.keyed_batches``).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def reader(kind: TypeEngine[Any] | None, dialect: Dialect) -> Callable[[Any], An
 
 def cannot_read(exc: BaseException) -> bool:
     """Whether ``exc`` is a stored value its column type (or the driver) cannot read:
-    a fault of rows, not of the database (which is not read row by row). A result
+    a fault of rows, not of the database (which is not read again in parts). A result
     processor may raise anything (a TypeDecorator's own error, a decryption's): what is
     not the database's, the connection's or this package's is taken for a value's."""
     if isinstance(exc, DBAPIError):
