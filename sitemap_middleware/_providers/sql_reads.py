@@ -11,6 +11,7 @@ fail, each left out and logged with its key (``SQLAlchemyProvider.keyed_batches`
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any
@@ -48,6 +49,17 @@ def reader(kind: TypeEngine[Any] | None, dialect: Dialect) -> Callable[[Any], An
     return read
 
 
+#: The database's, the connection's (asyncio's timeout: no OSError before 3.11), ours.
+_NOT_A_VALUE = (
+    SQLAlchemyError,
+    SitemapError,
+    OSError,
+    asyncio.TimeoutError,
+    RuntimeError,
+    MemoryError,
+)
+
+
 def cannot_read(exc: BaseException) -> bool:
     """Whether ``exc`` is a stored value its column type (or the driver) cannot read:
     a fault of rows, not of the database (which is not read again in parts). A result
@@ -55,9 +67,7 @@ def cannot_read(exc: BaseException) -> bool:
     not the database's, the connection's or this package's is taken for a value's."""
     if isinstance(exc, DBAPIError):
         return "could not decode" in str(exc.orig).lower()  # (SQLite: text not UTF-8)
-    return not isinstance(
-        exc, SQLAlchemyError | SitemapError | OSError | RuntimeError | MemoryError
-    )
+    return not isinstance(exc, _NOT_A_VALUE)
 
 
 Read = Callable[[Any, Sequence[str]], Awaitable[Sequence[Any]]]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import enum
 from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
@@ -25,9 +26,12 @@ from sqlalchemy import (
     insert,
     text,
 )
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.types import TypeDecorator
 
+from sitemap_middleware import ConfigurationError
+from sitemap_middleware._providers.sql_reads import cannot_read
 from sitemap_middleware.providers import SQLAlchemyProvider
 from tests.harness.core import fetch, make_core
 from tests.harness.documents import check_document, child_urls, page_urls
@@ -325,3 +329,23 @@ async def test_a_text_that_is_not_utf8_under_the_default_checksum(tmp_path: Path
     finally:
         await core.aclose()
         engine.dispose()
+
+
+@pytest.mark.parametrize(
+    ("error", "a_value"),
+    [
+        (ValueError("month must be in 1..12"), True),
+        (LookupError("'green' is not among the defined enum values"), True),
+        (Secret("bad token"), True),  # a TypeDecorator's own
+        (ConfigurationError("key column"), False),
+        (OperationalError("SELECT", {}, Exception("database is locked")), False),
+        (OperationalError("SELECT", {}, Exception("Could not decode to UTF-8 column")), True),
+        (asyncio.TimeoutError(), False),
+        (ConnectionResetError(), False),
+        (RuntimeError("Event loop is closed"), False),
+    ],
+)
+def test_what_is_a_value_its_type_cannot_read(error: Exception, a_value: bool) -> None:
+    """Only a value's fault is read again in parts; the database's, the connection's
+    and this package's errors fail as before."""
+    assert cannot_read(error) is a_value
