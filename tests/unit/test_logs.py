@@ -45,7 +45,7 @@ def test_no_module_but_logs_makes_a_logger() -> None:
     [
         "sitemap_middleware._engine.core",
         "sitemap_middleware._engine.plan_memo",
-        "sitemap_middleware._providers.sql",
+        "sitemap_middleware._providers.sql_reads",
         "sitemap_middleware._ops.indexnow",
         "sitemap_middleware._adapters.asgi",
     ],
