@@ -5,7 +5,10 @@ insert at a lower key and updates that keep their lastmod. So the SQL providers 
 per-row hash in the database (order-independent, one aggregate query):
 
 * SQLite has no hash function: :func:`sqlite_row_crc32` is registered on each connection
-  as :data:`SQLITE_CHECKSUM`; it hashes the ``repr`` of the row's values.
+  as :data:`SQLITE_CHECKSUM`; it hashes the ``repr`` of the row's values. A text that is
+  not UTF-8 cannot be handed to it (sqlite3 fails before the call): from the first such
+  failure a provider hands texts over as bytes to :func:`sqlite_row_crc32_of_bytes`
+  (:data:`SQLITE_CHECKSUM_BYTES`), which gives every readable row the same number.
 * PostgreSQL and MySQL/MariaDB hash the row as text: every column cast to text and
   written ``<length>:<text>`` (so a separator moved between two columns changes the
   row's text), NULL as :data:`NULL_TEXT`, joined by :data:`SEPARATOR`. PostgreSQL sums
@@ -29,12 +32,16 @@ __all__ = [
     "NULL_TEXT",
     "SEPARATOR",
     "SQLITE_CHECKSUM",
+    "SQLITE_CHECKSUM_BYTES",
     "ChecksumHint",
     "sqlite_row_crc32",
+    "sqlite_row_crc32_of_bytes",
 ]
 
 #: Name of the function registered on every SQLite connection.
 SQLITE_CHECKSUM = "sitemap_row_crc32"
+#: Name of its variant taking each value after its ``typeof()``, texts as bytes.
+SQLITE_CHECKSUM_BYTES = "sitemap_row_crc32_of_bytes"
 #: Joins a row's columns (as text) before hashing.
 SEPARATOR = "|"
 #: Stands for NULL in a row's text, so ``NULL`` and ``''`` hash apart.
@@ -84,3 +91,14 @@ class ChecksumHint:
 def sqlite_row_crc32(*values: object) -> int:
     """CRC-32 of one row's values (deterministic: same values, same number)."""
     return zlib.crc32(repr(values).encode("utf-8", "surrogatepass"))
+
+
+def sqlite_row_crc32_of_bytes(*typed: object) -> int:
+    """:func:`sqlite_row_crc32` of values each given after its SQLite ``typeof()``, a
+    text as its bytes: read back with ``surrogateescape``, a UTF-8 text is the string
+    sqlite3 would have handed over (the same number), any other is read losslessly."""
+    values = [
+        value.decode("utf-8", "surrogateescape") if kind == "text" else value  # type: ignore[attr-defined]
+        for kind, value in zip(typed[::2], typed[1::2], strict=True)
+    ]
+    return sqlite_row_crc32(*values)

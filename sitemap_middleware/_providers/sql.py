@@ -35,6 +35,7 @@ from sqlalchemy import (
     func,
     select,
 )
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ColumnElement
 
@@ -191,6 +192,7 @@ class SQLAlchemyProvider:
         #: A lastmod aggregate as its column's type reads it, leniently (see sql_reads.py).
         self._read_lastmod = reader(getattr(self._lastmod, "type", None), engine.dialect)
         self._newest = NewestReader(lastmod, self._read_lastmod)
+        self._texts_as_bytes = False  # (SQLite's checksum, once a text was no UTF-8)
         #: Versions kept while nothing is committed (see sql_commits.py).
         self._commits = Commits(self._runner, self._dialect, source)
         self._hint = ChecksumHint("SQLAlchemyProvider", source, version_column, engine)
@@ -370,25 +372,33 @@ class SQLAlchemyProvider:
     async def _read_range(
         self, after: Any, upto: Any, extra: Sequence[Any]
     ) -> tuple[tuple[int, ProviderVersion], Sequence[Any]]:
-        statement = select(*self._aggregates(), *extra).select_from(self._sub)
-        if after is not None:
-            statement = statement.where(self._key > after)
-        if upto is not None:
-            statement = statement.where(self._key <= upto)
-        row = (await self._all(statement))[0]
+        def aggregate() -> Any:
+            statement = select(*self._aggregates(), *extra).select_from(self._sub)
+            if after is not None:
+                statement = statement.where(self._key > after)
+            return statement if upto is None else statement.where(self._key <= upto)
+
+        row = await self._checksummed(aggregate)
         return (int(row[0]), self._version(row)), row[len(row) - len(extra) :]
 
     def _aggregates(self) -> list[Any]:
         """``count(*)``, the checksum (or newest revision) and the newest lastmod."""
-        columns: list[Any] = [
-            func.count(),
-            checksum_sum(self._checksum_columns, self._dialect)
-            if self._version_column is None
-            else func.max(self._version_column),
-        ]
+        summed = checksum_sum(self._checksum_columns, self._dialect, self._texts_as_bytes)
+        revision = self._version_column
+        columns: list[Any] = [func.count(), summed if revision is None else func.max(revision)]
         if self._lastmod is not None:
             columns.append(raw(func.max(self._lastmod)))
         return columns
+
+    async def _checksummed(self, aggregate: Callable[[], Any]) -> Sequence[Any]:
+        """An aggregate's row; texts as bytes to SQLite's checksum once one is no UTF-8."""
+        try:
+            return (await self._all(aggregate()))[0]  # type: ignore[no-any-return]
+        except DBAPIError as exc:
+            if self._texts_as_bytes or "user-defined function raised" not in str(exc.orig):
+                raise
+            self._texts_as_bytes = True
+            return (await self._all(aggregate()))[0]  # type: ignore[no-any-return]
 
     def _version(self, row: Sequence[Any]) -> ProviderVersion:
         """The version of what :meth:`_aggregates` read."""
@@ -406,20 +416,23 @@ class SQLAlchemyProvider:
         self, extra: Sequence[Any]
     ) -> tuple[tuple[int, ProviderVersion, Any], Sequence[Any]]:
         checks = [] if self._unique else [func.count(self._key), func.count(self._key.distinct())]
-        columns = [*self._aggregates(), *checks]
         heads, kept = 1, False  # the count's columns; whether a kept count is among them
-        if self._version_column is not None:
+        started = time.perf_counter()
+        if self._version_column is None:  # (rebuilt should the checksum need texts as bytes)
+            found = await self._checksummed(
+                lambda: select(*self._aggregates(), *checks, *extra).select_from(self._sub)
+            )
+        else:
             # Each aggregate on its own: a lone max() of an indexed column is an index
             # lookup and count(*) a walk of the smallest index (together, a table scan).
-            columns = [select(each).select_from(self._sub).scalar_subquery() for each in columns]
+            aggregates = [*self._aggregates(), *checks]
+            columns: list[Any] = [
+                select(a).select_from(self._sub).scalar_subquery() for a in aggregates
+            ]
             counts = self._kept_count.version_columns(counted := columns[0])
             heads, kept = len(counts), counts[0] is not counted
             columns[:1] = counts
-            statement = select(*columns, *extra)
-        else:
-            statement = select(*columns, *extra).select_from(self._sub)
-        started = time.perf_counter()
-        found = (await self._all(statement))[0]
+            found = (await self._all(select(*columns, *extra)))[0]
         row, tail = found[: len(found) - len(extra)], found[len(found) - len(extra) :]
         rows = self._kept_count.settle(row[:heads], kept)
         if rows is None:  # (a kept count that reads NULL: given up, read again)

@@ -30,7 +30,14 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ColumnElement
 
-from .checksum import NULL_TEXT, SEPARATOR, SQLITE_CHECKSUM, sqlite_row_crc32
+from .checksum import (
+    NULL_TEXT,
+    SEPARATOR,
+    SQLITE_CHECKSUM,
+    SQLITE_CHECKSUM_BYTES,
+    sqlite_row_crc32,
+    sqlite_row_crc32_of_bytes,
+)
 from .ranges import PLAIN_CHARACTERS
 from .sql_keys import python_type
 from .sql_reads import raw
@@ -60,16 +67,31 @@ def register_sqlite_checksum(engine: AsyncEngine | Engine) -> None:
         # On checkout, once per connection: the pool may hold connections opened before
         # this provider was created.
         if not record.info.get(SQLITE_CHECKSUM):
-            dbapi_connection.create_function(
-                SQLITE_CHECKSUM, -1, sqlite_row_crc32, deterministic=True
-            )
+            for name, function in (
+                (SQLITE_CHECKSUM, sqlite_row_crc32),
+                (SQLITE_CHECKSUM_BYTES, sqlite_row_crc32_of_bytes),
+            ):
+                dbapi_connection.create_function(name, -1, function, deterministic=True)
             record.info[SQLITE_CHECKSUM] = True
 
     event.listen(sync_engine, "checkout", on_checkout)
 
 
-def checksum_sum(columns: Sequence[Any], dialect: str) -> ColumnElement[Any]:
-    """The sum over rows of a hash of ``columns`` (order-independent)."""
+def checksum_sum(
+    columns: Sequence[Any], dialect: str, texts_as_bytes: bool = False
+) -> ColumnElement[Any]:
+    """The sum over rows of a hash of ``columns`` (order-independent). ``texts_as_bytes``
+    (SQLite): the variant that takes a text that is not UTF-8 (see ``checksum.py``)."""
+    if dialect == "sqlite" and texts_as_bytes:
+        typed = [
+            part
+            for column in columns
+            for part in (
+                func.typeof(column),
+                case((func.typeof(column) == "text", cast(column, LargeBinary)), else_=column),
+            )
+        ]
+        return func.sum(getattr(func, SQLITE_CHECKSUM_BYTES)(*typed))
     if dialect == "sqlite":
         return func.sum(getattr(func, SQLITE_CHECKSUM)(*columns))
     separator = literal(SEPARATOR)
