@@ -81,6 +81,7 @@ class Flight:
         self._next_reader = 0
         self._cut: set[int] = set()  # readers cut loose for lagging
         self._produced = anyio.Event()  # set (and replaced) whenever a pull ends
+        self._pulling: anyio.CancelScope | None = None  # the chunk under way
         self._ended = False
         #: Provider passes this flight made (0 or 1): for tests and benchmarks.
         self.passes = 0
@@ -95,6 +96,8 @@ class Flight:
         reader = self._next_reader
         self._next_reader += 1
         self._readers[reader] = 0
+        if self._pulling is not None:  # a lone reader's chunk: now another's too
+            self._pulling.shield = True
         try:
             if not self._opened:
                 async with self._lock:
@@ -172,22 +175,26 @@ class Flight:
             raise RuntimeError(f"{self.label}: the shared render ended early")
         # Shielded only while another reader shares the render: a lone reader that hangs
         # up stops the provider at its next await (one batch), not at the end of the chunk.
-        with anyio.CancelScope(shield=len(self._readers) > 1):
-            try:
-                chunk = await anext(source)
-            except StopAsyncIteration:
-                with anyio.CancelScope(shield=True):
-                    self._done = True
-                    await self._complete()
-                return
-            except anyio.get_cancelled_exc_class():
-                await self._stopped(source)
-                raise
-            except BaseException as exc:
-                with anyio.CancelScope(shield=True):
-                    self._failure = exc
-                    await self._end()
-                return
+        self._pulling = anyio.CancelScope(shield=len(self._readers) > 1)
+        try:
+            with self._pulling:
+                try:
+                    chunk = await anext(source)
+                except StopAsyncIteration:
+                    with anyio.CancelScope(shield=True):
+                        self._done = True
+                        await self._complete()
+                    return
+                except anyio.get_cancelled_exc_class():
+                    await self._stopped(source)
+                    raise
+                except BaseException as exc:
+                    with anyio.CancelScope(shield=True):
+                        self._failure = exc
+                        await self._end()
+                    return
+        finally:
+            self._pulling = None
         self._chunks.append(chunk)
         self._held += len(chunk)
         if self._whole and self._held > self._max_bytes:

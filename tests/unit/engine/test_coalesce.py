@@ -363,3 +363,37 @@ async def test_concurrent_gzip_readers_of_a_cold_document_share_one_compressor(
     assert len(bodies) == 20 and len(set(bodies)) == 1
     check_document(gzip.decompress(bodies[0]))
     assert streams == 1, streams
+
+
+async def test_a_reader_joining_a_lone_readers_chunk_keeps_it_when_that_reader_hangs_up() -> None:
+    """A request joins while the render's only reader pulls a chunk (unshielded: alone,
+    its hang-up would stop the provider at once); then that reader hangs up. The chunk
+    is finished for the newcomer, whose response is whole (it was aborted: "the render
+    stopped with its only reader", a CI failure of test_disconnects under uvicorn)."""
+    under_way, gate = anyio.Event(), anyio.Event()
+
+    async def body() -> AsyncIterator[bytes]:
+        yield b"a" * 100
+        under_way.set()
+        await gate.wait()  # the second chunk under way
+        yield b"b" * 100
+        yield b"c" * 100
+
+    async def opener() -> AsyncIterator[bytes]:
+        return body()
+
+    flight = Flight("doc", opener, max_bytes=1 << 20)
+    first = await flight.open()
+    assert await anext(first) == b"a" * 100
+    async with anyio.create_task_group() as tg:
+
+        async def read_next() -> None:
+            await anext(first)
+
+        tg.start_soon(read_next)
+        await under_way.wait()
+        second = await flight.open()  # joins while the lone reader pulls
+        tg.cancel_scope.cancel()  # the first client hangs up
+        gate.set()
+    await first.aclose()  # type: ignore[attr-defined]
+    assert [chunk async for chunk in second] == [b"a" * 100, b"b" * 100, b"c" * 100]
