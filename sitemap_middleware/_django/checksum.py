@@ -2,9 +2,7 @@
 
 ``row_checksum(vendor, names)`` is ``Sum`` over a per-row hash of the named fields, for
 an ``aggregate()`` beside the count and maxima: SQLite calls the CRC-32 function that
-:func:`register_sqlite_checksum` puts on the connection, PostgreSQL 14+ sums
-``hash_record_extended`` of the row (integers, booleans, dates, times and UUIDs as
-values, any other field as its text's UTF-8 bytes), before 14
+:func:`register_sqlite_checksum` puts on the connection, PostgreSQL sums
 ``hashtextextended(text COLLATE "C", 0)`` as numeric, MySQL/MariaDB sums
 ``CRC32(CONCAT_WS(...))``. The same rule (text of each column, NULL as ``\\N``, joined
 by ``|``) as the SQLAlchemy provider's.
@@ -37,19 +35,6 @@ def register_sqlite_checksum(connection: Any) -> None:
     connection.connection.create_function(SQLITE_CHECKSUM, -1, sqlite_row_crc32, deterministic=True)
 
 
-def _by_value() -> tuple[type, ...]:
-    """Fields whose equal values are written alike: hashed as values on PostgreSQL 14+."""
-    from django.db import models
-
-    return (
-        models.IntegerField,  # (the auto, big, small and positive ones too)
-        models.BooleanField,
-        models.DateField,  # (DateTimeField too)
-        models.TimeField,
-        models.UUIDField,
-    )
-
-
 def row_checksum(names: list[str]) -> Any:
     """``Sum`` of a per-row hash over the fields ``names`` (one value for the queryset)."""
     from django.db.models import BigIntegerField, F, Func, Sum
@@ -74,15 +59,6 @@ def row_checksum(names: list[str]) -> Any:
             return super().as_sql(compiler, connection, function=SQLITE_CHECKSUM, **extra)
 
         def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
-            if getattr(connection, "pg_version", 0) >= 140000:  # (see _providers/checksum.py)
-                fields, params = [], []
-                for expression in self.get_source_expressions():
-                    sql, more = compiler.compile(expression)
-                    if not isinstance(getattr(expression, "output_field", None), _by_value()):
-                        sql = f"convert_to(CAST({sql} AS text), 'UTF8')"
-                    fields.append(sql)
-                    params.extend(more)
-                return f"hash_record_extended(ROW({', '.join(fields)}), 0)", params
             texts = self._texts(compiler, "text")
             sql, params = texts[0]
             for text, more in texts[1:]:

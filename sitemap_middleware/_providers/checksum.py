@@ -17,11 +17,6 @@ per-row hash in the database (order-independent, one aggregate query):
   values are kept stable across releases; it is 4x cheaper than ``md5()`` (issue 23).
   ``COLLATE "C"`` because the hashtext family follows a nondeterministic collation:
   ``'Apple'`` and ``'apple'`` would hash alike in a case-insensitive column.
-* PostgreSQL 14+ (the SQLAlchemy provider): ``hash_record_extended`` of the row, 3x
-  cheaper again (no text made of dates and numbers). Columns whose equal values are
-  written alike (integers, booleans, dates, times, timestamps, UUIDs) are hashed as
-  values; any other as the UTF-8 bytes of its text (``convert_to``), so ``numeric``'s
-  ``1.0 = 1.00``, ``citext`` and collations play no part (``sql_aggregates._RowHash``).
 
 Any other database gets no checksum: the provider asks for an explicit revision column.
 """

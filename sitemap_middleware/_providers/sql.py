@@ -7,11 +7,11 @@ worker thread.
 The version token must change whenever any URL could: a count plus ``max(key)`` plus
 ``max(lastmod)`` misses renames, a delete plus an insert at a lower key and updates that
 keep their lastmod. So by default it is an order-independent checksum computed in SQL:
-the sum of a per-row hash over the key and every selected column (``checksum.py``:
-``hash_record_extended`` on PostgreSQL, ``crc32`` on MySQL/MariaDB, a deterministic
-``crc32`` function registered on each SQLite connection). It reads every row, once per
-``metadata_ttl``. A table that keeps a revision column bumped on every insert and update
-can name it as ``version_column`` instead: then the token is the row count and
+the sum of a per-row hash over the key and every selected column (``hashtextextended`` on
+PostgreSQL, ``crc32`` on MySQL/MariaDB, a deterministic ``crc32`` function registered on
+each SQLite connection). It reads every row, once per ``metadata_ttl``. A table
+that keeps a revision column bumped from one sequence on every insert and update can
+name it as ``version_column`` instead: then the token is the row count and
 ``max(revision)`` (an index lookup). Either way, while nothing at all was committed to
 the database since a version was read (SQLite ``PRAGMA data_version``, PostgreSQL's
 snapshot), that version is reused without the aggregate; ``sql_commits.py`` says when

@@ -13,16 +13,11 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
-    Boolean,
-    Date,
-    DateTime,
     Engine,
     Integer,
     LargeBinary,
     Select,
     Text,
-    Time,
-    Uuid,
     and_,
     case,
     cast,
@@ -33,9 +28,7 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.ext.asyncio import AsyncEngine
-from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import ColumnElement
-from sqlalchemy.sql.functions import FunctionElement
 
 from .checksum import (
     NULL_TEXT,
@@ -109,37 +102,7 @@ def checksum_sum(
     for part in parts[1:]:
         text = text.op("||")(separator).op("||")(part)
     # Bytes, not the collation's equivalence (see checksum.py); summed as numeric.
-    by_text = func.hashtextextended(text.self_group().collate("C"), literal(0, BigInteger))
-    return func.sum(_RowHash(by_text, *columns)) if dialect == "postgresql" else func.sum(by_text)
-
-
-#: Types whose equal values are written alike: hashed as values (no text to make).
-_BY_VALUE = (Integer, Boolean, Date, DateTime, Time, Uuid)
-
-
-class _RowHash(FunctionElement[Any]):
-    """A PostgreSQL row's hash (see ``checksum.py``): from 14, ``hash_record_extended``
-    of the row, each value by its type's hash where equal values are written alike,
-    else as its text's UTF-8 bytes (a collation's equivalence, ``numeric``'s ``1.0 =
-    1.00``, ``citext`` play no part); before 14, the first clause (the row as text)."""
-
-    name = "sitemap_row_hash"
-    type = BigInteger()
-    inherit_cache = True
-
-
-@compiles(_RowHash)
-def _row_hash(element: _RowHash, compiler: Any, **kw: Any) -> str:
-    by_text, *columns = element.clauses
-    if (compiler.dialect.server_version_info or (0,)) < (14,):
-        return str(compiler.process(by_text, **kw))
-    fields = [
-        compiler.process(column, **kw)
-        if isinstance(column.type, _BY_VALUE)
-        else f"convert_to(CAST({compiler.process(column, **kw)} AS TEXT), 'UTF8')"
-        for column in columns
-    ]
-    return f"hash_record_extended(ROW({', '.join(fields)}), 0)"
+    return func.sum(func.hashtextextended(text.self_group().collate("C"), literal(0, BigInteger)))
 
 
 def _octets(column: ColumnElement[Any], dialect: str) -> ColumnElement[Any]:
