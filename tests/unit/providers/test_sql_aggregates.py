@@ -75,3 +75,28 @@ def test_the_checksum_of_texts_as_bytes_is_the_checksum_of_readable_rows(
         ]
     engine.dispose()
     assert both[0] == both[1]
+
+
+def test_two_rows_that_swap_a_value_move_the_sqlite_checksum() -> None:
+    """A CRC is linear (over XOR): summed over rows, two rows swapping a value kept the
+    sum about once in 10,000 swaps of product slugs (a stale ETag). This pair did; each
+    row's CRC is mixed before it is summed."""
+    table = Table(
+        "swapped", MetaData(), Column("id", Integer), Column("slug", String), Column("day", String)
+    )
+    engine = create_engine("sqlite://")
+    register_sqlite_checksum(engine)
+
+    def summed(first: str, second: str) -> int:
+        with engine.begin() as conn:
+            conn.execute(table.delete())
+            rows = [{"id": 248467, "slug": first}, {"id": 707486, "slug": second}]
+            conn.execute(table.insert(), [{**row, "day": "d"} for row in rows])
+            columns = [table.c.id, table.c.slug, table.c.day]
+            return int(conn.execute(select(checksum_sum(columns, "sqlite"))).scalar_one())
+
+    with engine.begin() as conn:
+        table.create(conn)
+    before = summed("product-4168990", "product-3318086")
+    assert summed("product-3318086", "product-4168990") != before
+    engine.dispose()
