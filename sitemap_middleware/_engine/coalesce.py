@@ -83,7 +83,7 @@ class Flight:
         self._produced = anyio.Event()  # set (and replaced) whenever a pull ends
         self._pulling: anyio.CancelScope | None = None  # the chunk under way
         self._ended = False
-        #: Provider passes this flight made (0 or 1): for tests and benchmarks.
+        #: Provider passes this flight made (0 or 1; 2 if restarted): for tests and benchmarks.
         self.passes = 0
 
     @property
@@ -152,17 +152,17 @@ class Flight:
                 # lock (one wake-up for every waiting reader, not one hand-off each).
                 await self._produced.wait()
                 continue
-            await self._pull(index)
+            await self._pull(reader, index)
 
-    async def _pull(self, index: int) -> None:
+    async def _pull(self, reader: int, index: int) -> None:
         async with self._lock:
             try:
-                await self._produce(index)
+                await self._produce(reader, index)
             finally:
                 self._produced.set()
                 self._produced = anyio.Event()
 
-    async def _produce(self, index: int) -> None:
+    async def _produce(self, reader: int, index: int) -> None:
         if index < self._first + len(self._chunks) or self._done or self._failure:
             return  # another reader produced it meanwhile
         while not self._whole and self._held > self._max_bytes:
@@ -170,6 +170,10 @@ class Flight:
             if self._held <= self._max_bytes:
                 break
             self._cut_slowest()  # never wait for a reader that may never read again
+        if not self._opened:  # restarted (see _stopped)
+            await self._open_source()
+            if self._open_error is not None:
+                self._failure = self._open_error
         source = self._source
         if source is None:  # ended under a reader: never pass a cut body off as whole
             raise RuntimeError(f"{self.label}: the shared render ended early")
@@ -186,7 +190,7 @@ class Flight:
                         await self._complete()
                     return
                 except anyio.get_cancelled_exc_class():
-                    await self._stopped(source)
+                    await self._stopped(reader, source)
                     raise
                 except BaseException as exc:
                     with anyio.CancelScope(shield=True):
@@ -202,10 +206,18 @@ class Flight:
         if not self._whole:
             self._trim()
 
-    async def _stopped(self, source: AsyncIterator[bytes]) -> None:
-        """The lone reader was cancelled mid-chunk: the source is unusable from here on."""
+    async def _stopped(self, puller: int, source: AsyncIterator[bytes]) -> None:
+        """The lone reader was cancelled mid-chunk: the source is unusable from here on.
+
+        A request may have joined after that cancellation was delivered (shielding then
+        comes too late): if no other reader has a byte yet, the render starts again."""
         with anyio.CancelScope(shield=True):
             self._source = None
+            others = [index for reader, index in self._readers.items() if reader != puller]
+            if others and self._whole and not any(others):
+                await source.aclose()  # type: ignore[attr-defined]
+                self._opened, self._chunks, self._held = False, [], 0
+                return
             self._failure = RuntimeError(f"{self.label}: the render stopped with its only reader")
             await source.aclose()  # type: ignore[attr-defined]
             await self._end()

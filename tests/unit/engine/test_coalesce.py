@@ -233,10 +233,10 @@ async def test_readers_wait_for_the_chunk_being_produced_not_in_line_for_the_loc
     pulls = 0
     pull = flight._pull
 
-    async def counted(index: int) -> None:
+    async def counted(reader: int, index: int) -> None:
         nonlocal pulls
         pulls += 1
-        await pull(index)
+        await pull(reader, index)
 
     flight._pull = counted  # type: ignore[method-assign]
     outs: list[list[bytes]] = [[] for _ in range(10)]
@@ -394,6 +394,39 @@ async def test_a_reader_joining_a_lone_readers_chunk_keeps_it_when_that_reader_h
         await under_way.wait()
         second = await flight.open()  # joins while the lone reader pulls
         tg.cancel_scope.cancel()  # the first client hangs up
+        gate.set()
+    await first.aclose()  # type: ignore[attr-defined]
+    assert [chunk async for chunk in second] == [b"a" * 100, b"b" * 100, b"c" * 100]
+
+
+async def test_a_reader_joining_just_after_the_lone_readers_hang_up_keeps_the_chunk() -> None:
+    """The lone reader's hang-up is delivered (its pull is woken cancelled) and a request
+    joins before that pull resumes: the chunk is still finished for the newcomer (it got
+    "the render stopped with its only reader": shielding came too late)."""
+    under_way, gate = anyio.Event(), anyio.Event()
+
+    async def body() -> AsyncIterator[bytes]:
+        yield b"a" * 100
+        under_way.set()
+        await gate.wait()  # the second chunk under way
+        yield b"b" * 100
+        yield b"c" * 100
+
+    async def opener() -> AsyncIterator[bytes]:
+        return body()
+
+    flight = Flight("doc", opener, max_bytes=1 << 20)
+    first = await flight.open()
+    assert await anext(first) == b"a" * 100
+    async with anyio.create_task_group() as tg:
+
+        async def read_next() -> None:
+            await anext(first)
+
+        tg.start_soon(read_next)
+        await under_way.wait()
+        tg.cancel_scope.cancel()  # the first client hangs up...
+        second = await flight.open()  # ...and a request joins before its pull resumes
         gate.set()
     await first.aclose()  # type: ignore[attr-defined]
     assert [chunk async for chunk in second] == [b"a" * 100, b"b" * 100, b"c" * 100]
