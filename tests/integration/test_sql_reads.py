@@ -346,3 +346,38 @@ def test_what_is_a_value_its_type_cannot_read(error: Exception, a_value: bool) -
     """Only a value's fault is read again in parts; the database's, the connection's
     and this package's errors fail as before."""
     assert cannot_read(error) is a_value
+
+
+async def test_a_users_own_sqlite_function_that_raises_is_not_hidden(tmp_path: Path) -> None:
+    """A function of the user's that raises in their select fails the version read with
+    its own error (the retry with texts as bytes raises it again), and a version read once
+    it works is the one before (the switch keeps every readable row's number)."""
+    from sqlalchemy import event, func, select
+
+    table = _table()
+    engine = create_engine(f"sqlite:///{tmp_path / 't.sqlite3'}")
+    broken = {"now": False}
+
+    def slugify(value: str) -> str:
+        if broken["now"]:
+            raise ValueError("the user's own function")
+        return value.upper()
+
+    @event.listens_for(engine, "connect")
+    def register(dbapi_connection: Any, record: Any) -> None:
+        dbapi_connection.create_function("slugify", 1, slugify)
+
+    table.metadata.create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(
+            insert(table), [{"id": i, "slug": f"p{i}", "updated_at": START} for i in range(1, 21)]
+        )
+    source = select(table.c.id, func.slugify(table.c.slug).label("slug"))
+    before = await SQLAlchemyProvider(engine, source, key="id", location="/p/{slug}").version()
+    provider = SQLAlchemyProvider(engine, source, key="id", location="/p/{slug}")
+    broken["now"] = True
+    with pytest.raises(Exception, match="user-defined function raised"):
+        await provider.version()
+    broken["now"] = False
+    assert (await provider.version()).token == before.token
+    engine.dispose()
