@@ -82,6 +82,7 @@ class Flight:
         self._cut: set[int] = set()  # readers cut loose for lagging
         self._produced = anyio.Event()  # set (and replaced) whenever a pull ends
         self._pulling: anyio.CancelScope | None = None  # the chunk under way
+        self._puller = -1  # the reader pulling it
         self._ended = False
         #: Provider passes this flight made (0 or 1; 2 if restarted): for tests and benchmarks.
         self.passes = 0
@@ -180,6 +181,7 @@ class Flight:
         # Shielded only while another reader shares the render: a lone reader that hangs
         # up stops the provider at its next await (one batch), not at the end of the chunk.
         self._pulling = anyio.CancelScope(shield=len(self._readers) > 1)
+        self._puller = reader
         try:
             with self._pulling:
                 try:
@@ -250,6 +252,8 @@ class Flight:
         """A reader is done (finished, closed or disconnected)."""
         self._readers.pop(reader, None)
         self._cut.discard(reader)
+        if self._pulling is not None and self._readers.keys() == {self._puller}:
+            self._pulling.shield = False  # the chunk is the lone puller's again
         if self._readers or self._done or self._ended:
             return
         # The last reader left early: nobody wants the rest of this render.

@@ -430,3 +430,46 @@ async def test_a_reader_joining_just_after_the_lone_readers_hang_up_keeps_the_ch
         gate.set()
     await first.aclose()  # type: ignore[attr-defined]
     assert [chunk async for chunk in second] == [b"a" * 100, b"b" * 100, b"c" * 100]
+
+
+async def test_when_every_reader_of_a_shielded_chunk_hangs_up_the_provider_stops() -> None:
+    """Two readers share a chunk under way (shielded); the other hangs up, then the one
+    pulling: nobody is left, so the provider stops at its next await rather than
+    finishing the chunk for nobody (a provider stuck on a lock held the cancelled
+    request, and a server's shutdown, until it gave up)."""
+    under_way, gate = anyio.Event(), anyio.Event()
+    finished = []
+
+    async def body() -> AsyncIterator[bytes]:
+        yield b"a" * 100
+        under_way.set()
+        await gate.wait()  # stuck until the watchdog gives up
+        finished.append(True)
+        yield b"b" * 100
+
+    async def opener() -> AsyncIterator[bytes]:
+        return body()
+
+    flight = Flight("doc", opener, max_bytes=1 << 20)
+    first = await flight.open()
+    assert await anext(first) == b"a" * 100
+    async with anyio.create_task_group() as outer:
+
+        async def watchdog() -> None:
+            for _ in range(200):
+                await anyio.sleep(0)
+            gate.set()
+
+        async with anyio.create_task_group() as tg:
+
+            async def read_next() -> None:
+                await anext(first)
+
+            tg.start_soon(read_next)
+            await under_way.wait()
+            second = await flight.open()  # joins: the chunk is now shielded
+            await second.aclose()  # type: ignore[attr-defined]
+            outer.start_soon(watchdog)
+            tg.cancel_scope.cancel()  # the first client hangs up too
+        outer.cancel_scope.cancel()
+    assert not finished
