@@ -92,3 +92,18 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
+
+
+async def crawled_urls(core: SitemapCore) -> list[str]:
+    """The URLs of every page ``/sitemap_index.xml`` lists, each page answering 200 and
+    valid (a crawler's view of the whole site)."""
+    from .documents import check_document, child_urls, page_urls
+
+    reply, body = await fetch(core, "/sitemap_index.xml")
+    assert reply.status == 200, body
+    urls: list[str] = []
+    for child in child_urls(check_document(body)):
+        reply, page = await fetch(core, child.removeprefix(BASE))
+        assert reply.status == 200, (child, page)
+        urls.extend(page_urls(check_document(page)))
+    return urls

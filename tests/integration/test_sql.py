@@ -33,7 +33,7 @@ from sitemap_middleware._engine import shared
 from sitemap_middleware._engine.core import SitemapCore
 from sitemap_middleware._sansio.paging import encode_key_range
 from sitemap_middleware.providers import SQLAlchemyProvider
-from tests.harness.core import fetch, make_core, revalidated_together
+from tests.harness.core import crawled_urls, fetch, make_core, revalidated_together
 from tests.harness.documents import check_document, child_urls, page_urls
 from tests.harness.sql import recorded_statements
 
@@ -1003,18 +1003,6 @@ async def test_a_column_no_entry_reads_leaves_the_version_alone(
     assert (tokens[1] == tokens[0]) == (location != "function")
 
 
-async def _every_url(core: SitemapCore) -> list[str]:
-    """The URLs of every page the index lists, each page answering 200."""
-    reply, body = await fetch(core, "/sitemap_index.xml")
-    assert reply.status == 200, body
-    urls: list[str] = []
-    for child in child_urls(check_document(body)):
-        reply, page = await fetch(core, child.removeprefix("https://example.com"))
-        assert reply.status == 200, (child, page)
-        urls.extend(page_urls(check_document(page)))
-    return urls
-
-
 @pytest.mark.parametrize("stored", ["garbage", "0000-00-00 00:00:00", "2024-13-45 00:00:00"])
 @pytest.mark.parametrize("mode", ["location", "to_entry"])
 async def test_a_value_its_column_type_cannot_read_costs_only_its_row(
@@ -1057,7 +1045,7 @@ async def test_a_value_its_column_type_cannot_read_costs_only_its_row(
         )
     core = make_core({"p": provider}, max_urls_per_page=10)
     try:
-        urls = await _every_url(core)
+        urls = await crawled_urls(core)
         assert sorted(urls) == sorted(f"https://example.com/p/p{i}" for i in range(1, 31) if i != 7)
         assert "{'id': 7}" in caplog.text or "'id': 7" in caplog.text, caplog.text
     finally:
@@ -1086,7 +1074,7 @@ async def test_a_text_that_is_not_utf8_costs_only_its_row(
     )
     core = make_core({"p": provider}, max_urls_per_page=10)
     try:
-        urls = await _every_url(core)
+        urls = await crawled_urls(core)
         assert sorted(urls) == sorted(f"https://example.com/p/p{i}" for i in range(1, 41) if i != 3)
         assert "'id': 9" in caplog.text, caplog.text
     finally:

@@ -33,8 +33,7 @@ from sqlalchemy.types import TypeDecorator
 from sitemap_middleware import ConfigurationError
 from sitemap_middleware._providers.sql_reads import cannot_read
 from sitemap_middleware.providers import SQLAlchemyProvider
-from tests.harness.core import fetch, make_core
-from tests.harness.documents import check_document, child_urls, page_urls
+from tests.harness.core import crawled_urls, fetch, make_core
 
 pytestmark = pytest.mark.anyio
 START = datetime(2024, 1, 1)
@@ -78,17 +77,6 @@ def _table() -> Table:
         Column("color", Enum(Color, native_enum=False)),
         Column("sealed", Sealed),
     )
-
-
-async def _crawl(core: Any) -> list[str]:
-    reply, body = await fetch(core, "/sitemap_index.xml")
-    assert reply.status == 200, body
-    urls: list[str] = []
-    for child in child_urls(check_document(body)):
-        reply, page = await fetch(core, child.removeprefix("https://example.com"))
-        assert reply.status == 200, (child, page)
-        urls.extend(page_urls(check_document(page)))
-    return urls
 
 
 @pytest.mark.parametrize(
@@ -149,7 +137,7 @@ async def test_a_value_no_column_type_can_read_costs_only_its_row(
     )
     core = make_core({"p": provider}, max_urls_per_page=10)
     try:
-        urls = await _crawl(core)
+        urls = await crawled_urls(core)
         assert sorted(urls) == sorted(
             f"https://example.com/p/p{i}" for i in range(1, 31) if i not in (7, 8, 9, 10, 22)
         )
@@ -268,9 +256,9 @@ async def test_a_newest_lastmod_that_is_no_date_leaves_out_last_modified_alone(
         assert reply.status == 200
         assert (await provider.version()).last_modified is None
         assert body.count(b"<lastmod>") >= 2, body
-        urls = await _crawl(core)
+        urls = await crawled_urls(core)
         assert len(urls) == 29
-        await _crawl(core)
+        await crawled_urls(core)
         assert caplog.text.count("is not a date") == 1, caplog.text
     finally:
         await core.aclose()
@@ -322,7 +310,7 @@ async def test_a_text_that_is_not_utf8_under_the_default_checksum(tmp_path: Path
     provider = SQLAlchemyProvider(engine, table, key="id", location="/p/{slug}")
     core = make_core({"p": provider}, max_urls_per_page=10)
     try:
-        assert len(await _crawl(core)) == 19
+        assert len(await crawled_urls(core)) == 19
     finally:
         await core.aclose()
         engine.dispose()
