@@ -81,8 +81,8 @@ class Flight:
         self._next_reader = 0
         self._cut: set[int] = set()  # readers cut loose for lagging
         self._produced = anyio.Event()  # set (and replaced) whenever a pull ends
-        self._pulling: anyio.CancelScope | None = None  # the chunk under way
-        self._puller = -1  # the reader pulling it
+        #: The chunk under way: the reader pulling it, and the scope it is pulled in.
+        self._pulling: tuple[int, anyio.CancelScope] | None = None
         self._ended = False
         #: Provider passes this flight made (0 or 1; 2 if restarted): for tests and benchmarks.
         self.passes = 0
@@ -98,7 +98,7 @@ class Flight:
         self._next_reader += 1
         self._readers[reader] = 0
         if self._pulling is not None:  # a lone reader's chunk: now another's too
-            self._pulling.shield = True
+            self._pulling[1].shield = True
         try:
             if not self._opened:
                 async with self._lock:
@@ -180,10 +180,10 @@ class Flight:
             raise RuntimeError(f"{self.label}: the shared render ended early")
         # Shielded only while another reader shares the render: a lone reader that hangs
         # up stops the provider at its next await (one batch), not at the end of the chunk.
-        self._pulling = anyio.CancelScope(shield=len(self._readers) > 1)
-        self._puller = reader
+        scope = anyio.CancelScope(shield=len(self._readers) > 1)
+        self._pulling = (reader, scope)
         try:
-            with self._pulling:
+            with scope:
                 try:
                     chunk = await anext(source)
                 except StopAsyncIteration:
@@ -216,13 +216,15 @@ class Flight:
         with anyio.CancelScope(shield=True):
             self._source = None
             others = [index for reader, index in self._readers.items() if reader != puller]
-            if others and self._whole and not any(others):
-                await source.aclose()  # type: ignore[attr-defined]
+            if others and self._whole and not any(others):  # opened again by the next pull
                 self._opened, self._chunks, self._held = False, [], 0
-                return
-            self._failure = RuntimeError(f"{self.label}: the render stopped with its only reader")
+            else:
+                self._failure = RuntimeError(
+                    f"{self.label}: the render stopped with its only reader"
+                )
             await source.aclose()  # type: ignore[attr-defined]
-            await self._end()
+            if self._failure is not None:
+                await self._end()
 
     def _cut_slowest(self) -> None:
         slowest = min(self._readers.values())
@@ -252,8 +254,8 @@ class Flight:
         """A reader is done (finished, closed or disconnected)."""
         self._readers.pop(reader, None)
         self._cut.discard(reader)
-        if self._pulling is not None and self._readers.keys() == {self._puller}:
-            self._pulling.shield = False  # the chunk is the lone puller's again
+        if self._pulling is not None and self._readers.keys() == {self._pulling[0]}:
+            self._pulling[1].shield = False  # the chunk is the lone puller's again
         if self._readers or self._done or self._ended:
             return
         # The last reader left early: nobody wants the rest of this render.

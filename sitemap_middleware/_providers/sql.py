@@ -374,8 +374,7 @@ class SQLAlchemyProvider:
     ) -> tuple[tuple[int, ProviderVersion], Sequence[Any]]:
         def aggregate() -> Any:
             statement = select(*self._aggregates(), *extra).select_from(self._sub)
-            if after is not None:
-                statement = statement.where(self._key > after)
+            statement = statement if after is None else statement.where(self._key > after)
             return statement if upto is None else statement.where(self._key <= upto)
 
         row = await self._checksummed(aggregate)
@@ -383,9 +382,12 @@ class SQLAlchemyProvider:
 
     def _aggregates(self) -> list[Any]:
         """``count(*)``, the checksum (or newest revision) and the newest lastmod."""
-        summed = checksum_sum(self._checksum_columns, self._dialect, self._texts_as_bytes)
-        revision = self._version_column
-        columns: list[Any] = [func.count(), summed if revision is None else func.max(revision)]
+        columns: list[Any] = [
+            func.count(),
+            checksum_sum(self._checksum_columns, self._dialect, self._texts_as_bytes)
+            if self._version_column is None
+            else func.max(self._version_column),
+        ]
         if self._lastmod is not None:
             columns.append(raw(func.max(self._lastmod)))
         return columns
