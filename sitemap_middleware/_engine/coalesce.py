@@ -175,6 +175,8 @@ class Flight:
             await self._open_source()
             if self._open_error is not None:
                 self._failure = self._open_error
+            if self._failure is not None:
+                return  # (every reader gets it: see _next)
         source = self._source
         if source is None:  # ended under a reader: never pass a cut body off as whole
             raise RuntimeError(f"{self.label}: the shared render ended early")

@@ -448,3 +448,39 @@ async def test_when_every_reader_of_a_shielded_chunk_hangs_up_the_provider_stops
             tg.cancel_scope.cancel()  # the first client hangs up too
         outer.cancel_scope.cancel()
     assert not finished
+
+
+async def test_a_render_started_again_that_fails_to_open_gives_the_newcomer_its_error() -> None:
+    """The render starts again for a reader who joined just after the lone reader's
+    hang-up; if the source then fails to open, that reader's body raises the source's
+    own error (it raised "the shared render ended early", which hid the cause)."""
+    under_way, opened = anyio.Event(), []
+
+    async def body() -> AsyncIterator[bytes]:
+        yield b"a" * 100
+        under_way.set()
+        await anyio.sleep_forever()
+        yield b"b"
+
+    async def opener() -> AsyncIterator[bytes]:
+        opened.append(True)
+        if len(opened) > 1:
+            raise ValueError("the database went away")
+        return body()
+
+    flight = Flight("doc", opener, max_bytes=1 << 20)
+    first = await flight.open()
+    assert await anext(first) == b"a" * 100
+    async with anyio.create_task_group() as tg:
+
+        async def read_next() -> None:
+            await anext(first)
+
+        tg.start_soon(read_next)
+        await under_way.wait()
+        tg.cancel_scope.cancel()  # the first client hangs up...
+        second = await flight.open()  # ...and a request joins before its pull resumes
+    await first.aclose()  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="the database went away"):
+        await anext(second)
+    assert len(opened) == 2
